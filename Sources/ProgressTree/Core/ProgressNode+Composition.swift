@@ -1,0 +1,59 @@
+extension ProgressNode {
+    /// Attaches `child` to this node, where it stands for `pendingUnitCount` of this node's units.
+    ///
+    /// The child's progress counts at once: a partially done child adds its share × its fraction to
+    /// `fractionCompleted`; an already finished child credits `pendingUnitCount` to `completedUnitCount` and
+    /// is not retained. When the child finishes later, the same happens then: its pending count moves into
+    /// this node's `completedUnitCount` and this node lets it go, so finished children cost no memory.
+    /// A child added to a cancelled or paused node becomes cancelled or paused.
+    ///
+    /// - Precondition: `child` has never been added to a parent, and is neither this node nor one of its
+    ///   ancestors (that would make a cycle). `pendingUnitCount` is not negative.
+    /// - Complexity: O(depth of this node) for the cycle check; O(1) otherwise.
+    public func addChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
+        precondition(
+            pendingUnitCount >= 0,
+            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        precondition(child !== self, "addChild(_:withPendingUnitCount:): a node cannot be its own child")
+        var ancestor = state.withLock { $0.link.attachedParent }
+        while let node = ancestor {
+            precondition(
+                node !== child,
+                "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle")
+            ancestor = node.state.withLock { $0.link.attachedParent }
+        }
+
+        // 1. Claim the child. Until `isAttached` is set below, its updates do not try to finish into us.
+        child.state.withLock { state in
+            guard case .none = state.link else {
+                preconditionFailure(
+                    "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
+            }
+            state.link = .attached(parent: WeakNode(node: self), pendingUnitCount: pendingUnitCount)
+        }
+        // 2. Insert it, queued for the next refresh so its current progress counts at once.
+        child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
+        let inherited = state.withLock { state in
+            state.children.insert(child, pendingUnitCount: pendingUnitCount)
+            state.enqueueDirty(child)
+            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+        }
+        child.isAttached.store(true, ordering: .sequentiallyConsistent)
+        // 3. A child that finished (before or during the above) is credited and released now.
+        child.countsDidChange(
+            completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
+            total: child.totalStorage.load(ordering: .sequentiallyConsistent))
+        markChanged()
+        child.inheritControlState(inherited)
+    }
+
+    /// The node this node is attached to, while it is attached (`nil` for roots and finished children).
+    var parent: ProgressNode? {
+        state.withLock { $0.link.attachedParent }
+    }
+
+    /// The attached, unfinished children, in the order they were added.
+    var children: [ProgressNode] {
+        state.withLock { state in state.children.entries.map(\.node) }
+    }
+}

@@ -1,0 +1,104 @@
+// Implicit composition: code that creates its own node (`ProgressNode(totalUnitCount:)`) attaches to the
+// node its caller made current, without the two having to pass nodes around.
+//
+// Two flavours with one rule (see `ImplicitScope`): thread-local, as Foundation (`becomeCurrent`,
+// `resignCurrent`, `performAsCurrent`), and task-local for Swift concurrency (`withCurrent`).
+
+extension ProgressNode {
+    /// The node made current on this thread (`becomeCurrent`) or bound to this task (`withCurrent`), the
+    /// innermost if both; `nil` if none.
+    ///
+    /// Unlike Foundation's `Progress.current()`, it can be called from `async` code, where it sees the
+    /// task's binding.
+    public static func current() -> ProgressNode? {
+        ImplicitScope.innermost()?.node
+    }
+
+    // MARK: Thread-local
+
+    /// Makes this node current on this thread: the first node created on this thread by
+    /// `ProgressNode(totalUnitCount:)` before `resignCurrent()` attaches to it with `pendingUnitCount`.
+    ///
+    /// Calls nest: each `becomeCurrent` pushes onto this thread's stack and `resignCurrent` pops it.
+    /// Prefer `performAsCurrent(withPendingUnitCount:using:)`, which cannot forget to resign, and
+    /// `withCurrent(pendingUnitCount:_:)` in `async` code (a task can move between threads).
+    ///
+    /// - Precondition: `pendingUnitCount` is not negative.
+    @available(*, noasync, message: "use withCurrent(pendingUnitCount:_:) in async code")
+    public func becomeCurrent(withPendingUnitCount pendingUnitCount: Int64) {
+        precondition(
+            pendingUnitCount >= 0,
+            "becomeCurrent(withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        ThreadScopeStack.current(creating: true)!.scopes.append(
+            ImplicitScope(node: self, pendingUnitCount: pendingUnitCount))
+    }
+
+    /// Ends the scope begun by the matching `becomeCurrent(withPendingUnitCount:)`. If no node attached in
+    /// it, its pending count is added to `completedUnitCount` now (the work it stood for is considered done).
+    ///
+    /// - Precondition: this node is the innermost current node of this thread.
+    @available(*, noasync, message: "use withCurrent(pendingUnitCount:_:) in async code")
+    public func resignCurrent() {
+        guard let stack = ThreadScopeStack.current(creating: false), let scope = stack.scopes.last,
+            scope.node === self
+        else {
+            preconditionFailure(
+                "resignCurrent(): this node is not the current node of this thread; "
+                    + "call it once after each becomeCurrent(withPendingUnitCount:), on the same thread")
+        }
+        stack.scopes.removeLast()
+        scope.end()
+    }
+
+    /// Runs `work` with this node current on this thread for `pendingUnitCount` of its units, as
+    /// `becomeCurrent` … `resignCurrent` does, resigning even when `work` throws.
+    @available(*, noasync, message: "use withCurrent(pendingUnitCount:_:) in async code")
+    public func performAsCurrent<Result, Failure: Error>(
+        withPendingUnitCount pendingUnitCount: Int64, using work: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        becomeCurrent(withPendingUnitCount: pendingUnitCount)
+        defer { resignCurrent() }
+        return try work()
+    }
+
+    // MARK: Task-local
+
+    /// Runs `body` with this node bound as current for `pendingUnitCount` of its units, in this task and
+    /// in the child tasks it creates.
+    ///
+    /// The first node created by `ProgressNode(totalUnitCount:)` anywhere in `body` (or its child tasks)
+    /// attaches with the whole pending count; when concurrent tasks race, exactly one wins. If none attached
+    /// by the time `body` returns or throws, the pending count is added to `completedUnitCount`.
+    ///
+    /// - Precondition: `pendingUnitCount` is not negative.
+    public func withCurrent<Result, Failure: Error>(
+        pendingUnitCount: Int64, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let scope = makeTaskScope(pendingUnitCount)
+        defer { scope.end() }
+        do {
+            return try ImplicitScope.$taskScope.withValue(scope) { () throws -> Result in try body() }
+        } catch {
+            throw error as! Failure
+        }
+    }
+
+    /// Runs the asynchronous `body` with this node bound as current for `pendingUnitCount` of its units,
+    /// in this task and the child tasks it creates. Same rule as the synchronous overload.
+    public func withCurrent<Result>(
+        pendingUnitCount: Int64,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        let scope = makeTaskScope(pendingUnitCount)
+        defer { scope.end() }
+        return try await ImplicitScope.$taskScope.withValue(scope, operation: body)
+    }
+
+    private func makeTaskScope(_ pendingUnitCount: Int64) -> ImplicitScope {
+        precondition(
+            pendingUnitCount >= 0,
+            "withCurrent(pendingUnitCount:_:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        return ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
+    }
+}

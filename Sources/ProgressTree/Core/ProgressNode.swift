@@ -1,0 +1,198 @@
+import Synchronization
+
+/// A unit of work that reports how far along it is, and composes with other units into a tree.
+///
+/// A node counts its own work in units of its choosing (`totalUnitCount`, `completedUnitCount`). A parent
+/// gives each child a share of its own units (the child's *pending unit count*) and reports, in
+/// `fractionCompleted`, its own units plus each unfinished child's share weighted by how far that child is:
+///
+/// ```swift
+/// let photo = ProgressNode(totalUnitCount: 10)
+/// let download = ProgressNode(totalUnitCount: 2_000_000, parent: photo, pendingUnitCount: 9)
+/// let filter = ProgressNode(totalUnitCount: 1, parent: photo, pendingUnitCount: 1)
+/// download.completedUnitCount = 1_000_000   // photo.fractionCompleted == 0.45
+/// download.completedUnitCount = 2_000_000   // download finished: photo.completedUnitCount == 9
+/// filter.advance()                          // photo.isFinished == true
+/// ```
+///
+/// The names and semantics follow Foundation's `Progress` wherever it is right, so that migrating is a
+/// rename; see `Docs/Migrating.md` for the deliberate differences.
+///
+/// ## Thread safety
+/// Every member may be called from any thread or task at any time. Updates (`advance(by:)`, setting the
+/// counts) are lock-free atomic operations that never walk the tree; reads of `fractionCompleted` bring
+/// the cached sums of the changed part of the tree up to date. Handlers and observers are always called
+/// outside the library's locks.
+///
+/// ## Lock order
+/// Each node has one `Mutex` guarding its structure (parent link, children, handlers, metadata). Code in
+/// this library never holds two node locks at once. Readers that bring cached sums up to date first take
+/// the process-wide refresh lock (`ProgressNode.refreshLock`), then node locks one at a time. So the only
+/// nesting is: refresh lock, then one node lock. User code never runs under either.
+public final class ProgressNode: Sendable {
+    // MARK: Hot-path state (atomics, no lock)
+
+    /// The node's own completed units plus the pending units of children that finished.
+    let completedStorage: Atomic<Int64>
+    let totalStorage: Atomic<Int64>
+    /// Set when this node's progress (or anything below it) may have changed since it was last refreshed.
+    /// A writer that finds it already set stops there: somebody above already knows.
+    let isDirty = Atomic<Bool>(false)
+    /// Set while this node sits in its parent's `dirtyChildren`, so it is queued at most once.
+    let isQueuedInParent = Atomic<Bool>(false)
+    /// `true` between attaching to a parent and finishing: the only time an update must look at the parent.
+    let isAttached = Atomic<Bool>(false)
+    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
+    let slotInParent = Atomic<Int>(-1)
+    /// Cancellation and pausing bits, readable without the lock (see `ControlFlags`).
+    let controlFlags = Atomic<UInt8>(0)
+
+    // MARK: Structure (guarded by the node's lock)
+
+    let state: Mutex<NodeState>
+
+    // MARK: Creating nodes
+
+    /// Creates a node with no parent and no implicit attachment: the designated initializer.
+    init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
+        completedStorage = Atomic(0)
+        totalStorage = Atomic(total)
+        var initial = NodeState()
+        if let userInfo { initial.metadata.userInfo = userInfo }
+        state = Mutex(initial)
+    }
+
+    /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an
+    /// unclaimed pending count, attaches to it with that count.
+    ///
+    /// Only the first node created in a `becomeCurrent(withPendingUnitCount:)` or
+    /// `withCurrent(pendingUnitCount:_:)` scope attaches; later ones stay roots (as in Foundation).
+    ///
+    /// - Complexity: O(1).
+    public convenience init(totalUnitCount: Int64) {
+        self.init(detachedTotalUnitCount: totalUnitCount)
+        if let scope = ImplicitScope.innermost(), scope.claim() {
+            scope.node.addChild(self, withPendingUnitCount: scope.pendingUnitCount)
+        }
+    }
+
+    /// Creates a node with counts of 0 of 0 and, when `parent` is given, attaches it to `parent` with the
+    /// pending count of `parent`'s current scope (Foundation's semantics).
+    ///
+    /// - Parameters:
+    ///   - parent: `nil` never attaches. Otherwise `parent` must be current on this thread or task (inside
+    ///     `becomeCurrent(withPendingUnitCount:)` or `withCurrent(pendingUnitCount:_:)`); if its pending
+    ///     count was already claimed by an earlier node, this node is not attached.
+    ///   - userInfo: initial metadata, as with `setUserInfoObject(_:forKey:)`.
+    /// - Precondition: `parent` is `nil` or the current node. To attach to a node that is not current, use
+    ///   `init(totalUnitCount:parent:pendingUnitCount:)` or `addChild(_:withPendingUnitCount:)`.
+    public convenience init(parent: ProgressNode?, userInfo: [UserInfoKey: any Sendable]? = nil) {
+        self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
+        guard let parent else { return }
+        guard let scope = ImplicitScope.innermost(), scope.node === parent else {
+            preconditionFailure(
+                "ProgressNode(parent:userInfo:): the parent must be the current node (call it inside "
+                    + "parent.becomeCurrent(withPendingUnitCount:) or parent.withCurrent(pendingUnitCount:)); "
+                    + "to attach to any node use ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
+        }
+        if scope.claim() { parent.addChild(self, withPendingUnitCount: scope.pendingUnitCount) }
+    }
+
+    /// Creates a node for `totalUnitCount` units that never attaches implicitly, even when a node is
+    /// current. Add it to a parent explicitly with `addChild(_:withPendingUnitCount:)`.
+    public static func discreteProgress(totalUnitCount: Int64) -> ProgressNode {
+        ProgressNode(detachedTotalUnitCount: totalUnitCount)
+    }
+
+    /// Creates a node for `totalUnitCount` units attached to `parent`, standing for `pendingUnitCount` of
+    /// the parent's units. Equivalent to creating a discrete node and calling
+    /// `parent.addChild(_:withPendingUnitCount:)`.
+    public convenience init(totalUnitCount: Int64, parent: ProgressNode, pendingUnitCount: Int64) {
+        self.init(detachedTotalUnitCount: totalUnitCount)
+        parent.addChild(self, withPendingUnitCount: pendingUnitCount)
+    }
+
+    // MARK: Counts
+
+    /// The number of units of work this node stands for.
+    ///
+    /// Setting it re-weights at once: a parent's children keep their pending counts, now measured against
+    /// the new total. A negative total makes the node indeterminate. Changing the total can finish the node
+    /// (for example lowering it to the completed count).
+    ///
+    /// - Complexity: O(1); setting never takes a lock unless it finishes an attached node.
+    public var totalUnitCount: Int64 {
+        get { totalStorage.load(ordering: .sequentiallyConsistent) }
+        set {
+            totalStorage.store(newValue, ordering: .sequentiallyConsistent)
+            countsDidChange(completed: completedStorage.load(ordering: .sequentiallyConsistent), total: newValue)
+        }
+    }
+
+    /// The number of units completed: the node's own units plus the pending counts of children that have
+    /// finished. Partial progress of unfinished children shows in `fractionCompleted`, not here.
+    ///
+    /// Raw values are kept as set (negative values mean indeterminate, values above the total are kept and
+    /// clamped only in `fractionCompleted`).
+    ///
+    /// > Important: `completedUnitCount += 1` is a read followed by a write, as in Foundation: two threads
+    /// > doing it at once can lose an increment. Use `advance(by:)` from several threads.
+    ///
+    /// - Complexity: O(1) and allocation-free; setting never takes a lock unless it finishes an attached node.
+    public var completedUnitCount: Int64 {
+        get { completedStorage.load(ordering: .sequentiallyConsistent) }
+        set {
+            completedStorage.store(newValue, ordering: .sequentiallyConsistent)
+            countsDidChange(completed: newValue, total: totalStorage.load(ordering: .sequentiallyConsistent))
+        }
+    }
+
+    /// Adds `units` to `completedUnitCount` atomically: N threads calling `advance(by: 1)` M times each
+    /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing.
+    ///
+    /// - Complexity: O(1) amortized and allocation-free: one atomic add and, while nobody reads the tree,
+    ///   one atomic load. It never walks the tree; the first update after a read marks the path to the root
+    ///   as changed, stopping at the first ancestor already marked.
+    @inline(__always)
+    public func advance(by units: Int64 = 1) {
+        let completed = addToCompleted(units)
+        countsDidChange(completed: completed, total: totalStorage.load(ordering: .sequentiallyConsistent))
+    }
+
+    /// Atomically adds `units` to the completed count, saturating, and returns the new count.
+    @inline(__always)
+    func addToCompleted(_ units: Int64) -> Int64 {
+        var current = completedStorage.load(ordering: .relaxed)
+        while true {
+            let next = current.addingSaturated(units)
+            let (exchanged, original) = completedStorage.compareExchange(
+                expected: current, desired: next,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
+            if exchanged { return next }
+            current = original
+        }
+    }
+
+    /// How much of the work is done, from 0 to 1, including the partial progress of attached children.
+    ///
+    /// `(completedUnitCount + Σ pendingᵢ × fractionᵢ) / totalUnitCount` over the attached, unfinished
+    /// children, clamped to `0...1`. Always finite: an indeterminate node reports 0 (and adds 0 to its
+    /// parent), a finished node reports 1, overshoot is clamped.
+    ///
+    /// - Complexity: O(changed nodes below this one since the last read); O(1) when nothing changed.
+    ///   Never proportional to the number of children.
+    public var fractionCompleted: Double {
+        refresh()
+    }
+
+    /// `true` when progress cannot be measured: `totalUnitCount < 0`, `completedUnitCount < 0`, or both 0.
+    /// An indeterminate node reports `fractionCompleted == 0`; it does not make its parent indeterminate.
+    public var isIndeterminate: Bool {
+        FractionMath.isIndeterminate(completed: completedUnitCount, total: totalUnitCount)
+    }
+
+    /// `true` when `completedUnitCount >= totalUnitCount > 0`, or `completedUnitCount > 0` with a total of 0.
+    public var isFinished: Bool {
+        FractionMath.isFinished(completed: completedUnitCount, total: totalUnitCount)
+    }
+}

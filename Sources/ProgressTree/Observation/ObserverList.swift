@@ -1,0 +1,25 @@
+/// Something that wants to hear that a node's subtree changed: an observation waiting to deliver.
+///
+/// `signal()` is called outside every lock of the library, on the thread that made the change, at most
+/// once per change of the node's dirty bit; it must be cheap and must not call user code.
+protocol ChangeSignalReceiver: AnyObject, Sendable {
+    func signal()
+}
+
+/// The observations registered on one node, guarded by the node's lock.
+struct ObserverList {
+    private(set) var receivers: [any ChangeSignalReceiver] = []
+
+    /// The receivers to signal, or `nil` (no allocation, no work) when nobody observes.
+    var signalTargets: [any ChangeSignalReceiver]? { receivers.isEmpty ? nil : receivers }
+
+    mutating func add(_ receiver: any ChangeSignalReceiver) { receivers.append(receiver) }
+
+    mutating func remove(_ receiver: any ChangeSignalReceiver) { receivers.removeAll { $0 === receiver } }
+}
+
+extension Array where Element == any ChangeSignalReceiver {
+    func signal() {
+        for receiver in self { receiver.signal() }
+    }
+}
