@@ -1,0 +1,128 @@
+extension ProgressNode {
+    /// Whether a user interface should offer to pause this work. Advisory: `pause()` works regardless.
+    /// Defaults to `false`, as in Foundation.
+    public var isPausable: Bool {
+        get { state.withLock { $0.control.isPausable } }
+        set {
+            state.withLock { $0.control.isPausable = newValue }
+            markChanged()
+        }
+    }
+
+    /// Whether this node is paused, directly or through an ancestor.
+    ///
+    /// - Complexity: O(1), one atomic load.
+    public var isPaused: Bool { currentControlFlags.contains(.paused) }
+
+    /// Pauses this node and every attached node below it, including children attached later.
+    ///
+    /// A node already paused, cancelled or finished does not change (its handler does not run), but
+    /// the pause still reaches the attached nodes below it. Pausing is cooperative: the work sees it
+    /// through `isPaused` or by awaiting `checkpoint()`.
+    ///
+    /// Effects, after the subtree is marked and outside every lock, on the calling thread: each newly
+    /// paused node's `pausingHandler` runs, parent before children.
+    ///
+    /// - Complexity: O(attached nodes in the subtree), iterative.
+    public func pause() {
+        applyControlTransition(waitersThrow: false) { node, state, effects in
+            let flags = node.currentControlFlags
+            guard flags.isDisjoint(with: [.cancelled, .paused]),
+                !FractionMath.isFinished(
+                    completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
+                    total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+            else { return false }
+            _ = node.updateControlFlags(inserting: .paused)
+            if let handler = state.control.pausingHandler { effects.callbacks.append(handler) }
+            return true
+        }
+    }
+
+    /// Resumes this node and every attached node below it that is paused.
+    ///
+    /// Nodes not paused (or cancelled) do not change. Effects, outside every lock, on the calling thread:
+    /// tasks suspended in `checkpoint()` continue, then each resumed node's `resumingHandler` runs, parent
+    /// before children.
+    ///
+    /// - Complexity: O(attached nodes in the subtree), iterative.
+    public func resume() {
+        applyControlTransition(waitersThrow: false) { node, state, effects in
+            let flags = node.currentControlFlags
+            guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
+            _ = node.updateControlFlags(removing: .paused)
+            if let handler = state.control.resumingHandler { effects.callbacks.append(handler) }
+            effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
+            state.control.pauseWaiters = [:]
+            return true
+        }
+    }
+
+    /// Called once each time this node becomes paused, on the thread that called `pause()`, outside every
+    /// lock. Setting it on a node already paused calls it at once, on the setting thread.
+    public var pausingHandler: (@Sendable () -> Void)? {
+        get { state.withLock { $0.control.pausingHandler } }
+        set {
+            let runNow = state.withLock { state -> Bool in
+                state.control.pausingHandler = newValue
+                return currentControlFlags.contains(.paused)
+            }
+            if runNow, let newValue { newValue() }
+        }
+    }
+
+    /// Called once each time this node resumes from a pause, on the thread that called `resume()`,
+    /// outside every lock.
+    public var resumingHandler: (@Sendable () -> Void)? {
+        get { state.withLock { $0.control.resumingHandler } }
+        set { state.withLock { $0.control.resumingHandler = newValue } }
+    }
+
+    /// A checkpoint for long-running `async` work: returns at once while the node runs, suspends (without
+    /// blocking a thread) while it is paused, and throws `CancellationError` when the node is cancelled —
+    /// also while suspended — or when the calling task is cancelled.
+    ///
+    /// ```swift
+    /// for file in files {
+    ///     try await progress.checkpoint()
+    ///     try await copy(file)
+    ///     progress.advance()
+    /// }
+    /// ```
+    ///
+    /// - Complexity: O(1) (two atomic loads) when not paused.
+    public func checkpoint() async throws(CancellationError) {
+        while true {
+            let flags = currentControlFlags
+            if flags.contains(.cancelled) || Task.isCancelled { throw CancellationError() }
+            if !flags.contains(.paused) { return }
+            do { try await waitUntilResumed() } catch { throw CancellationError() }
+        }
+    }
+
+    /// Suspends until `resume()` or `cancel()` (which throws), or the task is cancelled (which throws).
+    /// Returns at once if the node is no longer paused when the waiter would be registered.
+    private func waitUntilResumed() async throws {
+        let token = state.withLock { $0.control.makeToken() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let registered = state.withLock { state -> Bool in
+                    let flags = currentControlFlags
+                    guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
+                    state.control.pauseWaiters[token] = continuation
+                    return true
+                }
+                if !registered {
+                    continuation.resume()
+                } else if Task.isCancelled {
+                    removeWaiter(token)?.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            removeWaiter(token)?.resume(throwing: CancellationError())
+        }
+    }
+
+    private func removeWaiter(_ token: Int) -> CheckedContinuation<Void, any Error>? {
+        state.withLock { $0.control.pauseWaiters.removeValue(forKey: token) }
+    }
+}
