@@ -1,0 +1,108 @@
+import Dispatch
+import Synchronization
+
+/// One observation of one node: the coalescing delivery machine behind `observe(_:on:...)`.
+///
+/// A change signals it on the updating thread (`signal()`: one atomic exchange, and a `queue.async` only
+/// when no delivery is pending). The delivery, on the observer's queue, marks itself no longer pending,
+/// brings the node up to date, reads the value and calls the handler if the value differs from the last
+/// one delivered. Because the pending mark is cleared before the read, a change made after the read
+/// always schedules another delivery: the last value is never lost.
+final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalReceiver, InvalidatableObservation {
+    private weak let node: ProgressNode?
+    private let read: @Sendable (ProgressNode) -> Value
+    /// Serial, targeting the user's queue: handlers of one observation never overlap, even when the user's
+    /// queue is concurrent.
+    private let queue: DispatchQueue
+    private let minimumInterval: Duration
+    private let handler: @Sendable (ProgressNode, ProgressNode.Change<Value>) -> Void
+
+    private let isDeliveryPending = Atomic<Bool>(false)
+    private let isInvalidated = Atomic<Bool>(false)
+    /// Held while the handler runs, so that `invalidate()` can wait for a running handler.
+    private let delivery = Mutex<DeliveryState>(DeliveryState())
+
+    private struct DeliveryState {
+        /// The last value delivered, or the baseline read at registration; `nil` before either.
+        var lastValue: Value?
+        var hasLastValue = false
+        var lastDeliveryTime: DispatchTime?
+    }
+
+    init(
+        node: ProgressNode, read: @escaping @Sendable (ProgressNode) -> Value, queue: DispatchQueue,
+        minimumInterval: Duration, handler: @escaping @Sendable (ProgressNode, ProgressNode.Change<Value>) -> Void
+    ) {
+        self.node = node
+        self.read = read
+        self.queue = DispatchQueue(label: "ProgressTree.observation", target: queue)
+        self.minimumInterval = minimumInterval
+        self.handler = handler
+    }
+
+    /// Records the baseline, or schedules the initial delivery.
+    func start(initial: Bool) {
+        if initial {
+            signal()
+        } else if let node {
+            _ = node.refresh()
+            let baseline = read(node)
+            delivery.withLock { $0.lastValue = baseline; $0.hasLastValue = true }
+        }
+    }
+
+    func signal() {
+        if isInvalidated.load(ordering: .relaxed) { return }
+        if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
+            queue.async { self.deliver() }
+        }
+    }
+
+    private func deliver() {
+        isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
+        guard !isInvalidated.load(ordering: .sequentiallyConsistent), let node else { return }
+        if let wait = remainingThrottle() {
+            if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
+                queue.asyncAfter(deadline: .now() + wait) { self.deliver() }
+            }
+            return
+        }
+        _ = node.refresh()  // clears the node's dirty bit before the read: later changes signal again
+        let value = read(node)
+        delivery.withLock { state in
+            guard !isInvalidated.load(ordering: .sequentiallyConsistent) else { return }
+            if state.hasLastValue, state.lastValue == value { return }
+            let change = ProgressNode.Change(oldValue: state.lastValue, newValue: value)
+            state.lastValue = value
+            state.hasLastValue = true
+            state.lastDeliveryTime = .now()
+            ObservationContext.$isInsideHandler.withValue(true) { handler(node, change) }
+        }
+    }
+
+    /// How long to wait before the next delivery may run, or `nil` if it may run now.
+    private func remainingThrottle() -> DispatchTimeInterval? {
+        guard minimumInterval > .zero,
+            let last = delivery.withLock({ $0.lastDeliveryTime })
+        else { return nil }
+        let (seconds, attoseconds) = minimumInterval.components
+        let intervalNanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        let elapsed = DispatchTime.now().uptimeNanoseconds &- last.uptimeNanoseconds
+        guard elapsed < intervalNanoseconds else { return nil }
+        return .nanoseconds(Int(intervalNanoseconds - elapsed))
+    }
+
+    func invalidate() {
+        if isInvalidated.exchange(true, ordering: .sequentiallyConsistent) { return }
+        node?.state.withLock { $0.observers.remove(self) }
+        if !ObservationContext.isInsideHandler {
+            delivery.withLock { _ in }  // wait for a handler already running
+        }
+    }
+}
+
+enum ObservationContext {
+    /// Whether the current thread is inside an observation handler (a task-local also works on plain
+    /// threads, where it falls back to thread-local storage).
+    @TaskLocal static var isInsideHandler: Bool = false
+}
