@@ -1,0 +1,50 @@
+extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The subtree as indented text: per node, its share of the parent (`portion`), fraction, counts and
+    /// state, children in the order they were added. Finished children are no longer part of the tree.
+    ///
+    /// ```
+    /// ProgressNode: 45.00% (0 of 10)
+    ///   portion 9: 50.00% (1000000 of 2000000)
+    ///   portion 1: 0.00% (0 of 1), paused
+    /// ```
+    ///
+    /// - Complexity: O(nodes in the subtree), iterative.
+    public var description: String {
+        var lines: [String] = []
+        var stack: [(node: ProgressNode, depth: Int, portion: Int64?)] = [(self, 0, nil)]
+        while let (node, depth, portion) = stack.popLast() {
+            lines.append(String(repeating: "  ", count: depth) + node.describeLine(portion: portion))
+            let children = node.state.withLock { state in
+                state.children.entries.map { ($0.node, $0.pendingUnitCount) }
+            }
+            for (child, pending) in children.reversed() { stack.append((child, depth + 1, pending)) }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    public var debugDescription: String { description }
+
+    private func describeLine(portion: Int64?) -> String {
+        let fraction = fractionCompleted
+        let completed = completedUnitCount
+        let total = totalUnitCount
+        let flags = currentControlFlags
+        let percent = (fraction * 10_000).rounded() / 100
+        var line = portion.map { "portion \($0): " } ?? "ProgressNode: "
+        line += "\(Self.twoDecimals(percent))% (\(completed) of \(total))"
+        var marks: [String] = []
+        if FractionMath.isIndeterminate(completed: completed, total: total) { marks.append("indeterminate") }
+        if FractionMath.isFinished(completed: completed, total: total) { marks.append("finished") }
+        if flags.contains(.paused) { marks.append("paused") }
+        if flags.contains(.cancelled) { marks.append("cancelled") }
+        if !marks.isEmpty { line += ", " + marks.joined(separator: ", ") }
+        return line
+    }
+
+    /// `12.5` → `"12.50"` without Foundation's `String(format:)`.
+    private static func twoDecimals(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let fractional = hundredths % 100
+        return "\(hundredths / 100)." + (fractional < 10 ? "0" : "") + "\(fractional)"
+    }
+}
