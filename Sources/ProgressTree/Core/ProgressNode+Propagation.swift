@@ -65,10 +65,15 @@ extension ProgressNode {
                 return
             }
             node.markChanged()
+            // Descriptions (issue 5): the finished child's files and bytes, read under the child's lock
+            // only (`nil`, after one uncontended lock, when it has no file metadata), then folded into the
+            // parent below in the same critical section that removes it. Never two node locks at once.
+            let finishedFiles = node.fileSummaryForFinishedParentFold()
             let (completed, total) = parent.state.withLock { state in
                 // Remove and credit under the parent's lock, so no reader sees the child's share twice or
                 // not at all.
                 state.children.remove(node)
+                state.metadata.foldFinishedChild(finishedFiles)
                 let completed = parent.addToCompleted(pending)
                 return (completed, parent.totalStorage.load(ordering: .sequentiallyConsistent))
             }

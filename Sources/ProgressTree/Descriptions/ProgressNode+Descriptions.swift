@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension ProgressNode {
+    /// A sentence describing the work, for display: by default "30% completed", or for a `.file` node
+    /// "Copying 10 files…" / "Downloading “photo.jpg”…". **(Foundation)**
+    ///
+    /// Setting a string replaces the default; setting `nil` restores it. Declared `String!` as in
+    /// Foundation so that migrating code compiles unchanged: reading never gives `nil`. (As with any
+    /// implicitly unwrapped value, string interpolation sees an optional: write
+    /// `"\(node.localizedDescription!)"` or assign it to a `String` first.)
+    ///
+    /// The default, in English on every platform (shapes in `Docs/Descriptions.md`):
+    /// - generic node: "30% completed" from `fractionCompleted` (so it includes the children's partial
+    ///   work); **"" when the node is indeterminate**, as in Apple's Foundation — there is no percentage to
+    ///   give, and a user interface shows an indeterminate indicator instead;
+    /// - `.file` node: the verb of `fileOperationKind` ("Processing" if unset), then the file's name from
+    ///   `fileURL`, else the number of files (`fileTotalCount`, set or summed over the subtree), else just
+    ///   "files": "Copying “photo.jpg”…", "Copying 9 files…", "Copying files…".
+    ///
+    /// Thread safety: any thread. Observable (`observe(\.localizedDescription, …)`): changes of the counts,
+    /// the subtree and the metadata notify. Complexity: that of `fractionCompleted`, plus that of
+    /// `fileSummary` for a `.file` node without a URL or file count.
+    public var localizedDescription: String! {
+        get {
+            let (override, kind) = state.withLock {
+                ($0.metadata.localizedDescriptionOverride, $0.metadata.kind)
+            }
+            if let override { return override }
+            return DescriptionFormatter.main(mainDescriptionInput(kind: kind))
+        }
+        set {
+            state.withLock { $0.metadata.localizedDescriptionOverride = newValue }
+            markChanged()
+        }
+    }
+
+    /// A second, more detailed line: by default "16 of 42" or, for a `.file` node, "123 KB of 789.1 MB" /
+    /// "3 of 10 files", followed by the throughput and the time remaining when known:
+    /// "1.61 GB of 3.22 GB (2 KB/s) — 2 minutes remaining". **(Foundation)**
+    ///
+    /// Setting a string replaces the default; setting `nil` restores it (`String!` as in Foundation: reading
+    /// never gives `nil`).
+    ///
+    /// Reading it samples the throughput and time-remaining estimators (see `throughput`,
+    /// `estimatedTimeRemaining`): a renderer that shows it on each frame keeps the estimates fresh. A
+    /// finished node shows its counts only; an indeterminate generic node shows only the time remaining
+    /// and throughput if they were set, else "". Values set out of range (negative, not finite, a throughput
+    /// below 1 byte per second, a time over 100 years) are left out rather than shown.
+    ///
+    /// Thread safety: any thread; observable. Complexity: that of `fileSummary`.
+    public var localizedAdditionalDescription: String! {
+        get {
+            if let override = state.withLock({ $0.metadata.localizedAdditionalDescriptionOverride }) {
+                return override
+            }
+            return DescriptionFormatter.additional(additionalDescriptionInput())
+        }
+        set {
+            state.withLock { $0.metadata.localizedAdditionalDescriptionOverride = newValue }
+            markChanged()
+        }
+    }
+
+    private func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
+        let fraction = fractionCompleted
+        var input = DescriptionFormatter.MainInput(
+            kind: kind, fraction: fraction,
+            isIndeterminate: FractionMath.isIndeterminate(completed: completedUnitCount, total: totalUnitCount))
+        input.fileOperationKind = fileOperationKind
+        if DescriptionFormatter.describesFiles(kind: kind, operation: input.fileOperationKind) {
+            input.fileName = Self.displayName(of: fileURL)
+            if input.fileName == nil { input.fileTotalCount = fileTotalCount }
+        }
+        return input
+    }
+
+    private func additionalDescriptionInput() -> DescriptionFormatter.AdditionalInput {
+        let fraction = fractionCompleted
+        let completed = completedUnitCount
+        let total = totalUnitCount
+        let subtree = subtreeFiles()
+        let (kind, stored) = state.withLock { state in
+            (state.metadata.kind, state.metadata.userInfo)
+        }
+        let storedTotal = Self.fileCount(in: stored[.fileTotalCountKey])
+        let storedCompleted = Self.fileCount(in: stored[.fileCompletedCountKey])
+        let storedThroughput = Self.storedNumber(stored[.throughputKey])
+        let storedRemaining = Self.storedNumber(stored[.estimatedTimeRemainingKey])
+        let finished = FractionMath.isFinished(completed: completed, total: total)
+
+        var throughput = storedThroughput.flatMap(Self.roundedInt)
+        var remaining = storedRemaining
+        if storedThroughput == nil || storedRemaining == nil {
+            let estimates = sampleEstimates(
+                EstimationInput(fraction: fraction, completed: completed, total: total, files: subtree.summary))
+            if storedThroughput == nil { throughput = estimates.bytesPerSecond.flatMap(Self.roundedInt) }
+            if storedRemaining == nil, !finished { remaining = estimates.secondsRemaining }
+        }
+        return DescriptionFormatter.AdditionalInput(
+            kind: kind, fileOperationKind: Self.operationKind(in: stored[.fileOperationKindKey]),
+            completedUnitCount: completed, totalUnitCount: total,
+            isIndeterminate: FractionMath.isIndeterminate(completed: completed, total: total),
+            isFinished: finished, files: subtree.summary,
+            fileTotalCount: storedTotal ?? (subtree.hasFilesBelow ? subtree.summary.fileTotalCount : nil),
+            fileCompletedCount: storedCompleted ?? (subtree.hasFilesBelow ? subtree.summary.fileCompletedCount : nil),
+            countsFilesExplicitly: storedCompleted != nil,
+            throughput: throughput, timeRemaining: remaining)
+    }
+
+    /// The name to show for a file: the last path component of `url`, or `nil` when it has none worth
+    /// showing (no path, or only "/").
+    static func displayName(of url: URL?) -> String? {
+        guard let url else { return nil }
+        let name = url.lastPathComponent
+        guard !name.isEmpty, name != "/" else { return nil }
+        return name
+    }
+}

@@ -1,0 +1,136 @@
+/// A node's estimators and the clock they read, allocated the first time an estimate is read (or a clock
+/// set). Lives in `Metadata`, so only under the node's lock; it never leaves it.
+final class EstimationState {
+    var clock: (any ProgressClock)?
+    /// Completed bytes of the subtree's files (`FileSummary.completedByteCount`): `throughput`.
+    var bytes = ThroughputEstimator()
+    /// Completed work in the node's own units, `fractionCompleted × totalUnitCount` (which includes the
+    /// partial work of children and does not jump when the total is re-weighted): `estimatedTimeRemaining`.
+    var work = ThroughputEstimator()
+
+    init(clock: (any ProgressClock)? = nil) {
+        self.clock = clock
+    }
+}
+
+// Sampling the estimators. This runs only when somebody reads an estimate (`throughput`,
+// `estimatedTimeRemaining`, `localizedAdditionalDescription`, an observer or renderer reading one of them):
+// never in `advance(by:)` or the count setters, which stay lock-free and allocation-free.
+
+extension ProgressNode {
+    /// The clock of this node's throughput and time-remaining estimates; `nil` (the default) uses the
+    /// nearest ancestor's clock, or `SystemProgressClock` when no ancestor has one.
+    ///
+    /// Set a `ManualProgressClock` on a root to make every estimate in the tree exact in tests.
+    ///
+    /// Thread safety: any thread. Complexity: O(1) to set; reading estimates looks the clock up in O(depth).
+    public var estimationClock: (any ProgressClock)? {
+        get { state.withLock { $0.metadata.estimation?.clock } }
+        set {
+            state.withLock { state in
+                if let estimation = state.metadata.estimation {
+                    estimation.clock = newValue
+                } else if let newValue {
+                    state.metadata.estimation = EstimationState(clock: newValue)
+                }
+            }
+        }
+    }
+
+    /// This node's clock, or its nearest ancestor's, or the system clock. One node lock at a time.
+    func resolvedEstimationClock() -> any ProgressClock {
+        var node: ProgressNode? = self
+        while let current = node {
+            let (clock, parent) = current.state.withLock {
+                ($0.metadata.estimation?.clock, $0.link.attachedParent)
+            }
+            if let clock { return clock }
+            node = parent
+        }
+        return SystemProgressClock()
+    }
+
+    /// Estimated values at one instant.
+    struct Estimates {
+        /// Bytes per second of the subtree's files; `nil` without bytes, before a rate is known, or when
+        /// finished.
+        var bytesPerSecond: Double?
+        /// Seconds until `fractionCompleted` reaches 1 at the estimated rate; 0 when finished, `nil` when
+        /// indeterminate or before a rate is known.
+        var secondsRemaining: Double?
+    }
+
+    /// What the estimators need, read from the node first (outside the node's lock: `fractionCompleted`
+    /// and the file summary take locks of their own).
+    struct EstimationInput {
+        var fraction: Double
+        var completed: Int64
+        var total: Int64
+        /// The subtree's files, when the caller wants the byte rate.
+        var files: FileSummary?
+    }
+
+    /// Samples the estimators with `input` at the current time of the node's clock and returns the
+    /// estimates.
+    ///
+    /// Pausing: this is the single place where the node's pause state (issue 3, `isPaused`) reaches the
+    /// estimators. A pause is noticed by the first sample after it (and a resume likewise), so paused time
+    /// is excluded to within the interval between two reads — a renderer reads several times a second.
+    func sampleEstimates(_ input: EstimationInput) -> Estimates {
+        let now = resolvedEstimationClock().now
+        let paused = isPaused
+        let finished = FractionMath.isFinished(completed: input.completed, total: input.total)
+        let measurable = !FractionMath.isIndeterminate(completed: input.completed, total: input.total) && input.total > 0
+        let work = measurable ? input.fraction * Double(input.total) : nil
+        let bytes = input.files.flatMap { files in
+            files.totalByteCount > 0 || files.completedByteCount > 0 ? Double(files.completedByteCount) : nil
+        }
+        return state.withLock { state in
+            let estimation: EstimationState
+            if let existing = state.metadata.estimation {
+                estimation = existing
+            } else {
+                estimation = EstimationState()
+                state.metadata.estimation = estimation
+            }
+            if paused {
+                estimation.work.pause(at: now)
+                estimation.bytes.pause(at: now)
+            } else {
+                estimation.work.resume(at: now)
+                estimation.bytes.resume(at: now)
+            }
+            var estimates = Estimates()
+            if let work {
+                estimation.work.record(work, at: now)
+                estimates.secondsRemaining =
+                    finished ? 0 : estimation.work.timeRemaining(for: Double(input.total) - work, at: now)
+            } else if finished {
+                estimates.secondsRemaining = 0
+            }
+            if let bytes {
+                estimation.bytes.record(bytes, at: now)
+                if !finished { estimates.bytesPerSecond = estimation.bytes.rate(at: now) }
+            }
+            return estimates
+        }
+    }
+
+    /// Reads the node and samples its estimators; `withBytes` also walks the subtree for the byte rate.
+    func currentEstimates(withBytes: Bool) -> Estimates {
+        let fraction = fractionCompleted
+        let input = EstimationInput(
+            fraction: fraction, completed: completedUnitCount, total: totalUnitCount,
+            files: withBytes ? subtreeFiles().summary : nil)
+        return sampleEstimates(input)
+    }
+
+    /// A rate or count as an `Int`, rounded, clamped to `Int`'s range; `nil` when not finite.
+    static func roundedInt(_ value: Double) -> Int? {
+        guard value.isFinite else { return nil }
+        let rounded = value.rounded()
+        if rounded >= 9.2e18 { return Int.max }
+        if rounded <= -9.2e18 { return Int.min }
+        return Int(rounded)
+    }
+}
