@@ -52,8 +52,11 @@ extension ProgressNode {
         state.withLock { $0.link.attachedParent }
     }
 
-    /// The attached, unfinished children, in the order they were added.
-    var children: [ProgressNode] {
+    /// The attached, unfinished children, in the order they were added: a snapshot, for user interfaces
+    /// that show the tree (finished children are no longer attached, see `addChild`).
+    ///
+    /// - Complexity: O(children); takes this node's lock once.
+    public var children: [ProgressNode] {
         state.withLock { state in state.children.entries.map(\.node) }
     }
 }
