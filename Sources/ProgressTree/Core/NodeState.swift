@@ -37,7 +37,11 @@ struct NodeState {
     var children = ChildTable()
     /// Children whose progress changed since this node was last refreshed (each at most once, guarded by
     /// the child's `isQueuedInParent`). May hold children that have finished since; they are skipped.
-    var dirtyChildren: [ProgressNode] = []
+    ///
+    /// Held weakly: a child that finishes while queued is detached, and the queue must not keep it alive
+    /// until the next read (SEMANTICS.md: a finished child is no longer retained by its parent). Attached
+    /// children are kept alive by `children`, so only finished children can vanish from here.
+    var dirtyChildren: [WeakNode] = []
     var control = ControlState()
     var observers = ObserverList()
     var metadata = Metadata()
@@ -46,8 +50,8 @@ struct NodeState {
     /// nobody reads this node while many children come and go.
     mutating func enqueueDirty(_ child: ProgressNode) {
         if dirtyChildren.count >= 16 && dirtyChildren.count >= 2 * children.liveCount {
-            dirtyChildren.removeAll { !children.contains($0) }
+            dirtyChildren.removeAll { entry in entry.node.map { !children.contains($0) } ?? true }
         }
-        dirtyChildren.append(child)
+        dirtyChildren.append(WeakNode(node: child))
     }
 }

@@ -107,7 +107,9 @@ extension ProgressNode {
             isDirty.store(false, ordering: .sequentiallyConsistent)
             var stack = [RefreshFrame(node: self, queued: takeDirtyChildren())]
             while true {
-                if let child = stack[stack.count - 1].queued.popLast() {
+                if let entry = stack[stack.count - 1].queued.popLast() {
+                    // A queued child that finished and was released since has nothing left to report.
+                    guard let child = entry.node else { continue }
                     child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
                     child.isDirty.store(false, ordering: .sequentiallyConsistent)
                     let grandchildren = child.takeDirtyChildren()
@@ -126,7 +128,7 @@ extension ProgressNode {
         }
     }
 
-    private func takeDirtyChildren() -> [ProgressNode] {
+    private func takeDirtyChildren() -> [WeakNode] {
         state.withLock { state in
             guard !state.dirtyChildren.isEmpty else { return [] }
             defer { state.dirtyChildren = [] }
@@ -150,6 +152,6 @@ extension ProgressNode {
 /// One level of the dirty subtree being refreshed.
 private struct RefreshFrame {
     let node: ProgressNode
-    var queued: [ProgressNode]
+    var queued: [WeakNode]
     var results: [(node: ProgressNode, fraction: Double)] = []
 }
