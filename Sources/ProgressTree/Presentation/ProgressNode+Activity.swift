@@ -10,7 +10,7 @@ extension ProgressNode {
     /// cancelled, and the indicator goes away.
     ///
     /// ```swift
-    /// let loading = ProgressNode.discreteProgress(totalUnitCount: -1)   // the view observes it
+    /// let loading = ProgressNode.discreteProgress(totalUnitCount: 0)   // the view observes it
     /// let rows = try await loading.performActivity { try await service.fetchRows() }
     /// ```
     ///
@@ -55,7 +55,7 @@ extension ProgressNode {
     /// activity ends: `completion` sees the node finished or cancelled.
     ///
     /// ```swift
-    /// let loading = ProgressNode.discreteProgress(totalUnitCount: -1)   // the view observes it
+    /// let loading = ProgressNode.discreteProgress(totalUnitCount: 0)   // the view observes it
     /// loading.performActivity(on: .global(), deliveringOn: .main) {
     ///     try database.fetchRows()
     /// } completion: { result in
