@@ -77,7 +77,7 @@ enum DescriptionFormatter {
 
     /// The counts part: files or bytes for a node that describes files, unit counts otherwise; `nil` when
     /// unknown.
-    private static func amount(_ input: AdditionalInput) -> String? {
+    static func amount(_ input: AdditionalInput) -> String? {
         guard describesFiles(kind: input.kind, operation: input.fileOperationKind) else {
             if input.isIndeterminate { return nil }
             return DescriptionStrings.amount(

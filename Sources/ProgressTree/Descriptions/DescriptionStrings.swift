@@ -70,7 +70,7 @@ enum DescriptionStrings {
         case .hour: word = one ? "hour" : "hours"
         case .day: word = one ? "day" : "days"
         }
-        return "\(count) \(word) remaining"
+        return "\(ProgressFormat.count(count)) \(word) remaining"
     }
 
     /// The units of `remaining(_:_:)`.

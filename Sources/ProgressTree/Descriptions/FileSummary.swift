@@ -79,9 +79,19 @@ extension ProgressNode {
     /// `finishAndCreditAncestors()`, outside every lock; it takes this node's lock (and, only if it still
     /// has attached children, theirs), one at a time.
     func fileSummaryForFinishedParentFold() -> FileSummary? {
-        let trivial = state.withLock { $0.metadata.contributesNoFiles && $0.children.isEmpty }
-        if trivial { return nil }
-        let summary = computeFileSummary().summary
+        enum Shortcut { case nothing, leaf(FileSummary), walk }
+        let shortcut = state.withLock { state -> Shortcut in
+            guard state.children.isEmpty else { return .walk }
+            if state.metadata.contributesNoFiles { return .nothing }
+            // A leaf (the usual finished file): its summary from its own facts, no walk, no allocation.
+            return .leaf(fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary()))
+        }
+        let summary: FileSummary
+        switch shortcut {
+        case .nothing: return nil
+        case .leaf(let leaf): summary = leaf
+        case .walk: summary = computeFileSummary().summary
+        }
         return summary.isEmpty ? nil : summary
     }
 
@@ -108,17 +118,21 @@ extension ProgressNode {
 
     /// What the summary needs from this node, read under its lock.
     private func readFileFacts() -> FileFacts {
-        state.withLock { state in
-            FileFacts(
-                kind: state.metadata.kind,
-                explicitTotal: Self.fileCount(in: state.metadata.userInfo[.fileTotalCountKey]),
-                explicitCompleted: Self.fileCount(in: state.metadata.userInfo[.fileCompletedCountKey]),
-                finishedChildren: state.metadata.finishedChildren,
-                children: state.children.isEmpty ? [] : state.children.entries.map(\.node),
-                completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                total: totalStorage.load(ordering: .sequentiallyConsistent),
-                childUnits: state.children.contributionSum)
-        }
+        state.withLock { fileFacts(of: $0, includingChildren: true) }
+    }
+
+    /// What the summary needs from this node; the caller holds this node's lock (`state` is its state).
+    private func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
+        let userInfo = state.metadata.userInfo
+        return FileFacts(
+            isFile: state.metadata.isFile,
+            explicitTotal: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileTotalCountKey]),
+            explicitCompleted: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileCompletedCountKey]),
+            finishedChildren: state.metadata.finishedChildren,
+            children: includingChildren && !state.children.isEmpty ? state.children.entries.map(\.node) : [],
+            completed: completedStorage.load(ordering: .sequentiallyConsistent),
+            total: totalStorage.load(ordering: .sequentiallyConsistent),
+            childUnits: state.children.contributionSum)
     }
 
     /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral
@@ -149,13 +163,13 @@ extension Metadata {
     /// node's total of finished children. Called under this node's lock, in the same critical section that
     /// removes the child, so a reader sees the child's files either attached or folded, never both or none.
     mutating func foldFinishedChild(_ summary: ProgressNode.FileSummary?) {
-        if let summary { finishedChildren.add(summary) }
+        if let summary { extrasForWriting().finishedChildren.add(summary) }
     }
 }
 
 /// One node's contribution to a `FileSummary`, before its children are added.
 private struct FileFacts {
-    var kind: ProgressNode.Kind?
+    var isFile: Bool
     var explicitTotal: Int?
     var explicitCompleted: Int?
     var finishedChildren: ProgressNode.FileSummary
@@ -169,7 +183,7 @@ private struct FileFacts {
     func summary(withChildren attached: ProgressNode.FileSummary) -> ProgressNode.FileSummary {
         var below = finishedChildren
         below.add(attached)
-        if kind == .file && below.fileTotalCount == 0 {
+        if isFile && below.fileTotalCount == 0 {
             return ownFiles()
         }
         if let explicitTotal {

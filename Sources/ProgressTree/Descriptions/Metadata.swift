@@ -5,28 +5,96 @@
 /// properties always agree. `kind` and the description overrides are separate fields, as in Foundation
 /// (they have no user-info key).
 ///
-/// Kept small, because every node carries one: the rarely used estimation state is allocated only when
-/// somebody reads an estimate or sets a clock.
+/// Kept small and free of reference counts beyond the dictionary, because every node carries one and
+/// creating nodes is on the path of short-lived work: the rarely used parts live in `MetadataExtras`,
+/// allocated the first time one of them is set, a file child finishes, or an estimate is read.
 struct Metadata {
     var userInfo: [ProgressNode.UserInfoKey: any Sendable] = [:]
-    var kind: ProgressNode.Kind?
-    /// Set by `localizedDescription = …`; `nil` means "use the default".
-    var localizedDescriptionOverride: String?
-    /// Set by `localizedAdditionalDescription = …`; `nil` means "use the default".
-    var localizedAdditionalDescriptionOverride: String?
+    /// `kind` without a reference count: 0 for `nil`, 1 for `.file`, 2 for another kind (kept in `extras`).
+    private var kindCode: UInt8 = 0
+    /// The rarely used parts; `nil` until first needed.
+    private(set) var extras: MetadataExtras?
+
+    /// The extras, allocated on first use.
+    mutating func extrasForWriting() -> MetadataExtras {
+        if let extras { return extras }
+        let created = MetadataExtras()
+        extras = created
+        return created
+    }
+
+    var kind: ProgressNode.Kind? {
+        get {
+            switch kindCode {
+            case 0: nil
+            case 1: .file
+            default: extras?.customKind
+            }
+        }
+        set {
+            switch newValue {
+            case nil: kindCode = 0
+            case .file?: kindCode = 1
+            case let custom?:
+                kindCode = 2
+                extrasForWriting().customKind = custom
+            }
+        }
+    }
+
+    /// Whether the node is of kind `.file`, without building a `Kind`.
+    var isFile: Bool { kindCode == 1 }
+
     /// The files and bytes of children that finished and were released by this node, folded in when each
     /// finished (see `ProgressNode.FileSummary`). Finished children are not retained to keep this total.
-    var finishedChildren = ProgressNode.FileSummary()
-    /// The throughput and time-remaining estimators and the clock they read; `nil` until first needed.
-    var estimation: EstimationState?
+    var finishedChildren: ProgressNode.FileSummary {
+        extras?.finishedChildren ?? ProgressNode.FileSummary()
+    }
+
+    /// Set by `localizedDescription = …`; `nil` means "use the default".
+    var localizedDescriptionOverride: String? {
+        get { extras?.localizedDescriptionOverride }
+        set {
+            if newValue == nil && extras == nil { return }
+            extrasForWriting().localizedDescriptionOverride = newValue
+        }
+    }
+
+    /// Set by `localizedAdditionalDescription = …`; `nil` means "use the default".
+    var localizedAdditionalDescriptionOverride: String? {
+        get { extras?.localizedAdditionalDescriptionOverride }
+        set {
+            if newValue == nil && extras == nil { return }
+            extrasForWriting().localizedAdditionalDescriptionOverride = newValue
+        }
+    }
 
     /// `true` when nothing here can contribute to a parent's `FileSummary`: the node is no file, announces
     /// no file counts and has folded no files. Checked without walking anything.
     var contributesNoFiles: Bool {
-        kind != .file && finishedChildren.isEmpty
+        !isFile && (extras?.finishedChildren.isEmpty ?? true)
             && (userInfo.isEmpty
                 || (userInfo[.fileTotalCountKey] == nil && userInfo[.fileCompletedCountKey] == nil))
     }
+}
+
+/// The rarely used part of a node's `Metadata`: description overrides, the files of finished children,
+/// a kind other than `.file`, and the throughput and time-remaining estimators with the clock they read.
+/// A reference type so that `Metadata` stays small (creating a node copies it); it is only ever reached
+/// under the node's lock and never leaves it.
+final class MetadataExtras {
+    var customKind: ProgressNode.Kind?
+    /// See `Metadata.finishedChildren`.
+    var finishedChildren = ProgressNode.FileSummary()
+    var localizedDescriptionOverride: String?
+    var localizedAdditionalDescriptionOverride: String?
+    /// The clock of the estimates; `nil` uses the nearest ancestor's (see `ProgressNode.estimationClock`).
+    var clock: (any ProgressClock)?
+    /// Completed bytes of the subtree's files (`FileSummary.completedByteCount`): `throughput`.
+    var bytes = ThroughputEstimator()
+    /// Completed work in the node's own units, `fractionCompleted × totalUnitCount` (which includes the
+    /// partial work of children and does not jump when the total is re-weighted): `estimatedTimeRemaining`.
+    var work = ThroughputEstimator()
 }
 
 extension ProgressNode {

@@ -78,7 +78,7 @@ extension ProgressNode {
         return input
     }
 
-    private func additionalDescriptionInput() -> DescriptionFormatter.AdditionalInput {
+    func additionalDescriptionInput() -> DescriptionFormatter.AdditionalInput {
         let fraction = fractionCompleted
         let completed = completedUnitCount
         let total = totalUnitCount
@@ -88,17 +88,18 @@ extension ProgressNode {
         }
         let storedTotal = Self.fileCount(in: stored[.fileTotalCountKey])
         let storedCompleted = Self.fileCount(in: stored[.fileCompletedCountKey])
-        let storedThroughput = Self.storedNumber(stored[.throughputKey])
-        let storedRemaining = Self.storedNumber(stored[.estimatedTimeRemainingKey])
+        let hasStoredThroughput = stored[.throughputKey] != nil
+        let hasStoredRemaining = stored[.estimatedTimeRemainingKey] != nil
         let finished = FractionMath.isFinished(completed: completed, total: total)
 
-        var throughput = storedThroughput.flatMap(Self.roundedInt)
-        var remaining = storedRemaining
-        if storedThroughput == nil || storedRemaining == nil {
+        // Values set win (even unusable ones, which show nothing); estimates fill in the rest.
+        var throughput = Self.storedNumber(stored[.throughputKey]).flatMap(Self.roundedInt)
+        var remaining = Self.storedNumber(stored[.estimatedTimeRemainingKey])
+        if !hasStoredThroughput || !hasStoredRemaining {
             let estimates = sampleEstimates(
                 EstimationInput(fraction: fraction, completed: completed, total: total, files: subtree.summary))
-            if storedThroughput == nil { throughput = estimates.bytesPerSecond.flatMap(Self.roundedInt) }
-            if storedRemaining == nil, !finished { remaining = estimates.secondsRemaining }
+            if !hasStoredThroughput { throughput = estimates.bytesPerSecond.flatMap(Self.roundedInt) }
+            if !hasStoredRemaining, !finished { remaining = estimates.secondsRemaining }
         }
         return DescriptionFormatter.AdditionalInput(
             kind: kind, fileOperationKind: Self.operationKind(in: stored[.fileOperationKindKey]),

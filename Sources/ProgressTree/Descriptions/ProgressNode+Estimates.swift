@@ -1,18 +1,3 @@
-/// A node's estimators and the clock they read, allocated the first time an estimate is read (or a clock
-/// set). Lives in `Metadata`, so only under the node's lock; it never leaves it.
-final class EstimationState {
-    var clock: (any ProgressClock)?
-    /// Completed bytes of the subtree's files (`FileSummary.completedByteCount`): `throughput`.
-    var bytes = ThroughputEstimator()
-    /// Completed work in the node's own units, `fractionCompleted × totalUnitCount` (which includes the
-    /// partial work of children and does not jump when the total is re-weighted): `estimatedTimeRemaining`.
-    var work = ThroughputEstimator()
-
-    init(clock: (any ProgressClock)? = nil) {
-        self.clock = clock
-    }
-}
-
 // Sampling the estimators. This runs only when somebody reads an estimate (`throughput`,
 // `estimatedTimeRemaining`, `localizedAdditionalDescription`, an observer or renderer reading one of them):
 // never in `advance(by:)` or the count setters, which stay lock-free and allocation-free.
@@ -25,14 +10,11 @@ extension ProgressNode {
     ///
     /// Thread safety: any thread. Complexity: O(1) to set; reading estimates looks the clock up in O(depth).
     public var estimationClock: (any ProgressClock)? {
-        get { state.withLock { $0.metadata.estimation?.clock } }
+        get { state.withLock { $0.metadata.extras?.clock } }
         set {
             state.withLock { state in
-                if let estimation = state.metadata.estimation {
-                    estimation.clock = newValue
-                } else if let newValue {
-                    state.metadata.estimation = EstimationState(clock: newValue)
-                }
+                if newValue == nil && state.metadata.extras == nil { return }
+                state.metadata.extrasForWriting().clock = newValue
             }
         }
     }
@@ -42,7 +24,7 @@ extension ProgressNode {
         var node: ProgressNode? = self
         while let current = node {
             let (clock, parent) = current.state.withLock {
-                ($0.metadata.estimation?.clock, $0.link.attachedParent)
+                ($0.metadata.extras?.clock, $0.link.attachedParent)
             }
             if let clock { return clock }
             node = parent
@@ -86,13 +68,7 @@ extension ProgressNode {
             files.totalByteCount > 0 || files.completedByteCount > 0 ? Double(files.completedByteCount) : nil
         }
         return state.withLock { state in
-            let estimation: EstimationState
-            if let existing = state.metadata.estimation {
-                estimation = existing
-            } else {
-                estimation = EstimationState()
-                state.metadata.estimation = estimation
-            }
+            let estimation = state.metadata.extrasForWriting()
             if paused {
                 estimation.work.pause(at: now)
                 estimation.bytes.pause(at: now)

@@ -101,12 +101,14 @@ extension ProgressNode {
     /// The estimate is the subtree's completed bytes per second, smoothed (`ThroughputEstimator`), sampled
     /// when read on the node's `estimationClock`, with paused time excluded. It is `nil` for a node without
     /// bytes, before two reads have seen the bytes grow, and once the node is finished. A stored value is
-    /// returned as stored (a `Double` is rounded), even if negative; the descriptions skip values below 1.
+    /// returned as stored (a `Double` is rounded), even if negative; a stored value that is not a number
+    /// (or not finite) reads `nil`, without falling back to the estimate. The descriptions skip values
+    /// below 1.
     ///
     /// Thread safety: any thread. Complexity: O(1) when set; otherwise that of `fileSummary`.
     public var throughput: Int? {
         get {
-            if let stored = Self.storedNumber(userInfoValue(.throughputKey)) { return Self.roundedInt(stored) }
+            if let stored = userInfoValue(.throughputKey) { return Self.storedNumber(stored).flatMap(Self.roundedInt) }
             return currentEstimates(withBytes: true).bytesPerSecond.flatMap(Self.roundedInt)
         }
         set { setUserInfoObject(newValue, forKey: .throughputKey) }
@@ -119,13 +121,15 @@ extension ProgressNode {
     /// whole subtree, weighted as `fractionCompleted` is — by the smoothed rate at which
     /// `totalUnitCount × fractionCompleted` grows (`ThroughputEstimator`), sampled when read on the node's
     /// `estimationClock`, with paused time excluded. It is 0 for a finished node, and `nil` for an
-    /// indeterminate node or before two reads have seen the work grow. A stored value is returned as stored;
-    /// the descriptions skip negative, non-finite and absurd (over 100 years) values.
+    /// indeterminate node or before two reads have seen the work grow. A stored value is returned as stored
+    /// (any integer or floating-point type, or a `Duration`); one that is not a number reads `nil`, without
+    /// falling back to the estimate. The descriptions skip negative, non-finite and absurd (over 100 years)
+    /// values.
     ///
     /// Thread safety: any thread. Complexity: O(1) when set; otherwise that of `fractionCompleted`.
     public var estimatedTimeRemaining: TimeInterval? {
         get {
-            if let stored = Self.storedNumber(userInfoValue(.estimatedTimeRemainingKey)) { return stored }
+            if let stored = userInfoValue(.estimatedTimeRemainingKey) { return Self.storedNumber(stored) }
             return currentEstimates(withBytes: false).secondsRemaining
         }
         set { setUserInfoObject(newValue, forKey: .estimatedTimeRemainingKey) }
