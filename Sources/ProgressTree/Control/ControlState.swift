@@ -14,6 +14,13 @@ struct ControlState {
     var cancellationHandler: (@Sendable () -> Void)?
     var pausingHandler: (@Sendable () -> Void)?
     var resumingHandler: (@Sendable () -> Void)?
+    /// Handler calls a transition has marked but not yet made (see `ControlTransitionEffects.perform`).
+    /// While one is pending, setting that handler does not run it at once: the pending call runs the
+    /// handler current at that moment, so a handler replaced or cleared during a transition is called
+    /// once in all (the new one) or not at all (cleared), never twice.
+    var pendingCancellationCalls = 0
+    var pendingPausingCalls = 0
+    var pendingResumingCalls = 0
     /// Tasks linked to this node (`withCancellationLink`, `task(priority:operation:)`), cancelled with it.
     var linkedTaskCancellations: [Int: @Sendable () -> Void] = [:]
     /// Tasks suspended in `checkpoint()` while this node is paused.
@@ -26,19 +33,64 @@ struct ControlState {
     }
 }
 
+/// Which handler of a node a transition calls.
+enum ControlHandlerKind {
+    case cancellation, pausing, resuming
+}
+
 /// What a control transition does once every lock is released: resume suspended tasks, then run handlers
 /// and task cancellations in tree order (parent before children).
 struct ControlTransitionEffects {
+    enum Callback {
+        /// The node's handler of that kind, as it is when the call is made (not when the node was marked).
+        case handler(ProgressNode, ControlHandlerKind)
+        case closure(@Sendable () -> Void)
+    }
+
     var changedNodes: [ProgressNode] = []
-    var callbacks: [@Sendable () -> Void] = []
+    var callbacks: [Callback] = []
     var waiters: [CheckedContinuation<Void, any Error>] = []
+
+    /// Marks `node` for a call of its `kind` handler. Called under `node`'s lock, with its state.
+    mutating func callHandler(of node: ProgressNode, _ kind: ControlHandlerKind, state: inout ControlState) {
+        // Fix (test_handler_replaced_from_inside_a_parent_handler_runs_only_the_new_one_once and the other
+        // "replaced or cleared" tests): the handler used to be captured here, at marking time, so a handler
+        // replaced before the call was made ran twice for one transition (the captured one, and the new one
+        // "at once" because the node already had the state), and a cleared one still ran. Now the call
+        // reads the handler when it is made, and the setter does not run it at once while a call is pending.
+        state[keyPath: kind.pendingCallsKeyPath] += 1
+        callbacks.append(.handler(node, kind))
+    }
 
     func perform(waitersThrow: Bool) {
         for node in changedNodes { node.markChanged() }
         for waiter in waiters {
             if waitersThrow { waiter.resume(throwing: CancellationError()) } else { waiter.resume() }
         }
-        for callback in callbacks { callback() }
+        for callback in callbacks {
+            switch callback {
+            case .handler(let node, let kind): node.takePendingHandler(kind)?()
+            case .closure(let closure): closure()
+            }
+        }
+    }
+}
+
+extension ControlHandlerKind {
+    var pendingCallsKeyPath: WritableKeyPath<ControlState, Int> {
+        switch self {
+        case .cancellation: \.pendingCancellationCalls
+        case .pausing: \.pendingPausingCalls
+        case .resuming: \.pendingResumingCalls
+        }
+    }
+
+    var handlerKeyPath: WritableKeyPath<ControlState, (@Sendable () -> Void)?> {
+        switch self {
+        case .cancellation: \.cancellationHandler
+        case .pausing: \.pausingHandler
+        case .resuming: \.resumingHandler
+        }
     }
 }
 
@@ -73,12 +125,40 @@ extension ProgressNode {
         return old
     }
 
+    /// Ends a pending handler call of `kind`: returns the handler to call now (outside the lock).
+    func takePendingHandler(_ kind: ControlHandlerKind) -> (@Sendable () -> Void)? {
+        state.withLock { state in
+            state.control[keyPath: kind.pendingCallsKeyPath] -= 1
+            return state.control[keyPath: kind.handlerKeyPath]
+        }
+    }
+
+    /// Stores a handler; returns whether the setter must run it at once: the node is already in the state
+    /// the handler reacts to (`flag`; `nil`: never) and no call for it is pending (a pending call will run
+    /// this handler).
+    func setHandler(
+        _ kind: ControlHandlerKind, _ handler: (@Sendable () -> Void)?, runsAtOnceIf flag: ControlFlags?
+    ) -> Bool {
+        state.withLock { state -> Bool in
+            state.control[keyPath: kind.handlerKeyPath] = handler
+            guard let flag, handler != nil else { return false }
+            return currentControlFlags.contains(flag)
+                && state.control[keyPath: kind.pendingCallsKeyPath] == 0
+        }
+    }
+
     /// Applies a parent's cancelled or paused state to a newly attached child.
     func inheritControlState(_ flags: ControlFlags) {
         if flags.contains(.cancelled) {
             cancel()
         } else if flags.contains(.paused) {
             pause()
+            // Fix (test_child_attached_while_the_parent_is_resumed_ends_up_running): `flags` was read when
+            // the child was inserted. A `resume()` of the parent since then may have visited this child
+            // before the `pause()` above (finding it running, so leaving it alone), which left the child
+            // paused under a running parent. Our pause is now done, so any resume of the parent after this
+            // check will visit the child and find it paused; one before it shows here.
+            if let parent, !parent.isPaused { resume() }
         }
     }
 }

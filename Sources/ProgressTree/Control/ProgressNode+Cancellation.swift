@@ -29,8 +29,8 @@ extension ProgressNode {
     public func cancel() {
         applyControlTransition(waitersThrow: true) { node, state, effects in
             guard !node.updateControlFlags(inserting: .cancelled).contains(.cancelled) else { return false }
-            if let handler = state.control.cancellationHandler { effects.callbacks.append(handler) }
-            effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values)
+            effects.callHandler(of: node, .cancellation, state: &state.control)
+            effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
             state.control.linkedTaskCancellations = [:]
             effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
             state.control.pauseWaiters = [:]
@@ -40,15 +40,16 @@ extension ProgressNode {
 
     /// Called once when this node is cancelled, on the thread that called `cancel()` (on this node or an
     /// ancestor), outside every lock. Setting it on a node already cancelled calls it at once, on the
-    /// setting thread. Replacing or clearing it while a cancellation runs never calls a handler twice.
+    /// setting thread.
+    ///
+    /// The cancellation calls the handler set when it reaches this node's turn, so replacing or clearing
+    /// it while a cancellation runs (from another handler or another thread) calls the new handler once,
+    /// or none when cleared, never two. A handler set while this node's call is still pending is not
+    /// called at once by the setter: the pending call runs it.
     public var cancellationHandler: (@Sendable () -> Void)? {
         get { state.withLock { $0.control.cancellationHandler } }
         set {
-            let runNow = state.withLock { state -> Bool in
-                state.control.cancellationHandler = newValue
-                return currentControlFlags.contains(.cancelled)
-            }
-            if runNow, let newValue { newValue() }
+            if setHandler(.cancellation, newValue, runsAtOnceIf: .cancelled), let newValue { newValue() }
         }
     }
 

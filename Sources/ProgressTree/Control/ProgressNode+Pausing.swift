@@ -33,7 +33,7 @@ extension ProgressNode {
                     total: node.totalStorage.load(ordering: .sequentiallyConsistent))
             else { return false }
             _ = node.updateControlFlags(inserting: .paused)
-            if let handler = state.control.pausingHandler { effects.callbacks.append(handler) }
+            effects.callHandler(of: node, .pausing, state: &state.control)
             return true
         }
     }
@@ -50,7 +50,7 @@ extension ProgressNode {
             let flags = node.currentControlFlags
             guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
             _ = node.updateControlFlags(removing: .paused)
-            if let handler = state.control.resumingHandler { effects.callbacks.append(handler) }
+            effects.callHandler(of: node, .resuming, state: &state.control)
             effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
             state.control.pauseWaiters = [:]
             return true
@@ -58,23 +58,21 @@ extension ProgressNode {
     }
 
     /// Called once each time this node becomes paused, on the thread that called `pause()`, outside every
-    /// lock. Setting it on a node already paused calls it at once, on the setting thread.
+    /// lock. Setting it on a node already paused calls it at once, on the setting thread — unless the
+    /// pause is still being delivered, in which case that delivery calls it (once), as for
+    /// `cancellationHandler`.
     public var pausingHandler: (@Sendable () -> Void)? {
         get { state.withLock { $0.control.pausingHandler } }
         set {
-            let runNow = state.withLock { state -> Bool in
-                state.control.pausingHandler = newValue
-                return currentControlFlags.contains(.paused)
-            }
-            if runNow, let newValue { newValue() }
+            if setHandler(.pausing, newValue, runsAtOnceIf: .paused), let newValue { newValue() }
         }
     }
 
     /// Called once each time this node resumes from a pause, on the thread that called `resume()`,
-    /// outside every lock.
+    /// outside every lock. The call runs the handler set at that moment.
     public var resumingHandler: (@Sendable () -> Void)? {
         get { state.withLock { $0.control.resumingHandler } }
-        set { state.withLock { $0.control.resumingHandler = newValue } }
+        set { _ = setHandler(.resuming, newValue, runsAtOnceIf: nil) }
     }
 
     /// A checkpoint for long-running `async` work: returns at once while the node runs, suspends (without

@@ -1,3 +1,5 @@
+import Synchronization
+
 // The two-way bridge between a node and the Swift `Task` doing its work.
 
 extension ProgressNode {
@@ -27,7 +29,7 @@ extension ProgressNode {
     public func withCancellationLink<Result: Sendable>(
         _ operation: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
-        let task = Task { try await operation() }
+        let task = Task { try await self.runLinked(operation) }
         let unlink = link(task)
         defer { unlink() }
         return try await withTaskCancellationHandler {
@@ -47,16 +49,31 @@ extension ProgressNode {
         priority: TaskPriority? = nil,
         operation: @escaping @Sendable () async throws -> Result
     ) -> Task<Result, any Error> {
+        // Fix (test_task_keeps_task_local_values_and_priority): the link used to be removed by a second
+        // task awaiting this one, and awaiting a task raises its priority to the waiter's, so `priority`
+        // was lost whenever the caller's was higher. The task now removes its link itself when it ends.
+        let unlinkSlot = UnlinkSlot()
         let task = Task(priority: priority) {
-            try await withTaskCancellationHandler {
-                try await operation()
+            defer { unlinkSlot.taskDidEnd() }
+            return try await withTaskCancellationHandler {
+                try await self.runLinked(operation)
             } onCancel: {
                 self.cancel()
             }
         }
-        let unlink = link(task)
-        Task { _ = await task.result; unlink() }
+        unlinkSlot.linkDidStart(link(task))
         return task
+    }
+
+    /// Runs `operation` in a task linked to this node, cancelling the task first when the node already is.
+    ///
+    /// Fix (test_task_on_a_cancelled_node_starts_cancelled and
+    /// test_operation_linked_to_a_cancelled_node_starts_cancelled): the link is registered just after the
+    /// task is created, and cancels it then if the node is cancelled; but the task may already have run
+    /// `operation` (or all of it) by then, uncancelled.
+    private func runLinked<Result>(_ operation: () async throws -> Result) async throws -> Result {
+        if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
+        return try await operation()
     }
 
     /// Registers `task` to be cancelled with this node; returns the unregistration. A node already
@@ -75,5 +92,35 @@ extension ProgressNode {
         return { [self] in
             _ = state.withLock { $0.control.linkedTaskCancellations.removeValue(forKey: token) }
         }
+    }
+}
+
+/// Removes the link of a `task(priority:operation:)` task once both the link exists and the task ended,
+/// whichever comes last.
+private final class UnlinkSlot: Sendable {
+    private enum State {
+        case waiting
+        case linked(@Sendable () -> Void)
+        case taskEnded
+    }
+
+    private let state = Mutex(State.waiting)
+
+    func linkDidStart(_ unlink: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            guard case .waiting = state else { return true }
+            state = .linked(unlink)
+            return false
+        }
+        if runNow { unlink() }
+    }
+
+    func taskDidEnd() {
+        let unlink = state.withLock { state -> (@Sendable () -> Void)? in
+            defer { state = .taskEnded }
+            if case .linked(let unlink) = state { return unlink }
+            return nil
+        }
+        unlink?()
     }
 }

@@ -1,0 +1,437 @@
+@testable import ProgressTree
+import Synchronization
+import XCTest
+
+/// A thread-safe record of handler calls, in the order they happened. Shared by the control tests.
+final class ControlCallLog: Sendable {
+    private let entries = Mutex<[String]>([])
+
+    func record(_ entry: String) { entries.withLock { $0.append(entry) } }
+
+    /// A handler that records `entry` each time it runs.
+    func handler(_ entry: String) -> @Sendable () -> Void {
+        { [self] in record(entry) }
+    }
+
+    var all: [String] { entries.withLock { $0 } }
+
+    func count(_ entry: String) -> Int { all.filter { $0 == entry }.count }
+}
+
+/// Single-threaded semantics of `cancel()` (SEMANTICS.md, "Cancellation, pausing, resuming"; issue 3).
+final class CancellationTests: XCTestCase {
+    // MARK: Defaults and advisory flags
+
+    func test_new_node_is_cancellable_and_not_cancelled() {
+        let node = ProgressNode(totalUnitCount: 10)
+        XCTAssertTrue(node.isCancellable)
+        XCTAssertFalse(node.isCancelled)
+        XCTAssertNil(node.cancellationHandler)
+    }
+
+    func test_isCancellable_is_advisory_cancel_works_when_false() {
+        let node = ProgressNode(totalUnitCount: 10)
+        node.isCancellable = false
+        XCTAssertFalse(node.isCancellable)
+        node.cancel()
+        XCTAssertTrue(node.isCancelled)
+        XCTAssertFalse(node.isCancellable, "cancel() does not change the advisory flag")
+    }
+
+    // MARK: Propagation
+
+    func test_cancel_flows_down_to_every_descendant_and_never_up() {
+        let root = ProgressNode(totalUnitCount: 10)
+        let middle = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
+        let sibling = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
+        let leafA = ProgressNode(totalUnitCount: 10, parent: middle, pendingUnitCount: 5)
+        let leafB = ProgressNode(totalUnitCount: 10, parent: middle, pendingUnitCount: 5)
+        let grandLeaf = ProgressNode(totalUnitCount: 10, parent: leafB, pendingUnitCount: 10)
+
+        middle.cancel()
+
+        XCTAssertTrue(middle.isCancelled)
+        XCTAssertTrue(leafA.isCancelled)
+        XCTAssertTrue(leafB.isCancelled)
+        XCTAssertTrue(grandLeaf.isCancelled)
+        XCTAssertFalse(root.isCancelled, "cancellation never flows up")
+        XCTAssertFalse(sibling.isCancelled, "cancellation does not reach siblings")
+    }
+
+    func test_cancelling_a_leaf_leaves_its_parent_running() {
+        let root = ProgressNode(totalUnitCount: 2)
+        let leaf = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let log = ControlCallLog()
+        root.cancellationHandler = log.handler("root")
+        leaf.cancel()
+        XCTAssertTrue(leaf.isCancelled)
+        XCTAssertFalse(root.isCancelled)
+        XCTAssertEqual(log.all, [])
+    }
+
+    func test_child_attached_to_cancelled_parent_becomes_cancelled() {
+        let root = ProgressNode(totalUnitCount: 10)
+        root.cancel()
+
+        let explicit = ProgressNode(totalUnitCount: 5, parent: root, pendingUnitCount: 1)
+        XCTAssertTrue(explicit.isCancelled)
+
+        let discrete = ProgressNode.discreteProgress(totalUnitCount: 5)
+        XCTAssertFalse(discrete.isCancelled)
+        root.addChild(discrete, withPendingUnitCount: 1)
+        XCTAssertTrue(discrete.isCancelled)
+
+        let implicit = root.withCurrent(pendingUnitCount: 1) { ProgressNode(totalUnitCount: 5) }
+        XCTAssertTrue(implicit.isCancelled)
+    }
+
+    func test_subtree_attached_to_cancelled_parent_is_cancelled_with_handlers_once_in_order() {
+        let root = ProgressNode(totalUnitCount: 10)
+        root.cancel()
+
+        let log = ControlCallLog()
+        let child = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let grandchild = ProgressNode(totalUnitCount: 4, parent: child, pendingUnitCount: 2)
+        child.cancellationHandler = log.handler("child")
+        grandchild.cancellationHandler = log.handler("grandchild")
+        XCTAssertEqual(log.all, [], "not cancelled before it is attached")
+
+        root.addChild(child, withPendingUnitCount: 5)
+
+        XCTAssertTrue(child.isCancelled)
+        XCTAssertTrue(grandchild.isCancelled)
+        XCTAssertEqual(log.all, ["child", "grandchild"])
+        root.cancel()
+        XCTAssertEqual(log.all, ["child", "grandchild"], "repeated cancel runs no handler")
+    }
+
+    func test_cancel_reaches_children_added_before_through_a_later_attach_of_their_parent() {
+        // A subtree built bottom-up and attached to a running root is cancelled with it afterwards.
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let grandchild = ProgressNode(totalUnitCount: 4, parent: child, pendingUnitCount: 2)
+        root.addChild(child, withPendingUnitCount: 5)
+        XCTAssertFalse(child.isCancelled)
+        root.cancel()
+        XCTAssertTrue(child.isCancelled)
+        XCTAssertTrue(grandchild.isCancelled)
+    }
+
+    func test_a_finished_child_is_detached_and_not_cancelled() {
+        let root = ProgressNode(totalUnitCount: 10)
+        let done = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 4)
+        let running = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 6)
+        let log = ControlCallLog()
+        done.cancellationHandler = log.handler("done")
+        running.cancellationHandler = log.handler("running")
+        done.completedUnitCount = 2
+        XCTAssertTrue(done.isFinished)
+
+        root.cancel()
+
+        XCTAssertFalse(done.isCancelled, "a finished child is no longer attached")
+        XCTAssertTrue(running.isCancelled)
+        XCTAssertEqual(log.all, ["running"])
+        XCTAssertEqual(root.completedUnitCount, 4)
+    }
+
+    // MARK: Handlers
+
+    func test_handlers_run_parent_before_children_in_insertion_order() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let a = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        let b = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        let a1 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
+        let a2 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
+        let b1 = ProgressNode(totalUnitCount: 10, parent: b, pendingUnitCount: 3)
+        let a1x = ProgressNode(totalUnitCount: 10, parent: a1, pendingUnitCount: 3)
+        let c = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        let named = [("root", root), ("a", a), ("b", b), ("c", c), ("a1", a1), ("a2", a2), ("b1", b1), ("a1x", a1x)]
+        for (name, node) in named {
+            node.cancellationHandler = log.handler(name)
+        }
+
+        root.cancel()
+
+        XCTAssertEqual(log.all, ["root", "a", "a1", "a1x", "a2", "b", "b1", "c"])
+    }
+
+    func test_repeated_cancel_runs_each_handler_once_and_changes_nothing() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        root.cancellationHandler = log.handler("root")
+        child.cancellationHandler = log.handler("child")
+
+        root.cancel()
+        root.cancel()
+        child.cancel()
+        root.cancel()
+
+        XCTAssertEqual(log.all, ["root", "child"])
+        XCTAssertTrue(root.isCancelled)
+        XCTAssertTrue(child.isCancelled)
+    }
+
+    func test_cancelling_a_child_first_then_the_root_runs_the_child_handler_once() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
+        let other = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
+        root.cancellationHandler = log.handler("root")
+        child.cancellationHandler = log.handler("child")
+        other.cancellationHandler = log.handler("other")
+
+        child.cancel()
+        root.cancel()
+
+        XCTAssertEqual(log.all, ["child", "root", "other"])
+    }
+
+    func test_handler_set_on_cancelled_node_runs_at_once_on_the_setting_thread() {
+        let node = ProgressNode(totalUnitCount: 10)
+        node.cancel()
+        let log = ControlCallLog()
+        node.cancellationHandler = log.handler("late")
+        XCTAssertEqual(log.all, ["late"], "ran before the setter returned")
+        node.cancel()
+        XCTAssertEqual(log.all, ["late"], "and not again")
+    }
+
+    func test_handler_set_on_a_node_cancelled_through_its_ancestor_runs_at_once() {
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        root.cancel()
+        let log = ControlCallLog()
+        child.cancellationHandler = log.handler("child")
+        XCTAssertEqual(log.all, ["child"])
+    }
+
+    func test_clearing_the_handler_on_a_cancelled_node_runs_nothing() {
+        let node = ProgressNode(totalUnitCount: 10)
+        let log = ControlCallLog()
+        node.cancellationHandler = log.handler("first")
+        node.cancel()
+        node.cancellationHandler = nil
+        XCTAssertNil(node.cancellationHandler)
+        XCTAssertEqual(log.all, ["first"])
+    }
+
+    func test_handler_replaced_before_cancel_runs_only_the_new_one() {
+        let node = ProgressNode(totalUnitCount: 10)
+        let log = ControlCallLog()
+        node.cancellationHandler = log.handler("old")
+        node.cancellationHandler = log.handler("new")
+        node.cancel()
+        XCTAssertEqual(log.all, ["new"])
+    }
+
+    func test_handler_cleared_before_cancel_runs_nothing() {
+        let node = ProgressNode(totalUnitCount: 10)
+        let log = ControlCallLog()
+        node.cancellationHandler = log.handler("old")
+        node.cancellationHandler = nil
+        node.cancel()
+        XCTAssertEqual(log.all, [])
+        XCTAssertTrue(node.isCancelled)
+    }
+
+    /// A handler replaced from inside another handler of the same transition, before the child's turn:
+    /// the cancellation calls the handler current at the child's turn (the new one) once, and the old one
+    /// never; the setter does not also run it "at once".
+    func test_handler_replaced_from_inside_a_parent_handler_runs_only_the_new_one_once() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        child.cancellationHandler = log.handler("child-old")
+        root.cancellationHandler = { [log] in
+            log.record("root")
+            child.cancellationHandler = log.handler("child-new")
+            log.record("root done")
+        }
+
+        root.cancel()
+
+        XCTAssertEqual(log.all, ["root", "root done", "child-new"])
+        root.cancel()
+        child.cancel()
+        XCTAssertEqual(log.all, ["root", "root done", "child-new"])
+    }
+
+    /// A handler cleared from inside another handler of the same transition, before the child's turn:
+    /// no crash, and it is not called.
+    func test_handler_cleared_from_inside_a_parent_handler_is_not_called() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        child.cancellationHandler = log.handler("child")
+        root.cancellationHandler = { [log] in
+            log.record("root")
+            child.cancellationHandler = nil
+        }
+
+        root.cancel()
+
+        XCTAssertTrue(child.isCancelled)
+        XCTAssertNil(child.cancellationHandler)
+        XCTAssertEqual(log.all, ["root"])
+        root.cancel()
+        XCTAssertEqual(log.all, ["root"])
+    }
+
+    /// A child's handler replacing its parent's handler after the parent's turn: the new one is set on a
+    /// node cancelled and already called, so it runs at once, and the old one is not called again.
+    func test_handler_replaced_after_its_turn_runs_at_once() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        root.cancellationHandler = log.handler("root-old")
+        child.cancellationHandler = { [log] in
+            log.record("child")
+            root.cancellationHandler = log.handler("root-new")
+            log.record("child done")
+        }
+
+        root.cancel()
+
+        XCTAssertEqual(log.all, ["root-old", "child", "root-new", "child done"])
+    }
+
+    func test_handler_that_replaces_itself_runs_once() {
+        let log = ControlCallLog()
+        let node = ProgressNode(totalUnitCount: 10)
+        node.cancellationHandler = { [log] in
+            log.record("self")
+            // Setting a handler on the (now cancelled) node runs the new one at once, never the old one.
+            node.cancellationHandler = log.handler("replacement")
+        }
+        node.cancel()
+        XCTAssertEqual(log.all, ["self", "replacement"])
+    }
+
+    func test_handlers_reenter_the_tree_on_the_same_thread_without_deadlock() {
+        let log = ControlCallLog()
+        let root = ProgressNode(totalUnitCount: 100)
+        let a = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 50)
+        let b = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 50)
+        let aChild = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 10)
+        a.completedUnitCount = 5
+        b.cancellationHandler = log.handler("b")
+        aChild.pausingHandler = log.handler("aChild paused")
+        a.cancellationHandler = { [log] in
+            log.record("a fraction \(root.fractionCompleted)")
+            aChild.pause()
+            b.cancel()
+            log.record("a done")
+        }
+
+        a.cancel()
+
+        XCTAssertEqual(log.all, ["a fraction 0.25", "b", "a done"])
+        XCTAssertTrue(b.isCancelled)
+        XCTAssertFalse(root.isCancelled)
+        XCTAssertFalse(aChild.isPaused, "pause after cancel does nothing")
+    }
+
+    // MARK: Work done is kept
+
+    func test_counts_and_fraction_are_kept_at_cancellation_42_percent() {
+        let root = ProgressNode(totalUnitCount: 100)
+        root.completedUnitCount = 22
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 50)
+        child.completedUnitCount = 4
+        XCTAssertEqual(root.fractionCompleted, 0.42)
+
+        root.cancel()
+
+        XCTAssertEqual(root.completedUnitCount, 22)
+        XCTAssertEqual(root.totalUnitCount, 100)
+        XCTAssertEqual(child.completedUnitCount, 4)
+        XCTAssertEqual(child.totalUnitCount, 10)
+        XCTAssertEqual(child.fractionCompleted, 0.4)
+        XCTAssertEqual(root.fractionCompleted, 0.42)
+        XCTAssertFalse(root.isFinished)
+        XCTAssertFalse(root.isIndeterminate)
+    }
+
+    // MARK: checkCancellation
+
+    func test_checkCancellation_throws_only_once_cancelled() {
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        XCTAssertNoThrow(try child.checkCancellation())
+        root.cancel()
+        var caught: CancellationError?
+        do { try child.checkCancellation() } catch { caught = error }
+        XCTAssertNotNil(caught)
+        XCTAssertThrowsError(try root.checkCancellation()) { XCTAssertTrue($0 is CancellationError) }
+    }
+
+    func test_checkCancellation_does_not_throw_for_a_cancelled_child_on_the_parent() {
+        let root = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+        child.cancel()
+        XCTAssertNoThrow(try root.checkCancellation())
+        XCTAssertThrowsError(try child.checkCancellation())
+    }
+
+    // MARK: Scale
+
+    func test_10_000_children_are_all_cancelled_when_cancel_returns() {
+        let root = ProgressNode(totalUnitCount: 10_000)
+        let counter = CallCounter()
+        let children = (0..<10_000).map { _ in
+            let child = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+            child.cancellationHandler = counter.increment
+            return child
+        }
+
+        root.cancel()
+
+        XCTAssertEqual(children.filter(\.isCancelled).count, 10_000)
+        XCTAssertEqual(counter.value, 10_000)
+        root.cancel()
+        XCTAssertEqual(counter.value, 10_000)
+    }
+
+    func test_10_000_deep_chain_is_cancelled_iteratively_in_order() {
+        let chain = makeChain(depth: 10_000)
+        let log = ControlCallLog()
+        for (index, node) in chain.enumerated() { node.cancellationHandler = log.handler("\(index)") }
+
+        chain[0].cancel()
+
+        XCTAssertEqual(chain.filter(\.isCancelled).count, 10_000)
+        XCTAssertEqual(log.all, (0..<10_000).map { "\($0)" }, "parent before child, each once")
+        XCTAssertThrowsError(try chain[9_999].checkCancellation())
+        releaseChain(chain)
+    }
+}
+
+/// Counts handler calls without a lock on the caller's side.
+final class CallCounter: Sendable {
+    private let storage = Atomic<Int>(0)
+    var increment: @Sendable () -> Void { { [self] in storage.add(1, ordering: .sequentiallyConsistent) } }
+    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
+}
+
+/// A chain `chain[0] → chain[1] → … → chain[depth - 1]`, each node standing for all of its parent's units.
+/// Built from the leaf up, so each `addChild` has no ancestors to check for a cycle (O(depth) in total).
+func makeChain(depth: Int) -> [ProgressNode] {
+    var chain = [ProgressNode.discreteProgress(totalUnitCount: 1)]
+    chain.reserveCapacity(depth)
+    for _ in 1..<depth {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        parent.addChild(chain[chain.count - 1], withPendingUnitCount: 1)
+        chain.append(parent)
+    }
+    return chain.reversed()
+}
+
+/// Releases a deep chain root first, so that no node's release cascades down the whole chain at once.
+/// (Releasing a chain through its root alone frees it recursively, one level per stack frame: fine at
+/// 10,000 levels, a stack overflow at 100,000. The control tests keep clear of that, which is not theirs.)
+func releaseChain(_ chain: consuming [ProgressNode]) {
+    while !chain.isEmpty { chain.removeFirst() }
+}
