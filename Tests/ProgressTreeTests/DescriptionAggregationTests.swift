@@ -84,7 +84,7 @@ final class DescriptionAggregationTests: XCTestCase {
         let empty = ProgressNode.discreteProgress(totalUnitCount: 1)
         empty.fileOperationKind = .copying
         XCTAssertEqual(empty.localizedDescription, "Copying files…")
-        XCTAssertEqual(empty.localizedAdditionalDescription, "")
+        XCTAssertEqual(empty.localizedAdditionalDescription, "0 of 1", "no file known yet: the unit counts")
         XCTAssertNil(empty.fileTotalCount)
         XCTAssertEqual(empty.fileSummary, ProgressNode.FileSummary())
 

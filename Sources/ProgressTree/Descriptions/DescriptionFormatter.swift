@@ -94,6 +94,11 @@ enum DescriptionFormatter {
                 ProgressFormat.byteCount(input.files.completedByteCount),
                 of: ProgressFormat.byteCount(input.files.totalByteCount))
         }
-        return fileCount
+        if let fileCount { return fileCount }
+        // Nothing known about the files yet (a root before its first file): the unit counts, so that a
+        // determinate node never describes itself with an empty line.
+        if input.isIndeterminate { return nil }
+        return DescriptionStrings.amount(
+            ProgressFormat.count(input.completedUnitCount), of: ProgressFormat.count(input.totalUnitCount))
     }
 }

@@ -17,9 +17,10 @@ extension ProgressNode {
     /// - generic node: "30% completed" from `fractionCompleted` (so it includes the children's partial
     ///   work); **"" when the node is indeterminate**, as in Apple's Foundation — there is no percentage to
     ///   give, and a user interface shows an indeterminate indicator instead;
-    /// - `.file` node: the verb of `fileOperationKind` ("Processing" if unset), then the file's name from
-    ///   `fileURL`, else the number of files (`fileTotalCount`, set or summed over the subtree), else just
-    ///   "files": "Copying “photo.jpg”…", "Copying 9 files…", "Copying files…".
+    /// - a node that describes files — of kind `.file`, or with a `fileOperationKind` (a root over file
+    ///   nodes, whose own units are not bytes): the verb of `fileOperationKind` ("Processing" if unset),
+    ///   then the file's name from `fileURL`, else the number of files (`fileTotalCount`, set or summed
+    ///   over the subtree), else just "files": "Copying “photo.jpg”…", "Copying 9 files…", "Copying files…".
     ///
     /// Thread safety: any thread. Observable (`observe(\.localizedDescription, …)`): changes of the counts,
     /// the subtree and the metadata notify. Complexity: that of `fractionCompleted`, plus that of
@@ -38,9 +39,12 @@ extension ProgressNode {
         }
     }
 
-    /// A second, more detailed line: by default "16 of 42" or, for a `.file` node, "123 KB of 789.1 MB" /
-    /// "3 of 10 files", followed by the throughput and the time remaining when known:
-    /// "1.61 GB of 3.22 GB (2 KB/s) — 2 minutes remaining". **(Foundation)**
+    /// A second, more detailed line: by default "16 of 42" or, for a node that describes files,
+    /// "123 KB of 789.1 MB" / "3 of 10 files", followed by the throughput and the time remaining when
+    /// known: "1.61 GB of 3.22 GB (2 KB/s) — 2 minutes remaining". **(Foundation)**
+    ///
+    /// For files, bytes are shown when the size of every file is known (`FileSummary.hasCompleteByteCounts`)
+    /// and `fileCompletedCount` was not set; otherwise file counts, when known.
     ///
     /// Setting a string replaces the default; setting `nil` restores it (`String!` as in Foundation: reading
     /// never gives `nil`).
