@@ -9,12 +9,16 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
+        .library(name: "ProgressTreeTerminal", targets: ["ProgressTreeTerminal"]),
         .executable(name: "photo-import", targets: ["photo-import"]),
     ],
     targets: [
         .target(name: "ProgressTree"),
-        .executableTarget(name: "photo-import", dependencies: ["ProgressTree"], path: "Examples/photo-import"),
+        .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
+        .executableTarget(
+            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/photo-import"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
+        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTreeTerminal"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -105,7 +105,14 @@ extension ProgressNode {
     func refresh() -> Double {
         Self.refreshLock.withLock { _ in
             isDirty.store(false, ordering: .sequentiallyConsistent)
-            var stack = [RefreshFrame(node: self, queued: takeDirtyChildren())]
+            // Fast path, the common case of a clean subtree: one lock, no allocation.
+            let queued = state.withLock { state -> [WeakNode]? in
+                guard !state.dirtyChildren.isEmpty else { return nil }
+                defer { state.dirtyChildren = [] }
+                return state.dirtyChildren
+            }
+            guard let queued else { return applyRefresh([]) }
+            var stack = [RefreshFrame(node: self, queued: queued)]
             while true {
                 if let entry = stack[stack.count - 1].queued.popLast() {
                     // A queued child that finished and was released since has nothing left to report.

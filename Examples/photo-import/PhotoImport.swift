@@ -1,0 +1,97 @@
+// photo-import — the main demo of ProgressTree.
+//
+// An album of photos imported concurrently. Each photo import is a download worth 9 units (a file node
+// with bytes, an estimated throughput and its file name) plus a filter worth 1 unit that reports through
+// implicit, task-local composition (`withCurrent`), as in Apple's PhotoProgress sample. The album's node
+// composes the photos and the terminal renderer shows the whole tree live.
+//
+//   swift run photo-import [--photos N] [--speed X] [--progress auto|live|plain|json|none]
+//
+// Keys while live: p pause, r resume, c cancel. Ctrl-C cancels cleanly.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+import ProgressTree
+import ProgressTreeTerminal
+import Synchronization
+
+@main
+struct PhotoImport {
+    static func main() async {
+        let options: Options
+        do {
+            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("photo-import: \(error)\n\n\(Options.usage)\n".utf8))
+            exit(2)
+        }
+        if options.showHelp {
+            print(Options.usage)
+            return
+        }
+
+        let album = ProgressNode.discreteProgress(totalUnitCount: Int64(options.photos))
+        album.localizedDescription = "Importing \(options.photos) photos"
+        album.isPausable = true
+
+        let renderer = TerminalRenderer(album, mode: options.progress)
+        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        let interrupts = InterruptHandler { album.cancel() }
+        keys?.start { key in
+            switch key {
+            case "p": album.pause()
+            case "r": album.resume()
+            case "c": album.cancel()
+            default: break
+            }
+        }
+        if keys != nil { renderer.print("Keys: p pause · r resume · c cancel · Ctrl-C cancel") }
+
+        let start = ContinuousClock.now
+        renderer.start()
+        let imported = await Importer(options: options).importAlbum(into: album)
+        renderer.stop()
+        keys?.stop()
+        interrupts.stop()
+
+        let elapsed = start.duration(to: .now)
+        if album.isCancelled {
+            let percent = Int((album.fractionCompleted * 100).rounded(.down))
+            print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
+        } else {
+            print("Imported \(imported) photos in \(seconds(elapsed)) s")
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let tenths = Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18) * 10)
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// Cancels the work on the first Ctrl-C; a second one exits at once.
+final class InterruptHandler: Sendable {
+    private let source: Mutex<(any DispatchSourceSignal)?>
+
+    init(onInterrupt: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let count = InterruptCount()
+        source.setEventHandler {
+            if count.increment() > 1 { exit(130) }
+            onInterrupt()
+        }
+        source.resume()
+        self.source = Mutex(source)
+    }
+
+    func stop() {
+        source.withLock { $0?.cancel() }
+        signal(SIGINT, SIG_DFL)
+    }
+}

@@ -1,0 +1,164 @@
+/// Turns the lines of one frame into text of an exact width, columns aligned across lines.
+///
+/// Widths are display widths (wide characters count two), computed on plain text; colours are applied
+/// after cutting, so escape sequences never count toward the width.
+struct LineFormatter {
+    let layout: TerminalLayout
+    let colors: Bool
+
+    /// Formats `lines` for a terminal `width` columns wide. `tick` advances spinners and pulses (one step
+    /// per frame). Every returned line is exactly `width` columns of visible text.
+    ///
+    /// `sticky` carries the widths of the text columns from frame to frame: a column never narrows while
+    /// the terminal keeps its width, so the bar does not jump back and forth as numbers change length.
+    func format(_ lines: [LineContent], width: Int, tick: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
+        guard width > 0 else { return lines.map { _ in "" } }
+        let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: sticky)
+        for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
+            if let used = plan.widths[column] { sticky[column] = max(sticky[column] ?? 0, used) }
+        }
+        sticky[.label] = max(sticky[.label] ?? 0, plan.labelNeed)
+        return lines.map { render($0, plan: plan, width: width, tick: tick) }
+    }
+
+    private func render(_ line: LineContent, plan: ColumnPlan, width: Int, tick: Int) -> String {
+        var parts: [String] = []
+        for column in layout.columns where plan.widths[column] != nil {
+            let columnWidth = plan.widths[column]!
+            switch column {
+            case .label:
+                parts.append(label(line, width: columnWidth, tick: tick))
+            case .bar:
+                parts.append(bar(line, width: columnWidth, tick: tick))
+            case .percent:
+                let text = line.isIndeterminate ? "" : "\(Int((line.fraction * 100).rounded(.down)))%"
+                parts.append(leftPad(text, columnWidth))
+            case .counts:
+                parts.append(style(DisplayWidth.pad(line.counts, toColumns: columnWidth), layout.colors.secondary))
+            case .throughput:
+                parts.append(style(leftPad(line.throughput ?? "", columnWidth), layout.colors.secondary))
+            case .timeRemaining:
+                parts.append(style(leftPad(line.timeRemaining ?? "", columnWidth), layout.colors.secondary))
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private func label(_ line: LineContent, width: Int, tick: Int) -> String {
+        let indent = String(repeating: " ", count: min(line.depth * layout.indentation, max(0, width - 4)))
+        let (mark, markStyle) = self.mark(line, tick: tick)
+        let text = DisplayWidth.pad(line.label, toColumns: max(0, width - indent.count - 2))
+        let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
+        return indent + style(mark, markStyle) + " " + style(text, labelStyle)
+    }
+
+    private func mark(_ line: LineContent, tick: Int) -> (String, TerminalStyle) {
+        switch line.status {
+        case .finished: return ("✓", layout.colors.finished)
+        case .cancelled: return ("✗", layout.colors.cancelled)
+        case .paused: return ("‖", layout.colors.paused)
+        case .running:
+            if line.isIndeterminate, !layout.spinner.isEmpty {
+                return (layout.spinner[tick % layout.spinner.count], layout.colors.spinner)
+            }
+            return ("•", layout.colors.bar)
+        }
+    }
+
+    private func bar(_ line: LineContent, width: Int, tick: Int) -> String {
+        let style = layout.bar
+        let barStyle: TerminalStyle =
+            switch line.status {
+            case .finished: layout.colors.finished
+            case .cancelled: layout.colors.cancelled
+            case .paused: layout.colors.paused
+            case .running: layout.colors.bar
+            }
+        if line.isIndeterminate {
+            // A pulse of three cells bouncing across the bar.
+            let pulse = min(3, width)
+            let span = max(1, width - pulse)
+            let step = tick % (2 * span)
+            let start = step <= span ? step : 2 * span - step
+            let text =
+                String(repeating: String(style.empty), count: start)
+                + String(repeating: String(style.filled), count: pulse)
+                + String(repeating: String(style.empty), count: max(0, width - start - pulse))
+            return self.style(text, line.status == .running ? layout.colors.spinner : barStyle)
+        }
+        let levels = style.partial.count + 1
+        let filledLevels = Int((min(max(line.fraction, 0), 1) * Double(width * levels)).rounded(.down))
+        let full = filledLevels / levels
+        let remainder = filledLevels % levels
+        var filled = String(repeating: String(style.filled), count: full)
+        var used = full
+        if remainder > 0, used < width {
+            filled.append(style.partial[remainder - 1])
+            used += 1
+        }
+        return self.style(filled, barStyle) + String(repeating: String(style.empty), count: width - used)
+    }
+
+    private func leftPad(_ text: String, _ width: Int) -> String {
+        let cut = DisplayWidth.truncate(text, toColumns: width)
+        return String(repeating: " ", count: max(0, width - DisplayWidth.of(cut))) + cut
+    }
+
+    private func style(_ text: String, _ style: TerminalStyle) -> String {
+        style.apply(to: text, colors: colors)
+    }
+}
+
+/// The width of each shown column for one frame: columns are aligned across all lines of the frame.
+struct ColumnPlan {
+    private(set) var widths: [TerminalLayout.Column: Int] = [:]
+    /// The width the labels asked for (kept from frame to frame as the label column's minimum).
+    private(set) var labelNeed = 0
+
+    init(layout: TerminalLayout, lines: [LineContent], width: Int, minimums: [TerminalLayout.Column: Int] = [:]) {
+        func widest(_ text: (LineContent) -> String?) -> Int {
+            lines.map { DisplayWidth.of(text($0) ?? "") }.max() ?? 0
+        }
+        var natural: [TerminalLayout.Column: Int] = [:]
+        for column in layout.columns {
+            switch column {
+            case .label: natural[.label] = layout.minimumLabelWidth
+            case .bar: natural[.bar] = layout.barWidth.upperBound
+            case .percent: natural[.percent] = 4
+            case .counts: natural[.counts] = max(widest { $0.counts }, minimums[.counts] ?? 0)
+            case .throughput: natural[.throughput] = max(widest { $0.throughput }, minimums[.throughput] ?? 0)
+            case .timeRemaining:
+                natural[.timeRemaining] = max(widest { $0.timeRemaining }, minimums[.timeRemaining] ?? 0)
+            }
+        }
+        // Columns with nothing to show take no room.
+        for (column, value) in natural where value == 0 && column != .label { natural[column] = nil }
+
+        let labelNeed = min(
+            max(lines.map { $0.depth * layout.indentation + 2 + DisplayWidth.of($0.label) }.max() ?? 0,
+                minimums[.label] ?? 0),
+            max(layout.minimumLabelWidth, width / 2))
+        self.labelNeed = labelNeed
+        func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
+            columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
+        }
+        var drops = layout.dropOrder[...]
+        while natural[.label] != nil {
+            let left = width - used(natural)
+            if let bar = natural[.bar] {
+                // Give the label what it needs first, then let the bar take what is left up to its maximum.
+                let shrink = min(bar - layout.barWidth.lowerBound, max(0, max(labelNeed, layout.minimumLabelWidth) - left))
+                if shrink > 0 {
+                    natural[.bar] = bar - shrink
+                    continue
+                }
+            }
+            if left >= layout.minimumLabelWidth || drops.isEmpty { break }
+            natural[drops.removeFirst()] = nil
+        }
+        if natural[.label] != nil {
+            natural[.label] = max(1, width - used(natural))
+        }
+        widths = natural
+    }
+}

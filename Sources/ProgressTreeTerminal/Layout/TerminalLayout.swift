@@ -1,0 +1,82 @@
+/// What a line of the live display shows, and how: which columns in what order, the bar, the colours.
+///
+/// The defaults give lines like
+/// ```
+/// ⠹ Importing 12 photos      ██████████▌░░░░░░░░░  52%  6 of 12 photos  1.2 MB/s  4 s
+///     ✓ IMG_0001.jpg         ████████████████████ 100%  2.1 MB
+/// ```
+/// When the terminal is narrow, columns are dropped in `dropOrder` (time remaining first) and the bar
+/// shrinks to `barWidth.lowerBound` before it is dropped, so the label and percent stay readable.
+public struct TerminalLayout: Sendable {
+    /// A column of a line.
+    public enum Column: Sendable, Hashable, CaseIterable {
+        /// Indentation, a state mark or spinner, and the node's label. Takes the width left over.
+        case label
+        /// The progress bar; a moving pulse for indeterminate nodes.
+        case bar
+        /// The percentage, `" 42%"`; blank for indeterminate nodes.
+        case percent
+        /// Counts or bytes: `"6 of 12 photos"`, `"4.5 MB of 9 MB"`.
+        case counts
+        /// Throughput, `"1.2 MB/s"`, when known.
+        case throughput
+        /// Estimated time remaining, `"4 s"`, when known.
+        case timeRemaining
+    }
+
+    /// The columns, left to right.
+    public var columns: [Column] = [.label, .bar, .percent, .counts, .throughput, .timeRemaining]
+    /// Which columns to give up first when the line does not fit.
+    public var dropOrder: [Column] = [.timeRemaining, .throughput, .counts, .bar, .percent]
+    /// The width of the bar: as wide as the upper bound when there is room, never narrower than the lower.
+    public var barWidth: ClosedRange<Int> = 10...30
+    /// The least width given to the label column before other columns are dropped.
+    public var minimumLabelWidth = 16
+    /// The characters of the bar.
+    public var bar = BarStyle.blocks
+    /// Spaces of indentation per level of depth.
+    public var indentation = 2
+    /// Frames of the spinner shown for indeterminate, running nodes.
+    public var spinner: [String] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+    /// Colours of the parts of a line (ignored when colour is off, for example under `NO_COLOR`).
+    public var colors = ColorScheme()
+
+    public init() {}
+
+    /// The default layout.
+    public static let `default` = TerminalLayout()
+
+    /// How a bar is drawn.
+    public struct BarStyle: Sendable {
+        /// A full cell.
+        public var filled: Character
+        /// Partially filled cells, from least to most filled (empty for whole cells only).
+        public var partial: [Character]
+        /// An empty cell.
+        public var empty: Character
+
+        public init(filled: Character, partial: [Character] = [], empty: Character) {
+            self.filled = filled
+            self.partial = partial
+            self.empty = empty
+        }
+
+        /// Unicode blocks with eighths: smooth, readable without colour.
+        public static let blocks = BarStyle(
+            filled: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"], empty: "░")
+        /// Plain ASCII, for terminals without Unicode fonts.
+        public static let ascii = BarStyle(filled: "#", empty: "-")
+    }
+
+    /// Colours of the parts of a line.
+    public struct ColorScheme: Sendable {
+        public var bar: TerminalStyle = .cyan
+        public var finished: TerminalStyle = .green
+        public var paused: TerminalStyle = .yellow
+        public var cancelled: TerminalStyle = .red
+        public var spinner: TerminalStyle = .magenta
+        public var secondary: TerminalStyle = .dim
+
+        public init() {}
+    }
+}

@@ -1,0 +1,40 @@
+/// The escape sequences the live renderer uses, in one place.
+enum ANSI {
+    static let hideCursor = "\u{1B}[?25l"
+    static let showCursor = "\u{1B}[?25h"
+    /// Synchronized output (DEC mode 2026): terminals that support it show the frame at once; others
+    /// ignore it.
+    static let beginSynchronizedUpdate = "\u{1B}[?2026h"
+    static let endSynchronizedUpdate = "\u{1B}[?2026l"
+    static let clearToEndOfLine = "\u{1B}[K"
+
+    static func cursorUp(_ lines: Int) -> String {
+        lines > 0 ? "\u{1B}[\(lines)A" : ""
+    }
+
+    static let reset = "\u{1B}[0m"
+}
+
+/// A colour (or emphasis) of part of a line. `NO_COLOR` turns every style into plain text.
+public enum TerminalStyle: Sendable, Hashable {
+    case plain, bold, dim, red, green, yellow, blue, magenta, cyan
+
+    var code: String? {
+        switch self {
+        case .plain: nil
+        case .bold: "1"
+        case .dim: "2"
+        case .red: "31"
+        case .green: "32"
+        case .yellow: "33"
+        case .blue: "34"
+        case .magenta: "35"
+        case .cyan: "36"
+        }
+    }
+
+    func apply(to text: String, colors: Bool) -> String {
+        guard colors, let code, !text.isEmpty else { return text }
+        return "\u{1B}[\(code)m" + text + ANSI.reset
+    }
+}

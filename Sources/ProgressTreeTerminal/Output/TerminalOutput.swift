@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The size of a terminal in character cells.
+public struct TerminalSize: Sendable, Equatable {
+    public var columns: Int
+    public var rows: Int
+
+    public init(columns: Int, rows: Int) {
+        self.columns = columns
+        self.rows = rows
+    }
+}
+
+/// Where a renderer writes, and what it knows about it.
+///
+/// The renderer writes each frame with one `write(_:)` call. Implementations must be safe to call from any
+/// thread; the renderer never calls `write` from two threads at once.
+public protocol TerminalOutput: Sendable {
+    /// Writes `text` completely.
+    func write(_ text: String)
+    /// Whether the output is an interactive terminal (decides `auto` mode).
+    var isTerminal: Bool { get }
+    /// The current size, or `nil` when unknown (not a terminal).
+    func size() -> TerminalSize?
+    /// The file descriptor to restore the cursor on from a signal handler, if any.
+    var fileDescriptor: Int32? { get }
+}
+
+/// A terminal output on a file descriptor: standard error (the default of renderers) or standard output.
+public struct FileDescriptorOutput: TerminalOutput {
+    public let descriptor: Int32
+
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Standard error, where progress goes by default so that standard output stays clean for results.
+    public static let standardError = FileDescriptorOutput(descriptor: 2)
+    public static let standardOutput = FileDescriptorOutput(descriptor: 1)
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Darwin)
+                let written = Darwin.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #else
+                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                #endif
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return  // the reader went away (EPIPE) or the descriptor is closed: drop the frame
+                }
+            }
+        }
+    }
+
+    public var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    public func size() -> TerminalSize? {
+        var window = winsize()
+        guard ioctl(descriptor, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return nil }
+        return TerminalSize(columns: Int(window.ws_col), rows: Int(window.ws_row))
+    }
+
+    public var fileDescriptor: Int32? { descriptor }
+}

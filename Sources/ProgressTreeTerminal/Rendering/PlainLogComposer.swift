@@ -1,0 +1,85 @@
+import ProgressTree
+
+/// Decides which lines plain mode prints: readable in CI logs, no escape codes, never a flood.
+///
+/// A node gets a line when it first appears, when it finishes, is cancelled, paused or resumed, and in
+/// between, at most once per `minimumSpacing`, when its progress crossed another `step` (10% by default)
+/// or, if it moved at all, when `interval` has passed since its last line.
+struct PlainLogComposer {
+    let step: Double
+    let interval: Duration
+    let maximumDepth: Int
+    let minimumSpacing: Duration = .seconds(1)
+
+    private struct NodeLog {
+        var fraction: Double
+        var status: LineContent.Status
+        var time: Duration
+        var completed: Int64
+    }
+
+    private var logs: [Int: NodeLog] = [:]
+
+    init(step: Double, interval: Duration, maximumDepth: Int) {
+        self.step = step > 0 ? step : 0.1
+        self.interval = interval
+        self.maximumDepth = maximumDepth
+    }
+
+    mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
+        var labels: [Int: String] = [:]
+        var output: [String] = []
+        for row in rows {
+            let content = row.content
+            let parentPath = row.parentID.flatMap { labels[$0] } ?? ""
+            let ownLabel = content.label.isEmpty ? "(\(row.parentID == nil ? "progress" : "step"))" : content.label
+            let path = parentPath.isEmpty ? ownLabel : parentPath + " › " + ownLabel
+            labels[row.id] = path
+            guard content.depth <= maximumDepth else { continue }
+            let event: String?
+            if let log = logs[row.id] {
+                if log.status != content.status {
+                    event =
+                        switch content.status {
+                        case .finished: "done"
+                        case .cancelled: "cancelled"
+                        case .paused: "paused"
+                        case .running: "resumed"
+                        }
+                } else if content.status == .running, now - log.time >= minimumSpacing,
+                    crossedStep(from: log.fraction, to: content.fraction)
+                        || (now - log.time >= interval && content.completedUnitCount != log.completed)
+                {
+                    event = ""
+                } else {
+                    event = nil
+                }
+            } else {
+                event = content.status == .running ? "started" : content.status.rawValue
+            }
+            guard let event else { continue }
+            logs[row.id] = NodeLog(
+                fraction: content.fraction, status: content.status, time: now, completed: content.completedUnitCount)
+            output.append(Self.format(content, path: path, event: event))
+        }
+        return output
+    }
+
+    private func crossedStep(from old: Double, to new: Double) -> Bool {
+        (new / step).rounded(.down) > (old / step).rounded(.down)
+    }
+
+    static func format(_ content: LineContent, path: String, event: String) -> String {
+        let percent = content.isIndeterminate ? "   " : "\(Int((content.fraction * 100).rounded(.down)))"
+        var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
+        var details: [String] = []
+        if !content.counts.isEmpty { details.append(content.counts) }
+        if let throughput = content.throughput { details.append(throughput) }
+        if let remaining = content.timeRemainingValue.flatMap(ProgressFormat.timeRemaining) {
+            details.append(remaining)
+        }
+        if !event.isEmpty { details.insert(event, at: 0) }
+        if !details.isEmpty { line += ": " + details.joined(separator: ", ") }
+        return line
+    }
+}

@@ -1,0 +1,306 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import ProgressTree
+import Synchronization
+
+/// Shows a `ProgressNode` tree in a terminal: live bars that redraw in place, plain lines for logs, or
+/// JSON lines for other programs.
+///
+/// ```swift
+/// let renderer = TerminalRenderer(album)
+/// renderer.start()
+/// try await importPhotos(into: album)
+/// renderer.stop()          // draws the final frame and restores the cursor
+/// ```
+///
+/// The renderer draws from its own timer at a bounded rate and reads the tree only then: it adds nothing
+/// to the code that updates the nodes. It skips frames that would not change the screen, and waits
+/// `Options.initialDelay` before the first live frame so that quick work never flashes.
+///
+/// Conventions: writes to standard error by default; `auto` mode is `live` on a terminal and `plain`
+/// otherwise (also when `TERM=dumb`); `NO_COLOR` removes colour only; the width follows the terminal
+/// (re-read on `SIGWINCH`); the cursor is hidden while live and restored by `stop()`, and on Ctrl-C or
+/// `SIGTERM` unless the program handles those signals itself.
+///
+/// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
+/// lock, one at a time; lock order is renderer, then the library's node locks.
+public final class TerminalRenderer: Sendable {
+    /// How progress is shown.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// `live` on an interactive terminal (and `TERM` is not `dumb`), `plain` otherwise.
+        case auto
+        /// Bars redrawn in place.
+        case live
+        /// Lines for logs: when a node starts, finishes, is cancelled or paused, and every 10% or few
+        /// seconds in between. No escape codes.
+        case plain
+        /// One JSON object per line for each change (see `Docs/Terminal.md` for the schema).
+        case json
+        /// Nothing.
+        case none
+    }
+
+    /// How the renderer behaves.
+    public struct Options: Sendable {
+        /// Frames per second of the timer (live, and how often plain and json look for changes).
+        public var framesPerSecond: Double = 15
+        /// Time before the first live frame: work that ends sooner shows only its final frame.
+        public var initialDelay: Duration = .milliseconds(200)
+        /// How many finished children of a node stay on screen (as one line each, their own children
+        /// collapsed); older ones disappear. 0 hides finished children at once.
+        public var keptFinishedChildren = 3
+        /// Colour: `nil` follows the conventions (on in live mode unless `NO_COLOR` is set).
+        public var colors: Bool? = nil
+        /// Plain mode: a progress line each time a node crosses another such fraction.
+        public var plainStep = 0.1
+        /// Plain mode: a progress line at least this often while a node moves.
+        public var plainInterval: Duration = .seconds(5)
+        /// Plain and json modes: the deepest level reported (0 = the root only).
+        public var logDepth = 1
+        /// Whether the renderer draws from its own timer. When `false`, call `drawFrame()` yourself.
+        public var drawsOnTimer = true
+        /// The terminal size to assume when the output does not report one.
+        public var fallbackSize = TerminalSize(columns: 80, rows: 24)
+
+        public init() {}
+    }
+
+    private let root: ProgressNode
+    /// The mode in effect (`auto` resolved against the output and the environment).
+    public let mode: Mode
+    private let layout: TerminalLayout
+    private let options: Options
+    private let output: any TerminalOutput
+    private let clock: any ProgressClock
+    private let colors: Bool
+    private let state: Mutex<RendererState>
+    private let queue = DispatchQueue(label: "ProgressTreeTerminal.renderer")
+
+    /// Creates a renderer for the tree below `root`. Nothing is drawn before `start()` (or `drawFrame()`).
+    ///
+    /// - Parameters:
+    ///   - mode: how to show progress; `auto` by default.
+    ///   - output: where to write; standard error by default. Tests pass an output of their own.
+    ///   - clock: the time source for the initial delay, spinners and plain-mode intervals.
+    ///   - environment: the variables to honour (`NO_COLOR`, `TERM`); the process environment when `nil`.
+    public init(
+        _ root: ProgressNode,
+        mode: Mode = .auto,
+        layout: TerminalLayout = .default,
+        options: Options = Options(),
+        output: any TerminalOutput = FileDescriptorOutput.standardError,
+        clock: any ProgressClock = SystemProgressClock(),
+        environment: [String: String]? = nil
+    ) {
+        func variable(_ name: String) -> String? {
+            if let environment { return environment[name] }
+            return getenv(name).map { String(cString: $0) }
+        }
+        let resolved: Mode
+        if mode == .auto {
+            resolved = output.isTerminal && variable("TERM") != "dumb" ? .live : .plain
+        } else {
+            resolved = mode
+        }
+        self.root = root
+        self.mode = resolved
+        self.layout = layout
+        self.options = options
+        self.output = output
+        self.clock = clock
+        let noColor = !(variable("NO_COLOR") ?? "").isEmpty
+        self.colors = options.colors ?? (resolved == .live && !noColor)
+        self.state = Mutex(
+            RendererState(
+                mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
+                plain: PlainLogComposer(
+                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth)))
+    }
+
+    deinit {
+        stopTimerSources()
+    }
+
+    // MARK: Running
+
+    /// Starts drawing (from the timer, unless `Options.drawsOnTimer` is `false`). Calling it again does
+    /// nothing.
+    public func start() {
+        let begin = state.withLock { state -> Bool in
+            guard !state.isStarted else { return false }
+            state.isStarted = true
+            if state.startTime == nil { state.startTime = clock.now }
+            return true
+        }
+        guard begin, mode != .none else { return }
+        if mode == .live, let descriptor = output.fileDescriptor {
+            SignalRestoration.cursorHidden(on: descriptor)
+        }
+        guard options.drawsOnTimer else { return }
+        let interval = max(1.0 / max(options.framesPerSecond, 0.1), 0.001)
+        state.withLock { state in
+            // Created and kept under the lock: the sources never leave it.
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
+            timer.setEventHandler { [weak self] in self?.drawFrame() }
+            timer.resume()
+            state.timer = timer
+            if mode == .live {
+                let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
+                resize.setEventHandler { [weak self] in
+                    self?.state.withLock { $0.size = nil }
+                    self?.drawFrame()
+                }
+                resize.resume()
+                state.resizeSource = resize
+            }
+        }
+    }
+
+    /// Stops drawing: draws the final frame (left on screen), restores the cursor, and writes the last
+    /// plain or json lines. Calling it again does nothing.
+    public func stop() {
+        stopTimerSources()
+        draw(final: true)
+        if mode == .live { SignalRestoration.cursorRestored() }
+    }
+
+    /// Starts the renderer, runs `work`, and stops the renderer when `work` returns or throws.
+    public func run<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ work: () async throws -> Result
+    ) async rethrows -> Result {
+        start()
+        defer { stop() }
+        return try await work()
+    }
+
+    /// Prints `line` above the live area (or as is, in plain mode), so messages and progress do not mix.
+    /// Ignored in json and none modes.
+    public func print(_ line: String) {
+        switch mode {
+        case .live:
+            state.withLock { $0.printed.append(line) }
+            draw(final: false, force: true)
+        case .plain:
+            state.withLock { _ in output.write(line + "\n") }
+        case .auto, .json, .none:
+            break
+        }
+    }
+
+    /// Draws one frame now, if anything changed: what the timer does at each tick. Call it yourself when
+    /// `Options.drawsOnTimer` is `false` (for example in tests with a manual clock).
+    public func drawFrame() {
+        draw(final: false)
+    }
+
+    // MARK: Drawing
+
+    private func draw(final: Bool, force: Bool = false) {
+        state.withLock { state in
+            guard !state.isStopped, mode != .none else { return }
+            if final { state.isStopped = true }
+            let now = clock.now
+            let startTime = state.startTime ?? now
+            state.startTime = startTime
+            let elapsed = now - startTime
+            let size = state.size ?? output.size() ?? options.fallbackSize
+            state.size = size
+            // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
+            // only the levels they report.
+            let capacity = max(1, size.rows - 1)
+            let (rows, hidden) =
+                mode == .live
+                ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
+                : state.mirror.update(depthLimit: options.logDepth) { node, depth, _ in
+                    NodeReader.content(of: node, depth: depth)
+                }
+            state.tick += 1
+            switch mode {
+            case .live:
+                if !final && !force && !state.live.hasDrawn && elapsed < options.initialDelay { return }
+                if state.stickyWidthsColumns != size.columns {
+                    state.stickyWidths = [:]
+                    state.stickyWidthsColumns = size.columns
+                }
+                let lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                let printed = state.printed
+                state.printed = []
+                if let bytes = state.live.compose(
+                    lines: lines, printed: printed, width: max(1, size.columns - 1), final: final)
+                {
+                    output.write(bytes)
+                }
+            case .plain:
+                let lines = state.plain.lines(for: rows, now: elapsed)
+                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
+            case .json:
+                let lines = state.json.lines(for: rows, now: elapsed)
+                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
+            case .auto, .none:
+                break
+            }
+        }
+    }
+
+    /// The visible lines of a live frame: the rows read (at most the terminal's height less the cursor's
+    /// line) and, when the tree is taller, a "+N more" line; finished lines give way to it first.
+    private func liveLines(
+        _ rows: [TreeMirror.Row], hidden: Int, size: TerminalSize, tick: Int,
+        sticky: inout [TerminalLayout.Column: Int]
+    ) -> [String] {
+        let width = max(1, size.columns - 1)
+        var shown = rows
+        var more = hidden
+        if more > 0 {
+            // Make room for the "+N more" line: drop finished lines first, then cut at the bottom.
+            if let finished = shown.indices.dropFirst().last(where: { shown[$0].content.status == .finished }) {
+                shown.remove(at: finished)
+            } else {
+                shown.removeLast()
+            }
+            more += 1
+        }
+        let formatter = LineFormatter(layout: layout, colors: colors)
+        var lines = formatter.format(shown.map(\.content), width: width, tick: tick, sticky: &sticky)
+        if more > 0 {
+            lines.append(
+                TerminalStyle.dim.apply(to: DisplayWidth.pad("  … +\(more) more", toColumns: width), colors: colors))
+        }
+        return lines
+    }
+
+    private func stopTimerSources() {
+        // `cancel()` does not wait for a running handler, so it is safe under the lock the handler takes.
+        state.withLock { state in
+            state.timer?.cancel()
+            state.resizeSource?.cancel()
+            state.timer = nil
+            state.resizeSource = nil
+        }
+    }
+}
+
+/// The renderer's mutable state, guarded by its lock.
+struct RendererState {
+    var mirror: TreeMirror
+    var live = LiveFrameComposer()
+    var plain: PlainLogComposer
+    var json = JSONLineComposer()
+    var isStarted = false
+    var isStopped = false
+    var startTime: Duration?
+    var tick = 0
+    var size: TerminalSize?
+    var printed: [String] = []
+    var stickyWidths: [TerminalLayout.Column: Int] = [:]
+    var stickyWidthsColumns = 0
+    var timer: (any DispatchSourceTimer)?
+    var resizeSource: (any DispatchSourceSignal)?
+}

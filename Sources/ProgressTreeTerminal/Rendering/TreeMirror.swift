@@ -1,0 +1,159 @@
+import ProgressTree
+
+/// The renderer's memory of the tree between frames: stable ids, the order lines appeared in, and the
+/// last state of nodes that finished.
+///
+/// A finished child is detached from its parent (and released by it), so it vanishes from a walk of the
+/// live tree. The mirror notices, keeps the child's last line in place as a finished line (its subtree
+/// collapsed), and forgets all but the most recent `keptFinishedChildren` finished children of each parent,
+/// so memory stays bounded however many children come and go.
+struct TreeMirror {
+    /// One line of a frame, in tree order.
+    struct Row: Equatable {
+        let id: Int
+        let parentID: Int?
+        var content: LineContent
+    }
+
+    private struct Record {
+        var node: ProgressNode?  // nil once finished: the mirror keeps only its last line
+        var parentID: Int?
+        var content: LineContent?
+        var childIDs: [Int] = []
+    }
+
+    private var records: [Int: Record] = [:]
+    private var ids: [ObjectIdentifier: Int] = [:]
+    private var lastID = 0
+    private let rootID: Int
+    let keptFinishedChildren: Int
+
+    init(root: ProgressNode, keptFinishedChildren: Int) {
+        self.keptFinishedChildren = max(0, keptFinishedChildren)
+        lastID = 1
+        rootID = 1
+        records[1] = Record(node: root, parentID: nil)
+        ids[ObjectIdentifier(root)] = 1
+    }
+
+    /// Walks the live tree (iteratively) and returns this frame's rows, depth first, children in the
+    /// order they first appeared. `read` captures one node's line from the node, its depth and the index
+    /// its row will have.
+    ///
+    /// Rows past `rowLimit` are only counted (`hidden`), not read: a frame costs O(visible lines) reads,
+    /// however large the tree. Nodes deeper than `depthLimit` are neither read nor counted.
+    mutating func update(
+        rowLimit: Int = .max, depthLimit: Int = .max,
+        read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+    ) -> (rows: [Row], hidden: Int) {
+        var rows: [Row] = []
+        var hidden = 0
+        var stack: [(id: Int, depth: Int)] = [(rootID, 0)]
+        while let (id, depth) = stack.popLast() {
+            guard records[id] != nil else { continue }
+            if rows.count >= rowLimit {
+                hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
+                continue
+            }
+            if let node = records[id]!.node {
+                let content = read(node, depth, rows.count)
+                records[id]!.content = content
+                if content.status == .finished {
+                    forgetDescendants(of: id)  // a finished subtree collapses to one line
+                } else if depth < depthLimit {
+                    let known = records[id]!.childIDs
+                    records[id]!.childIDs = reconcileChildren(
+                        of: id, known: known, live: node.children, depth: depth, read: read)
+                }
+            }
+            guard let content = records[id]!.content else { continue }
+            rows.append(Row(id: id, parentID: records[id]!.parentID, content: content))
+            if depth < depthLimit {
+                for childID in records[id]!.childIDs.reversed() { stack.append((childID, depth + 1)) }
+            }
+        }
+        return (rows, hidden)
+    }
+
+    /// The lines below and including `id`, counted without reading any node: the mirror's finished lines
+    /// and the live nodes' current children.
+    private func countLines(from id: Int, depth: Int, depthLimit: Int) -> Int {
+        guard let record = records[id] else { return 0 }
+        guard let node = record.node else { return 1 }
+        var count = 1 + record.childIDs.filter { records[$0]?.node == nil }.count  // its finished lines
+        var live: [(ProgressNode, Int)] = node.children.map { ($0, depth + 1) }
+        while let (child, childDepth) = live.popLast() {
+            guard childDepth <= depthLimit else { continue }
+            count += 1
+            live.append(contentsOf: child.children.map { ($0, childDepth + 1) })
+        }
+        return count
+    }
+
+    /// Matches the node's live children against the known ones: known ones keep their place, vanished ones
+    /// become finished lines, new ones are appended.
+    private mutating func reconcileChildren(
+        of parentID: Int, known: [Int], live: [ProgressNode], depth: Int,
+        read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+    ) -> [Int] {
+        var liveIDs = Set<Int>()
+        var order: [Int] = []
+        for child in live {
+            let key = ObjectIdentifier(child)
+            let id: Int
+            if let known = ids[key] {
+                id = known
+            } else {
+                lastID += 1
+                id = lastID
+                ids[key] = id
+                records[id] = Record(node: child, parentID: parentID)
+            }
+            liveIDs.insert(id)
+        }
+        var finishedKept: [Int] = []
+        for id in known {
+            if liveIDs.contains(id) {
+                order.append(id)
+            } else if var child = records[id] {
+                if let node = child.node {
+                    // Vanished since the last frame: it finished. Keep its final line, without a spinner.
+                    ids[ObjectIdentifier(node)] = nil
+                    child.node = nil
+                    var content = read(node, depth + 1, 0)  // its final line, with details
+                    content.isIndeterminate = false
+                    if content.status == .running || content.status == .paused { content.status = .finished }
+                    child.content = content
+                    records[id] = child
+                    forgetDescendants(of: id)
+                }
+                order.append(id)
+                finishedKept.append(id)
+            }
+        }
+        // Forget the oldest finished children beyond the limit.
+        let excess = finishedKept.count - keptFinishedChildren
+        if excess > 0 {
+            let forgotten = Set(finishedKept.prefix(excess))
+            for id in forgotten { records[id] = nil }
+            order.removeAll { forgotten.contains($0) }
+        }
+        let knownIDs = Set(known)
+        for child in live {
+            let id = ids[ObjectIdentifier(child)]!
+            if !knownIDs.contains(id) { order.append(id) }
+        }
+        return order
+    }
+
+    /// Forgets everything below `id` (its subtree collapsed or is gone).
+    private mutating func forgetDescendants(of id: Int) {
+        guard var stack = records[id]?.childIDs, !stack.isEmpty else { return }
+        records[id]!.childIDs = []
+        while let id = stack.popLast() {
+            guard let removed = records.removeValue(forKey: id) else { continue }
+            if let node = removed.node { ids[ObjectIdentifier(node)] = nil }
+            stack.append(contentsOf: removed.childIDs)
+        }
+    }
+}
