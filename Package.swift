@@ -18,7 +18,7 @@ let package = Package(
         .executableTarget(
             name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/photo-import"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
-        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTreeTerminal"]),
+        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,7 @@ import XCTest
 
 /// A gate that async work waits at until the test opens it; waiting ignores task cancellation.
 private final class ActivityGate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Lock<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
         await withCheckedContinuation { continuation in
@@ -153,7 +153,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
         let started = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
-        let seen = Mutex<[String]>([])
+        let seen = Lock<[String]>([])
         let delivered = expectation(description: "completion")
         let key = workKey
         node.performActivity(on: workQueue, deliveringOn: completionQueue) { () throws -> [Int] in
@@ -281,7 +281,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         struct Database: Sendable { func fetchRows() throws -> [String] { ["Ada", "Grace"] } }
         let database = Database()
         let mainQueue = DispatchQueue(label: "ui")  // stands for DispatchQueue.main
-        let shown = Mutex<[String]>([])
+        let shown = Lock<[String]>([])
         let delivered = expectation(description: "delivered")
         @Sendable func show(_ rows: [String]) { shown.withLock { $0 = rows }; delivered.fulfill() }
         @Sendable func show(_ error: any Error) { XCTFail("\(error)"); delivered.fulfill() }

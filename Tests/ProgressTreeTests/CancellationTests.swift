@@ -4,7 +4,7 @@ import XCTest
 
 /// A thread-safe record of handler calls, in the order they happened. Shared by the control tests.
 final class ControlCallLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Lock<[String]>([])
 
     func record(_ entry: String) { entries.withLock { $0.append(entry) } }
 

@@ -775,8 +775,8 @@ func yieldUntilCancelled() async -> Bool {
 
 /// A value shared between threads and tasks in a test.
 final class ControlBox<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: Lock<Value>
+    init(_ value: Value) { storage = Lock(value) }
     var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

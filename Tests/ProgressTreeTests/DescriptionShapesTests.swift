@@ -239,7 +239,7 @@ final class DescriptionShapesTests: XCTestCase {
 
 /// A thread-safe list for observer tests.
 private final class ValueBox: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Lock<[String]>([])
     func append(_ value: String) { storage.withLock { $0.append(value) } }
     var values: [String] { storage.withLock { $0 } }
 }

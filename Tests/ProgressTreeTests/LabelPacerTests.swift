@@ -20,10 +20,10 @@ private final class ManualPresentationScheduler: PresentationScheduler {
         var nextSequence = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     init() {
-        state = Mutex(State(now: origin))
+        state = Lock(State(now: origin))
     }
 
     var now: ContinuousClock.Instant { state.withLock { $0.now } }
@@ -86,7 +86,7 @@ private func wholeMilliseconds(_ duration: Duration) -> Int {
 /// A pacer on a manual scheduler, with a record of every delivery.
 private final class PacerHarness: Sendable {
     private final class Recorder: Sendable {
-        let deliveries = Mutex<[PacedDelivery]>([])
+        let deliveries = Lock<[PacedDelivery]>([])
     }
 
     let scheduler = ManualPresentationScheduler()
@@ -410,8 +410,8 @@ final class LabelPacerTests: XCTestCase {
 
     func test_the_handler_may_send_messages() {
         let scheduler = ManualPresentationScheduler()
-        let shown = Mutex<[LabelPacer.Display]>([])
-        let pacerBox = Mutex<LabelPacer?>(nil)
+        let shown = Lock<[LabelPacer.Display]>([])
+        let pacerBox = Lock<LabelPacer?>(nil)
         let pacer = LabelPacer(scheduler: scheduler) { display in
             shown.withLock { $0.append(display) }
             if display.label == "A" { pacerBox.withLock { $0 }?.send(progress: 1, label: nil) }
@@ -506,7 +506,7 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         let target = DispatchQueue(label: "target", attributes: .concurrent)
         target.setSpecific(key: key, value: "target")
         let scheduler = DispatchPresentationScheduler(queue: target)
-        let order = Mutex<[String]>([])
+        let order = Lock<[String]>([])
         let early = Atomic<Int>(0)
         let allRan = expectation(description: "all ran")
         allRan.expectedFulfillmentCount = 3
@@ -568,7 +568,7 @@ extension [String] {
 private final class StatusLine: Sendable {
     let expectation: XCTestExpectation
     private let finalLabel: String
-    private let shown = Mutex<[String]>([])
+    private let shown = Lock<[String]>([])
 
     init(waitingFor finalLabel: String, expectation: XCTestExpectation) {
         self.finalLabel = finalLabel

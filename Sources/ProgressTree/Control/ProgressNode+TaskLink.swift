@@ -104,7 +104,7 @@ private final class UnlinkSlot: Sendable {
         case taskEnded
     }
 
-    private let state = Mutex(State.waiting)
+    private let state = Lock(State.waiting)
 
     func linkDidStart(_ unlink: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in

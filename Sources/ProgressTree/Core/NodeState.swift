@@ -29,7 +29,7 @@ struct WeakNode {
     weak var node: ProgressNode?
 }
 
-/// The part of a node's state that changes with the shape of the tree, guarded by the node's `Mutex`.
+/// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 struct NodeState {

@@ -14,7 +14,7 @@ extension ProgressNode {
     /// Serializes readers that bring cached sums up to date, so that a read that begins after a write
     /// always sees it (two concurrent refreshes could otherwise split one dirty queue between them).
     /// Writers never take it.
-    static let refreshLock = Mutex<Void>(())
+    static let refreshLock = Lock<Void>(())
 
     // MARK: Writers
 

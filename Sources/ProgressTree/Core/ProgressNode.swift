@@ -25,8 +25,9 @@ import Synchronization
 /// outside the library's locks.
 ///
 /// ## Lock order
-/// Each node has one `Mutex` guarding its structure (parent link, children, handlers, metadata). Code in
-/// this library never holds two node locks at once. Readers that bring cached sums up to date first take
+/// Each node has one lock (`Lock`: a `Synchronization.Mutex` that ThreadSanitizer can see) guarding its
+/// structure (parent link, children, handlers, metadata). Code in this library never holds two node locks
+/// at once. Readers that bring cached sums up to date first take
 /// the process-wide refresh lock (`ProgressNode.refreshLock`), then node locks one at a time. So the only
 /// nesting is: refresh lock, then one node lock. User code never runs under either.
 public final class ProgressNode: Sendable {
@@ -49,7 +50,7 @@ public final class ProgressNode: Sendable {
 
     // MARK: Structure (guarded by the node's lock)
 
-    let state: Mutex<NodeState>
+    let state: Lock<NodeState>
 
     // MARK: Creating nodes
 
@@ -59,7 +60,7 @@ public final class ProgressNode: Sendable {
         totalStorage = Atomic(total)
         var initial = NodeState()
         if let userInfo { initial.metadata.userInfo = userInfo }
-        state = Mutex(initial)
+        state = Lock(initial)
     }
 
     /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an

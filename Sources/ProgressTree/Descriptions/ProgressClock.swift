@@ -45,11 +45,11 @@ extension ProgressClock where Self == SystemProgressClock {
 ///
 /// Thread safety: `Sendable`; the time is kept in a `Mutex`. Complexity: O(1) per call.
 public final class ManualProgressClock: ProgressClock {
-    private let time: Mutex<Duration>
+    private let time: Lock<Duration>
 
     /// Creates a clock that reads `start` until it is advanced.
     public init(start: Duration = .zero) {
-        time = Mutex(start)
+        time = Lock(start)
     }
 
     /// The current time.

@@ -92,7 +92,7 @@ public final class LabelPacer: Sendable {
 
     private let scheduler: any PresentationScheduler
     private let handler: @Sendable (Display) -> Void
-    private let state = SanitizerVisibleMutex(State())
+    private let state = Lock(State())
 
     private struct PendingLabel {
         /// `nil` is the blank left by a reset.

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Dispatch
+import ProgressTree
 import Synchronization
 
 /// Reads single key presses from the terminal while progress is shown (for example `p` to pause, `c` to
@@ -19,7 +20,7 @@ import Synchronization
 public final class TerminalKeyReader: Sendable {
     private let descriptor: Int32
     private let queue = DispatchQueue(label: "ProgressTreeTerminal.keys")
-    private let session = Mutex<(any DispatchSourceRead)?>(nil)
+    private let session = Lock<(any DispatchSourceRead)?>(nil)
 
     /// A reader of standard input, or `nil` when standard input is not a terminal (nothing to read keys
     /// from: piped input is left alone).

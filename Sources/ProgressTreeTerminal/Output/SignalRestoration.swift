@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ProgressTree
 import Synchronization
 
 /// Restores the cursor (and the terminal mode changed by `TerminalKeyReader`) when the process is interrupted (Ctrl-C) or terminated while a live renderer has
@@ -17,7 +18,7 @@ import Synchronization
 enum SignalRestoration {
     /// The descriptor whose cursor is hidden, or -1.
     private static let hiddenCursorDescriptor = Atomic<Int32>(-1)
-    private static let installed = Mutex<Set<Int32>>([])
+    private static let installed = Lock<Set<Int32>>([])
 
     static func cursorHidden(on descriptor: Int32) {
         hiddenCursorDescriptor.store(descriptor, ordering: .sequentiallyConsistent)

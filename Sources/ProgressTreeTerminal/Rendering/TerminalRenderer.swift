@@ -79,7 +79,7 @@ public final class TerminalRenderer: Sendable {
     private let output: any TerminalOutput
     private let clock: any ProgressClock
     private let colors: Bool
-    private let state: Mutex<RendererState>
+    private let state: Lock<RendererState>
     private let queue = DispatchQueue(label: "ProgressTreeTerminal.renderer")
 
     /// Creates a renderer for the tree below `root`. Nothing is drawn before `start()` (or `drawFrame()`).
@@ -116,7 +116,7 @@ public final class TerminalRenderer: Sendable {
         self.clock = clock
         let noColor = !(variable("NO_COLOR") ?? "").isEmpty
         self.colors = options.colors ?? (resolved == .live && !noColor)
-        self.state = Mutex(
+        self.state = Lock(
             RendererState(
                 mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
                 plain: PlainLogComposer(

@@ -1,3 +1,4 @@
+import ProgressTree
 import ProgressTreeTerminal
 import Synchronization
 
@@ -17,13 +18,13 @@ final class VirtualTerminal: TerminalOutput {
     let columns: Int
     let rows: Int
     let isTerminal: Bool
-    private let screen: Mutex<Screen>
+    private let screen: Lock<Screen>
 
     init(columns: Int = 100, rows: Int = 30, isTerminal: Bool = true) {
         self.columns = columns
         self.rows = rows
         self.isTerminal = isTerminal
-        screen = Mutex(Screen(lines: Array(repeating: Array(repeating: " ", count: columns), count: rows)))
+        screen = Lock(Screen(lines: Array(repeating: Array(repeating: " ", count: columns), count: rows)))
     }
 
     func size() -> TerminalSize? { isTerminal ? TerminalSize(columns: columns, rows: rows) : nil }
