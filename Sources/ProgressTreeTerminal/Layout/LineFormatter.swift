@@ -153,7 +153,9 @@ struct ColumnPlan {
                     continue
                 }
             }
-            if left >= layout.minimumLabelWidth || drops.isEmpty { break }
+            // The label deserves what it needs, up to two fifths of the line, before secondary columns.
+            let labelWanted = max(layout.minimumLabelWidth, min(labelNeed, width * 2 / 5))
+            if left >= labelWanted || drops.isEmpty { break }
             natural[drops.removeFirst()] = nil
         }
         if natural[.label] != nil {
