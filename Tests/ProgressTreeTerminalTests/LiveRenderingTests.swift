@@ -234,4 +234,21 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertFalse(plain.writes.joined().contains("\u{1B}[36m"))
         XCTAssertEqual(coloured.visibleLines, plain.visibleLines, "colour changes nothing else")
     }
+
+    /// The customization snippet of Docs/Terminal.md.
+    func test_guide_custom_layout() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        root.completedUnitCount = 1
+        var layout = TerminalLayout()
+        layout.columns = [.label, .percent, .bar]      // which columns, in what order
+        layout.dropOrder = [.bar]                      // what to give up first when narrow
+        layout.barWidth = 8...20
+        layout.bar = .ascii                            // "#" and "-"
+        layout.colors.bar = .green
+        layout.spinner = ["-", "\\", "|", "/"]
+        let terminal = VirtualTerminal(columns: 50, rows: 5)
+        renderer(root, terminal, layout: layout).drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["• Work                   25% #####---------------"])
+    }
 }
