@@ -139,12 +139,19 @@ extension ProgressNode {
     func setHandler(
         _ kind: ControlHandlerKind, _ handler: (@Sendable () -> Void)?, runsAtOnceIf flag: ControlFlags?
     ) -> Bool {
-        state.withLock { state -> Bool in
+        // Fix (test_clearing_a_cancellation_handler_releases_what_it_captured_outside_the_nodes_lock): the
+        // old handler used to be released inside the lock, so when it held the last reference to an object
+        // its `deinit` (user code, which may well use this node, as in "cancel on deinit") ran under the
+        // lock. It is now moved out and released after the lock.
+        let (runsAtOnce, replaced) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            let replaced = state.control[keyPath: kind.handlerKeyPath]
             state.control[keyPath: kind.handlerKeyPath] = handler
-            guard let flag, handler != nil else { return false }
-            return currentControlFlags.contains(flag)
-                && state.control[keyPath: kind.pendingCallsKeyPath] == 0
+            guard let flag, handler != nil else { return (false, replaced) }
+            let runsAtOnce = currentControlFlags.contains(flag) && state.control[keyPath: kind.pendingCallsKeyPath] == 0
+            return (runsAtOnce, replaced)
         }
+        _ = replaced  // released here, after the lock
+        return runsAtOnce
     }
 
     /// Applies a parent's cancelled or paused state to a newly attached child.

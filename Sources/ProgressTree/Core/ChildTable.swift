@@ -59,6 +59,16 @@ struct ChildTable {
         return entry
     }
 
+    /// Empties the table and returns the nodes it held: for a node going away (`ProgressNode.deinit`).
+    mutating func removeAllNodes() -> [ProgressNode] {
+        guard liveCount > 0 else { return [] }
+        let nodes = entries.map(\.node)
+        slots = []
+        liveCount = 0
+        contributionSum = 0
+        return nodes
+    }
+
     /// Records the latest fractions of some children. When a large part of the children changed, the sum is
     /// recomputed from scratch, which costs no more than the updates themselves and removes any rounding
     /// drift that incremental updates accumulate.

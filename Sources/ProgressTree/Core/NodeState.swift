@@ -48,10 +48,22 @@ struct NodeState {
 
     /// Queues `child` for the next refresh. Keeps the queue proportional to the live children even when
     /// nobody reads this node while many children come and go.
-    mutating func enqueueDirty(_ child: ProgressNode) {
+    ///
+    /// Returns the finished children the clean-up dropped from the queue, for the caller to release after
+    /// this node's lock: looking at a weak entry takes a strong reference, which may be the last one if the
+    /// child's owner lets it go meanwhile, and the child's `deinit` (and whatever user code it releases)
+    /// must not run under this lock. Empty, without allocating, when there was no clean-up.
+    mutating func enqueueDirty(_ child: ProgressNode) -> [ProgressNode] {
+        var dropped: [ProgressNode] = []
         if dirtyChildren.count >= 16 && dirtyChildren.count >= 2 * children.liveCount {
-            dirtyChildren.removeAll { entry in entry.node.map { !children.contains($0) } ?? true }
+            dirtyChildren.removeAll { entry in
+                guard let node = entry.node else { return true }
+                if children.contains(node) { return false }
+                dropped.append(node)
+                return true
+            }
         }
         dirtyChildren.append(WeakNode(node: child))
+        return dropped
     }
 }

@@ -15,6 +15,28 @@ extension ProgressNode {
             pendingUnitCount >= 0,
             "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
         precondition(child !== self, "addChild(_:withPendingUnitCount:): a node cannot be its own child")
+
+        // 1. Claim the child. Until `isAttached` is set below, its updates do not try to finish into us.
+        child.state.withLock { state in
+            switch state.link {
+            case .none:
+                state.link = .attached(parent: WeakNode(node: self), pendingUnitCount: pendingUnitCount)
+            case .attached:
+                preconditionFailure(
+                    "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
+            case .detached:
+                // Fix (test_adding_a_finished_and_detached_child_again_names_the_problem): the message
+                // said "already has a parent", which a finished child no longer has.
+                preconditionFailure(
+                    "addChild(_:withPendingUnitCount:): the child was already added to a parent, finished and was "
+                        + "detached from it; a node can be added to one parent only, once")
+            }
+        }
+        // 2. Check for a cycle: the child must not be this node's ancestor. Fix
+        // (test_concurrent_reciprocal_addChild_stops_on_the_cycle_precondition): the walk used to come before
+        // the claim, so `a.addChild(b)` and `b.addChild(a)` at once could both walk (neither had claimed yet)
+        // and then both claim: a silent cycle. Walking after the claim (all links read and written under node
+        // locks) means that of the claims closing a cycle, the last one's walk sees every other one.
         var ancestor = state.withLock { $0.link.attachedParent }
         while let node = ancestor {
             precondition(
@@ -22,24 +44,15 @@ extension ProgressNode {
                 "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle")
             ancestor = node.state.withLock { $0.link.attachedParent }
         }
-
-        // 1. Claim the child. Until `isAttached` is set below, its updates do not try to finish into us.
-        child.state.withLock { state in
-            guard case .none = state.link else {
-                preconditionFailure(
-                    "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
-            }
-            state.link = .attached(parent: WeakNode(node: self), pendingUnitCount: pendingUnitCount)
-        }
-        // 2. Insert it, queued for the next refresh so its current progress counts at once.
+        // 3. Insert it, queued for the next refresh so its current progress counts at once.
         child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
-        let inherited = state.withLock { state in
+        let (inherited, _) = state.withLock { state in
             state.children.insert(child, pendingUnitCount: pendingUnitCount)
-            state.enqueueDirty(child)
-            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+            let dropped = state.enqueueDirty(child)  // released after the lock (see `enqueueDirty`)
+            return (ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent)), dropped)
         }
         child.isAttached.store(true, ordering: .sequentiallyConsistent)
-        // 3. A child that finished (before or during the above) is credited and released now.
+        // 4. A child that finished (before or during the above) is credited and released now.
         child.countsDidChange(
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))

@@ -9,11 +9,18 @@ import Synchronization
 // Readers (`fractionCompleted`) take the refresh lock, then walk down only the dirty part of the tree:
 // for each queued child they clear its bits *before* reading its counts, so a concurrent writer either is
 // seen by this read or re-queues the child for the next one. No update is ever lost.
+//
+// What a read sees: every update that returned before the read began, except while another update to the
+// same part of the tree is still marking the path. A writer that stops at an ancestor already dirty relies
+// on whoever set that bit to queue the ancestor one level up; if that other writer is still between the
+// two steps, a read of the root does not reach the ancestor yet. The update then shows in the first read
+// after the other writer returns, and that writer signals the root's observers, so an observer still gets
+// it (test_an_update_stopping_at_an_ancestor_marked_by_a_writer_in_flight_shows_once_that_writer_returns).
 
 extension ProgressNode {
-    /// Serializes readers that bring cached sums up to date, so that a read that begins after a write
-    /// always sees it (two concurrent refreshes could otherwise split one dirty queue between them).
-    /// Writers never take it.
+    /// Serializes readers that bring cached sums up to date: two concurrent refreshes could otherwise split
+    /// one dirty queue between them, and one could return before the part the other took was applied.
+    /// Writers never take it. (Which updates a read sees: see the top of this file.)
     static let refreshLock = Lock<Void>(())
 
     // MARK: Writers
@@ -48,7 +55,7 @@ extension ProgressNode {
             observers?.signal()
             guard let parent else { return }
             if !node.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) {
-                parent.state.withLock { $0.enqueueDirty(node) }
+                _ = parent.state.withLock { $0.enqueueDirty(node) }  // released after the lock (see there)
             }
             node = parent
         }
@@ -103,7 +110,13 @@ extension ProgressNode {
     ///
     /// Iterative (an explicit stack), so a 10,000-deep chain does not exhaust a thread's stack.
     func refresh() -> Double {
-        Self.refreshLock.withLock { _ in
+        // Fix (test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock): a
+        // queued child that finished may have no other owner left, so the strong reference taken from its
+        // weak queue entry can be the last one. Dropped inside the lock, it ran the child's `deinit` (and
+        // that of what the child held: handlers, user info, i.e. user code) under the refresh lock. The
+        // children taken from the queues are kept here and released after the lock.
+        var taken: [ProgressNode] = []
+        return Self.refreshLock.withLock { _ in
             isDirty.store(false, ordering: .sequentiallyConsistent)
             // Fast path, the common case of a clean subtree: one lock, no allocation.
             let queued = state.withLock { state -> [WeakNode]? in
@@ -117,6 +130,7 @@ extension ProgressNode {
                 if let entry = stack[stack.count - 1].queued.popLast() {
                     // A queued child that finished and was released since has nothing left to report.
                     guard let child = entry.node else { continue }
+                    taken.append(child)
                     child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
                     child.isDirty.store(false, ordering: .sequentiallyConsistent)
                     let grandchildren = child.takeDirtyChildren()

@@ -22,6 +22,7 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
         return lines.joined(separator: "\n")
     }
 
+    /// The same text as `description`: the subtree, one line per attached node.
     public var debugDescription: String { description }
 
     private func describeLine(portion: Int64?) -> String {

@@ -29,7 +29,9 @@ import Synchronization
 /// structure (parent link, children, handlers, metadata). Code in this library never holds two node locks
 /// at once. Readers that bring cached sums up to date first take
 /// the process-wide refresh lock (`ProgressNode.refreshLock`), then node locks one at a time. So the only
-/// nesting is: refresh lock, then one node lock. User code never runs under either.
+/// nesting is: refresh lock, then one node lock. User code never runs under either. That includes
+/// `deinit`s: a value that may hold the last reference to a user object or a node (a replaced handler, a
+/// finished child taken from a weak queue) must be moved out of the critical section and released after it.
 public final class ProgressNode: Sendable {
     // MARK: Hot-path state (atomics, no lock)
 
@@ -111,6 +113,13 @@ public final class ProgressNode: Sendable {
     public convenience init(totalUnitCount: Int64, parent: ProgressNode, pendingUnitCount: Int64) {
         self.init(detachedTotalUnitCount: totalUnitCount)
         parent.addChild(self, withPendingUnitCount: pendingUnitCount)
+    }
+
+    /// Releases the attached children one after the other rather than one inside the other, so that
+    /// releasing the root of a deep unfinished tree needs no deep stack (see `IterativeRelease`).
+    deinit {
+        var children = state.withLock { $0.children.removeAllNodes() }
+        if !children.isEmpty { IterativeRelease.release(&children) }
     }
 
     // MARK: Counts
