@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prints the side-by-side table of issue 9: for every scenario, ProgressNode's time, Foundation.Progress's time
+# (the toolchain's own, same process, same run), the speedup, and ProgressNode's time relative to the same
+# number of bare relaxed Atomic<Int64> adds (the physical limit of a thread-safe counter).
+#
+#   Benchmarks/compare.sh                      # full sizes, median of 7 interleaved rounds (about a minute)
+#   Benchmarks/compare.sh --quick              # small sizes, one round (a second or two)
+#   Benchmarks/compare.sh --repeats 15         # more rounds on a noisy machine
+#   Benchmarks/compare.sh --unsafe-foundation  # also run Foundation unlocked from two threads (a data race)
+#
+# PROGRESSTREE_ROOT=/path/to/another/checkout measures that checkout of the library instead of ../ (A/B runs).
+#
+# Times come from the ProgressTreeCompare executable (ContinuousClock around each whole scenario, results
+# checked). Allocation counts and their CI thresholds come from `swift package benchmark` (see README.md).
+#   Benchmarks/compare.sh --only 1,6,7         # just those scenarios (8 = terminal renderer on vs off)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+swift build -c release --product ProgressTreeCompare >&2
+bin="$(swift build -c release --show-bin-path)"
+exec "$bin/ProgressTreeCompare" "$@"
