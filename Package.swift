@@ -11,14 +11,28 @@ let package = Package(
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
         .library(name: "ProgressTreeTerminal", targets: ["ProgressTreeTerminal"]),
         .executable(name: "photo-import", targets: ["photo-import"]),
+        .executable(name: "file-copy", targets: ["file-copy"]),
+        .executable(name: "step-flow", targets: ["step-flow"]),
+        .executable(name: "message-feed", targets: ["message-feed"]),
+        .executable(name: "loading-rows", targets: ["loading-rows"]),
     ],
     targets: [
         .target(name: "ProgressTree"),
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
         .executableTarget(
             name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/photo-import"),
+        .executableTarget(
+            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/file-copy"),
+        .executableTarget(
+            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/step-flow"),
+        .executableTarget(
+            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/message-feed"),
+        .executableTarget(
+            name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/loading-rows"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
         .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
+        // Runs the built examples (the executables must be built: it depends on them).
+        .testTarget(name: "ExampleTests", dependencies: ["file-copy"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,119 @@
+import Foundation
+
+/// What to copy: every directory, file and symbolic link below SOURCE, found before anything is written,
+/// so that a missing source, an existing destination or an unreadable file stops the program before it
+/// creates anything.
+struct CopyPlan: Sendable {
+    enum Entry: Sendable {
+        case directory(path: String)
+        case file(path: String, size: Int64, permissions: Int?, modified: Date?)
+        case symbolicLink(path: String, target: String)
+    }
+
+    let source: String
+    let destination: String
+    /// In copying order: a directory comes before what it holds. Paths are relative to SOURCE and DEST.
+    let entries: [Entry]
+    let fileCount: Int
+    let totalBytes: Int64
+    /// Sockets, FIFOs and devices, which are not copied.
+    let skipped: [String]
+
+    /// A problem found before anything was written: the program reports it and exits with status 1.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(source: String, destination: String) throws {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: source, isDirectory: &isDirectory) else {
+            throw Problem(description: "\(source): no such file or directory")
+        }
+        guard isDirectory.boolValue else {
+            throw Problem(description: "\(source) is not a directory (file-copy copies directory trees)")
+        }
+        let isLink = (try? fileManager.destinationOfSymbolicLink(atPath: destination)) != nil  // even a dangling one
+        if fileManager.fileExists(atPath: destination) || isLink {
+            throw Problem(description: "\(destination) already exists (file-copy never overwrites; choose a new name)")
+        }
+        let parent = (destination as NSString).deletingLastPathComponent
+        let parentPath = parent.isEmpty ? "." : parent
+        guard fileManager.fileExists(atPath: parentPath, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw Problem(description: "\(parentPath): no such directory to create \(destination) in")
+        }
+        guard fileManager.isWritableFile(atPath: parentPath) else {
+            throw Problem(description: "\(parentPath): permission denied (cannot create \(destination) there)")
+        }
+        let resolvedSource = URL(fileURLWithPath: source).resolvingSymlinksInPath().path
+        let resolvedDestination = URL(fileURLWithPath: parentPath).resolvingSymlinksInPath()
+            .appendingPathComponent((destination as NSString).lastPathComponent).path
+        if resolvedDestination == resolvedSource || resolvedDestination.hasPrefix(resolvedSource + "/") {
+            throw Problem(description: "\(destination) is inside \(source): a directory cannot be copied into itself")
+        }
+
+        var entries: [Entry] = []
+        var unreadable: [String] = []
+        var skipped: [String] = []
+        var fileCount = 0
+        var totalBytes: Int64 = 0
+        // Depth first, names sorted: the order of the copy and of its labels is the same on every run.
+        var folders = [""]
+        while let folder = folders.popLast() {
+            let folderPath = folder.isEmpty ? source : source + "/" + folder
+            let names: [String]
+            do {
+                names = try fileManager.contentsOfDirectory(atPath: folderPath).sorted()
+            } catch {
+                unreadable.append(folderPath)
+                continue
+            }
+            var subfolders: [String] = []
+            for name in names {
+                let path = folder.isEmpty ? name : folder + "/" + name
+                let fullPath = source + "/" + path
+                guard let attributes = try? fileManager.attributesOfItem(atPath: fullPath) else {
+                    unreadable.append(fullPath)
+                    continue
+                }
+                switch attributes[.type] as? FileAttributeType {
+                case .typeDirectory?:
+                    entries.append(.directory(path: path))
+                    subfolders.append(path)
+                case .typeRegular?:
+                    guard fileManager.isReadableFile(atPath: fullPath) else {
+                        unreadable.append(fullPath)
+                        continue
+                    }
+                    let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+                    entries.append(
+                        .file(
+                            path: path, size: size, permissions: (attributes[.posixPermissions] as? NSNumber)?.intValue,
+                            modified: attributes[.modificationDate] as? Date))
+                    fileCount += 1
+                    totalBytes += size
+                case .typeSymbolicLink?:
+                    guard let target = try? fileManager.destinationOfSymbolicLink(atPath: fullPath) else {
+                        unreadable.append(fullPath)
+                        continue
+                    }
+                    entries.append(.symbolicLink(path: path, target: target))
+                default:
+                    skipped.append(path)
+                }
+            }
+            folders.append(contentsOf: subfolders.reversed())
+        }
+        if !unreadable.isEmpty {
+            let list = unreadable.prefix(5).joined(separator: "\n  ")
+            let more = unreadable.count > 5 ? "\n  … and \(unreadable.count - 5) more" : ""
+            throw Problem(description: "permission denied: cannot read\n  \(list)\(more)\nNothing was copied.")
+        }
+        self.source = source
+        self.destination = destination
+        self.entries = entries
+        self.fileCount = fileCount
+        self.totalBytes = totalBytes
+        self.skipped = skipped
+    }
+}

@@ -1,0 +1,91 @@
+import ProgressTreeTerminal
+
+/// The command line of file-copy.
+struct Options: Sendable {
+    var source = ""
+    var destination = ""
+    var progress = TerminalRenderer.Mode.auto
+    var showHelp = false
+    /// The most bytes per second to copy, or `nil` for as fast as the disks go.
+    var limit: Int64?
+    /// For tests (not in the usage): after copying this many bytes, pause the copy and say so on standard
+    /// error, so a test can send Ctrl-C at a known point, in the middle of a file.
+    var pauseAfterBytes: Int64?
+
+    static let usage = """
+        usage: file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
+
+        Copies the directory tree SOURCE to DEST, which must not exist yet (file-copy never overwrites).
+
+          --limit RATE    copy at most RATE bytes a second; suffixes K, M, G (1000s): --limit 50M
+          --progress M    how to show progress (default auto: live on a terminal, plain otherwise)
+
+        Each file is written under a temporary name in its destination folder and renamed when complete,
+        so DEST never holds a partially written file. Keys while live: p pause, r resume, c cancel.
+        Ctrl-C cancels: the files already copied stay, the one being copied is removed.
+        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled.
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(arguments: [String]) throws {
+        var positional: [String] = []
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            func value() throws -> String {
+                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
+                return value
+            }
+            switch argument {
+            case "--progress":
+                let name = try value()
+                guard let mode = TerminalRenderer.Mode(rawValue: name) else {
+                    throw UsageError(description: "--progress takes auto, live, plain, json or none (got \(name))")
+                }
+                progress = mode
+            case "--limit":
+                let text = try value()
+                guard let rate = Self.byteCount(text), rate > 0 else {
+                    throw UsageError(description: "--limit takes bytes a second, such as 500K or 50M (got \(text))")
+                }
+                limit = rate
+            case "--pause-after-bytes":
+                guard let bytes = Int64(try value()), bytes > 0 else {
+                    throw UsageError(description: "--pause-after-bytes takes a positive number of bytes")
+                }
+                pauseAfterBytes = bytes
+            case "--help", "-h":
+                showHelp = true
+            case "--":
+                positional.append(contentsOf: remaining)
+                remaining = []
+            default:
+                if argument.hasPrefix("-") && argument.count > 1 {
+                    throw UsageError(description: "unknown option \(argument)")
+                }
+                positional.append(argument)
+            }
+        }
+        if showHelp { return }
+        guard positional.count == 2 else {
+            throw UsageError(description: positional.count < 2 ? "SOURCE and DEST are required" : "too many arguments")
+        }
+        source = positional[0]
+        destination = positional[1]
+    }
+
+    /// "500", "500K", "50M", "1G" (decimal units, as the byte counts on screen).
+    static func byteCount(_ text: String) -> Int64? {
+        let multipliers: [Character: Double] = ["K": 1e3, "M": 1e6, "G": 1e9]
+        var number = text.uppercased()
+        var multiplier = 1.0
+        if let last = number.last, let factor = multipliers[last] {
+            multiplier = factor
+            number.removeLast()
+        }
+        guard let value = Double(number), value.isFinite, value >= 0, value * multiplier < 9e18 else { return nil }
+        return Int64(value * multiplier)
+    }
+}

@@ -1,0 +1,108 @@
+// loading-rows — fetches rows from a slow source in the background while a spinner shows that something
+// is happening, then prints them as a table.
+//
+//   swift run loading-rows [--rows N] [--delay SECONDS] [--fail] [--progress auto|live|plain|json|none]
+//
+// The size of the work is unknown, so there is no bar: `performActivity` makes the node indeterminate
+// while the fetch runs (the renderer draws a spinner) and finishes it when the rows arrive, back on the
+// caller's actor; an error or a cancellation also ends it. The table goes to standard output and the
+// progress to standard error, so `loading-rows > rows.txt` writes only the table.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+import ProgressTree
+import ProgressTreeTerminal
+import Synchronization
+
+@main
+struct LoadingRows {
+    static func main() async {
+        let options: Options
+        do {
+            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("loading-rows: \(error)\n\n\(Options.usage)\n".utf8))
+            exit(2)
+        }
+        if options.showHelp {
+            print(Options.usage)
+            return
+        }
+
+        let loading = ProgressNode.discreteProgress(totalUnitCount: 0)
+        loading.localizedDescription = "Loading customers from the archive…"
+        let renderer = TerminalRenderer(loading, mode: options.progress)
+        let interrupts = InterruptHandler { loading.cancel() }  // cancels the fetch too
+        let archive = Archive(delay: .milliseconds(Int(options.delay * 1000)), fails: options.fails)
+
+        renderer.start()
+        let result: Result<[Archive.Customer], any Error>
+        do {
+            let count = options.rows
+            result = .success(try await loading.performActivity { try await archive.fetchCustomers(count: count) })
+        } catch {
+            result = .failure(error)
+        }
+        renderer.stop()  // the node has ended: the spinner is gone from the final frame
+        interrupts.stop()
+
+        switch result {
+        case .success(let customers):
+            printTable(customers)
+        case .failure(is CancellationError):
+            FileHandle.standardError.write(Data("Cancelled: no rows loaded.\n".utf8))
+            exit(130)
+        case .failure(let error):
+            FileHandle.standardError.write(Data("loading-rows: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func printTable(_ customers: [Archive.Customer]) {
+        let header = ["ID", "Name", "City", "Plan", "Joined"]
+        let rows = customers.map { [String($0.id), $0.name, $0.city, $0.plan, $0.joined] }
+        var widths = header.map(\.count)
+        for row in rows {
+            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var line = cells.enumerated().map { column, cell in
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? padding + cell : cell + padding  // numbers right, text left
+            }.joined(separator: "  ")
+            while line.last == " " { line.removeLast() }
+            return line
+        }
+        print(line(header))
+        print(widths.map { String(repeating: "─", count: $0) }.joined(separator: "  "))
+        for row in rows { print(line(row)) }
+        print("\(customers.count) \(customers.count == 1 ? "row" : "rows")")
+    }
+}
+
+/// Cancels the work on the first Ctrl-C; a second one exits at once.
+final class InterruptHandler: Sendable {
+    private let source: Mutex<(any DispatchSourceSignal)?>
+
+    init(onInterrupt: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let count = Atomic<Int>(0)
+        source.setEventHandler {
+            if count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
+            onInterrupt()
+        }
+        source.resume()
+        self.source = Mutex(source)
+    }
+
+    func stop() {
+        source.withLock { $0?.cancel() }
+        signal(SIGINT, SIG_DFL)
+    }
+}

@@ -1,0 +1,168 @@
+// message-feed — messages arrive in bursts, each with a label ("#17 carol: Lunch on Friday?"). A
+// `LabelPacer` decides which label is on screen: each one stays long enough to be read (250 ms), the
+// screen is never more than `--max-lag` behind the newest message, and the labels that would make it
+// fall behind are dropped. The bar is the inbox's `ProgressNode`, drawn by the `TerminalRenderer` from
+// the node itself, so it stays current whatever the label shows.
+//
+//   swift run message-feed [--messages N] [--speed X] [--max-lag MS] [--progress auto|live|plain|json|none]
+//
+// Live, the paced label is the bar's label. Plain (piped), each label shown is also printed as a line.
+// At the end: how many labels were shown and how many dropped.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Foundation
+import ProgressTree
+import ProgressTreeTerminal
+import Synchronization
+
+@main
+struct MessageFeed {
+    static let minimumDisplayTime: Duration = .milliseconds(250)
+
+    static func main() async {
+        let options: Options
+        do {
+            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("message-feed: \(error)\n\n\(Options.usage)\n".utf8))
+            exit(2)
+        }
+        if options.showHelp {
+            print(Options.usage)
+            return
+        }
+
+        let inbox = ProgressNode.discreteProgress(totalUnitCount: Int64(options.messages))
+        inbox.localizedDescription = "Waiting for messages…"
+        let renderer = TerminalRenderer(inbox, mode: options.progress)
+        let start = ContinuousClock.now
+
+        let stats = LabelStats()
+        let labelQueue = DispatchQueue(label: "message-feed.labels")
+        let pacer = LabelPacer(
+            minimumDisplayTime: minimumDisplayTime, maximumLag: .milliseconds(options.maximumLag), queue: labelQueue
+        ) { display in
+            // Called when the progress or the label changed; only new labels count.
+            guard let label = display.label, stats.shown(label) else { return }
+            inbox.localizedDescription = label  // the renderer draws it on the bar's line
+            if renderer.mode == .plain {
+                let time = String(format: "%5.2f s", seconds(start.duration(to: .now)))
+                renderer.print("\(time)  shown  \(label)")
+            }
+        }
+        let interrupts = InterruptHandler { inbox.cancel() }
+
+        renderer.start()
+        var lastLabel = ""
+        let bursts = await Feed(count: options.messages, speed: options.speed).deliver(
+            isStopped: { inbox.isCancelled }
+        ) { message in
+            let label = "#\(message.number) \(message.sender): \(message.subject)"
+            stats.sent(label)
+            inbox.advance()
+            // The progress goes with the label, as a bar fed by the pacer would need; here the renderer
+            // reads the node directly, and the pacer paces the label.
+            pacer.send(progress: inbox.fractionCompleted, label: label)
+            lastLabel = label
+        }
+        if !inbox.isCancelled {
+            // The newest label is never dropped: wait until it is on screen, and leave it there its time.
+            let deadline = ContinuousClock.now + .seconds(2)
+            while stats.lastShown != lastLabel, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            try? await Task.sleep(for: minimumDisplayTime)
+        }
+        pacer.invalidate()
+        labelQueue.sync {}  // a label being shown lands before the final frame
+        renderer.stop()
+        interrupts.stop()
+
+        let received = inbox.completedUnitCount
+        let elapsed = String(format: "%.1f", seconds(start.duration(to: .now)))
+        let report = stats.report
+        if inbox.isCancelled {
+            print("Stopped after \(received) of \(options.messages) messages.")
+        } else {
+            print("Received \(received) messages in \(bursts) bursts in \(elapsed) s.")
+        }
+        print(
+            "Labels shown: \(report.shown), dropped: \(report.sent - report.shown) "
+                + "(each on screen ≥ \(milliseconds(minimumDisplayTime)) ms; "
+                + "longest wait \(milliseconds(report.longestWait)) ms, limit \(options.maximumLag) ms)")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int((seconds(duration) * 1000).rounded())
+    }
+}
+
+/// Counts the labels sent and shown, and how long the shown ones waited.
+final class LabelStats: Sendable {
+    private struct State {
+        var sentAt: [String: ContinuousClock.Instant] = [:]
+        var sent = 0
+        var shown = 0
+        var longestWait: Duration = .zero
+        var lastShown: String?
+    }
+
+    private let state = Mutex(State())
+
+    func sent(_ label: String) {
+        state.withLock { state in
+            state.sent += 1
+            state.sentAt[label] = .now
+        }
+    }
+
+    /// Records `label` as shown; `false` if it already was.
+    func shown(_ label: String) -> Bool {
+        state.withLock { state in
+            guard label != state.lastShown else { return false }
+            state.shown += 1
+            state.lastShown = label
+            if let sentAt = state.sentAt.removeValue(forKey: label) {
+                state.longestWait = max(state.longestWait, sentAt.duration(to: .now))
+            }
+            return true
+        }
+    }
+
+    var lastShown: String? { state.withLock { $0.lastShown } }
+
+    var report: (sent: Int, shown: Int, longestWait: Duration) {
+        state.withLock { ($0.sent, $0.shown, $0.longestWait) }
+    }
+}
+
+/// Stops the feed on the first Ctrl-C; a second one exits at once.
+final class InterruptHandler: Sendable {
+    private let source: Mutex<(any DispatchSourceSignal)?>
+
+    init(onInterrupt: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let count = Atomic<Int>(0)
+        source.setEventHandler {
+            if count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
+            onInterrupt()
+        }
+        source.resume()
+        self.source = Mutex(source)
+    }
+
+    func stop() {
+        source.withLock { $0?.cancel() }
+        signal(SIGINT, SIG_DFL)
+    }
+}

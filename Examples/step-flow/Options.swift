@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// The command line of step-flow.
+struct Options: Sendable {
+    enum Mode: String, Sendable {
+        case auto, live, plain
+    }
+
+    var mode = Mode.auto
+    var keys = false
+    var speed = 1.0
+    var showHelp = false
+
+    static let usage = """
+        usage: step-flow [--keys] [--speed X] [--progress auto|live|plain]
+
+          --keys          drive the flow with keys instead of the script (on a terminal):
+                          n next, b back, s swipe back half way and let go, f swipe back, q quit
+          --speed X       how fast the script goes (default 1.0; 2 is twice as fast)
+          --progress M    auto (default): live on a terminal, plain otherwise; live animates one line in
+                          place; plain prints the script's frames as lines (simulated time) and exits
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            func value() throws -> String {
+                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
+                return value
+            }
+            switch argument {
+            case "--keys":
+                keys = true
+            case "--speed":
+                guard let speed = Double(try value()), speed > 0, speed.isFinite else {
+                    throw UsageError(description: "--speed takes a positive number")
+                }
+                self.speed = speed
+            case "--progress":
+                let name = try value()
+                guard let mode = Mode(rawValue: name) else {
+                    throw UsageError(description: "--progress takes auto, live or plain (got \(name))")
+                }
+                self.mode = mode
+            case "--help", "-h":
+                showHelp = true
+            default:
+                throw UsageError(description: "unknown argument \(argument)")
+            }
+        }
+        if keys && !isLive {
+            throw UsageError(description: "--keys needs a terminal (live mode)")
+        }
+    }
+
+    /// Live on a terminal (and `TERM` is not `dumb`), unless asked otherwise.
+    var isLive: Bool {
+        switch mode {
+        case .live: true
+        case .plain: false
+        case .auto: isatty(1) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+        }
+    }
+}

@@ -1,0 +1,129 @@
+// step-flow — a sign-up flow (account, profile, address, payment, review) showing `StepFlow`, the
+// presentation helper for wizards: each step's progress, a step without progress hiding the bar, and a
+// swipe back abandoned half way that springs back to exactly where the bar was.
+//
+//   swift run step-flow [--keys] [--speed X] [--progress auto|live|plain]
+//
+// By default a script drives the flow. Live (on a terminal) it animates one line in place, in real time;
+// plain (piped) it prints the script's frames as lines, 50 ms of simulated time apart, and exits. With
+// --keys you drive it: n next, b back, s swipe back half way and let go, f swipe back all the way, q quit.
+//
+// The TerminalRenderer is not used here: a StepFlow is a value you sample at each frame, and this program
+// draws the line itself.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ProgressTree
+import ProgressTreeTerminal
+
+@main
+struct StepFlowDemo {
+    /// The script: when (in milliseconds) to do what.
+    static let script: [(milliseconds: Int, action: SignUpFlow.Action)] = [
+        (0, .next),  // account 20%: the bar fades in
+        (700, .next),  // profile 40%
+        (1_400, .next),  // address 60%
+        (2_100, .next),  // payment 80%
+        (2_800, .swipeBack(distance: 0.5, finishes: false)),  // half way back to address, let go
+        (3_900, .back),  // address 60%
+        (4_600, .next),  // payment 80%
+        (5_300, .next),  // review: no progress, the bar fades out where it is
+        (6_000, .next),  // done
+    ]
+
+    static func main() async {
+        let options: Options
+        do {
+            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            FileHandle.standardError.write(Data("step-flow: \(error)\n\n\(Options.usage)\n".utf8))
+            exit(2)
+        }
+        if options.showHelp {
+            print(Options.usage)
+            return
+        }
+        if options.isLive {
+            await runLive(options)
+        } else {
+            runScriptAsLines()
+        }
+    }
+
+    /// Plain: the script on a simulated clock, one line per frame that changed. Instant and deterministic.
+    static func runScriptAsLines() {
+        var flow = SignUpFlow()
+        let origin = ContinuousClock.now
+        var milliseconds = 0
+        var next = 0
+        var lastLine = ""
+        while !flow.isDone {
+            let now = origin + .milliseconds(milliseconds)
+            let stamp = String(format: "%5.2f s  ", Double(milliseconds) / 1000)
+            while next < script.count, script[next].milliseconds <= milliseconds {
+                if let event = flow.perform(script[next].action, at: now) { print(stamp + "▸ " + event) }
+                next += 1
+            }
+            if let event = flow.update(at: now) { print(stamp + "▸ " + event) }
+            let line = flow.line(at: now, details: true)
+            if line != lastLine, !flow.isDone {
+                print(stamp + line)
+                lastLine = line
+            }
+            milliseconds += 50
+        }
+    }
+
+    /// Live: one line redrawn in place about 30 times a second; events are printed above it.
+    static func runLive(_ options: Options) async {
+        let terminal = Terminal()
+        let keys = options.keys ? TerminalKeyReader() : nil
+        keys?.start { key in terminal.keyPressed(key) }
+        terminal.write("\u{1B}[?25l")  // hide the cursor while the line animates
+        if keys != nil {
+            terminal.write("Keys: n next · b back · s swipe back half way and let go · f swipe back · q quit\n")
+        }
+
+        var flow = SignUpFlow()
+        let origin = ContinuousClock.now
+        var next = 0
+        while !flow.isDone {
+            let now = ContinuousClock.now
+            var events: [String] = []
+            if terminal.isInterrupted {
+                events.append(flow.perform(.quit, at: now) ?? "quit")
+            }
+            if keys != nil {
+                for key in terminal.takeKeys() {
+                    let action: SignUpFlow.Action? =
+                        switch key {
+                        case "n": .next
+                        case "b": .back
+                        case "s": .swipeBack(distance: 0.5, finishes: false)
+                        case "f": .swipeBack(distance: 0.6, finishes: true)
+                        case "q": .quit
+                        default: nil
+                        }
+                    if let action, let event = flow.perform(action, at: now) { events.append(event) }
+                }
+            } else {
+                let elapsed = origin.duration(to: now) * options.speed
+                while next < script.count, elapsed >= .milliseconds(script[next].milliseconds) {
+                    if let event = flow.perform(script[next].action, at: now) { events.append(event) }
+                    next += 1
+                }
+            }
+            if let event = flow.update(at: now) { events.append(event) }
+            for event in events { terminal.write("\r\u{1B}[K  ▸ " + event + "\n") }
+            terminal.write("\r" + flow.line(at: now, details: false) + "\u{1B}[K")
+            try? await Task.sleep(for: .milliseconds(33))
+        }
+        keys?.stop()
+        terminal.write("\n\u{1B}[?25h")
+        terminal.stop()
+    }
+}
