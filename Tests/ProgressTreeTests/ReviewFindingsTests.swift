@@ -70,6 +70,18 @@ final class ReviewFindingsTests: XCTestCase {
         try expectPrecondition("initParentNotCurrent", "the parent must be the current node")
     }
 
+    func test_adding_a_node_as_its_own_child_names_the_problem() throws {
+        try expectPrecondition("selfAsChild", "a node cannot be its own child")
+    }
+
+    func test_a_negative_pending_unit_count_names_the_problem() throws {
+        try expectPrecondition("negativePending", "the pending unit count must not be negative (got -1)")
+    }
+
+    func test_resignCurrent_of_a_node_that_is_not_current_names_the_problem() throws {
+        try expectPrecondition("resignNotCurrent", "resignCurrent(): this node is not the current node of this thread")
+    }
+
     /// The single-threaded scenarios run in a child process (skipped in an ordinary run).
     func test_scenario_run_in_a_child_process() throws {
         switch try scenarioOfThisChildProcess() {
@@ -89,6 +101,17 @@ final class ReviewFindingsTests: XCTestCase {
             leaf.addChild(root, withPendingUnitCount: 1)
         case "initParentNotCurrent":
             _ = ProgressNode(parent: ProgressNode(totalUnitCount: 1))
+        case "selfAsChild":
+            let node = ProgressNode(totalUnitCount: 1)
+            node.addChild(node, withPendingUnitCount: 1)
+        case "negativePending":
+            ProgressNode(totalUnitCount: 1).addChild(ProgressNode(totalUnitCount: 1), withPendingUnitCount: -1)
+        case "resignNotCurrent":
+            let outer = ProgressNode(totalUnitCount: 2)
+            let inner = ProgressNode(totalUnitCount: 2)
+            outer.becomeCurrent(withPendingUnitCount: 1)
+            inner.becomeCurrent(withPendingUnitCount: 1)
+            outer.resignCurrent()  // not the innermost
         case let scenario:
             XCTFail("unknown scenario \(scenario)")
         }
