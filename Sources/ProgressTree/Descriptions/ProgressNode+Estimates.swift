@@ -12,10 +12,14 @@ extension ProgressNode {
     public var estimationClock: (any ProgressClock)? {
         get { state.withLock { $0.metadata.extras?.clock } }
         set {
-            state.withLock { state in
-                if newValue == nil && state.metadata.extras == nil { return }
+            // The old clock leaves the lock before it is released: its deinit may be user code.
+            let replaced = state.withLock { state -> (any ProgressClock)? in
+                if newValue == nil && state.metadata.extras == nil { return nil }
+                let old = state.metadata.extrasForWriting().clock
                 state.metadata.extrasForWriting().clock = newValue
+                return old
             }
+            withExtendedLifetime(replaced) {}
         }
     }
 

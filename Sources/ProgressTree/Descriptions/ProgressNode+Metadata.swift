@@ -31,7 +31,12 @@ extension ProgressNode {
     /// Thread safety: any thread; observers of this node and its ancestors are notified.
     /// Complexity: O(1) amortized.
     public func setUserInfoObject(_ object: (any Sendable)?, forKey key: UserInfoKey) {
-        state.withLock { $0.metadata.userInfo[key] = object }
+        // The old value leaves the lock before it is released: its deinit may be user code.
+        let replaced = state.withLock { state -> (any Sendable)? in
+            if let object { return state.metadata.userInfo.updateValue(object, forKey: key) }
+            return state.metadata.userInfo.removeValue(forKey: key)
+        }
+        withExtendedLifetime(replaced) {}
         markChanged()
     }
 
