@@ -27,15 +27,23 @@ let benchmarks: @Sendable () -> Void = {
     let n = sizes.updates
     let depth = sizes.depth
 
-    // Allocation counts of our own code are deterministic and must not change at all (absolute p90
-    // tolerance 0). Scenarios that go through Dispatch get slack for the dispatch runtime's allocations, which
-    // depend on timing: two worker threads (S5), and an observer whose coalesced deliveries (about a thousand
-    // per million updates, each a `queue.async` and a refresh) vary from run to run (S3). Both limits are far
-    // below the million an allocation per update would add.
+    // How far a p90 malloc count may move before the threshold check fails (either way: fewer allocations
+    // fail too, so that the thresholds are kept up to date).
+    // - The update loops must stay at exactly zero.
+    // - Whole scenarios are deterministic in principle, but a run now and then counts a few allocations
+    //   fewer (seen once in the million-children run), so they get a little slack: ±2 for small counts,
+    //   ±1% for large ones. An allocation per update, per child or per read adds far more (+1,000,000 in
+    //   S2, +50% in S4 and S6, +4% in S7).
+    // - Scenarios that go through Dispatch depend on timing. Two worker threads (S5): ±100. An observer
+    //   (S3): each coalesced delivery costs about 20-30 allocations (a `queue.async` and a refresh), and
+    //   their number varies from under a thousand to several thousand per run (3K to 102K allocations
+    //   seen): ±500,000. An allocation per update would add a million.
     let exact: [BenchmarkMetric: BenchmarkThresholds] = [.mallocCountTotal: .init(absolute: [.p90: 0])]
+    let smallCount: [BenchmarkMetric: BenchmarkThresholds] = [.mallocCountTotal: .init(absolute: [.p90: 2])]
+    let largeCount: [BenchmarkMetric: BenchmarkThresholds] = [.mallocCountTotal: .init(relative: [.p90: 1])]
     let threadSlack: [BenchmarkMetric: BenchmarkThresholds] = [.mallocCountTotal: .init(absolute: [.p90: 100])]
     let observerSlack: [BenchmarkMetric: BenchmarkThresholds] = [
-        .mallocCountTotal: .init(absolute: [.p90: 50_000])
+        .mallocCountTotal: .init(absolute: [.p90: 500_000])
     ]
 
     func configuration(
@@ -74,7 +82,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 1. One node, 1M updates
 
-    Benchmark("S1_ProgressNode_one_node_x1M", configuration: configuration(thresholds: exact)) { _ in
+    Benchmark("S1_ProgressNode_one_node_x1M", configuration: configuration(thresholds: smallCount)) { _ in
         blackHole(PN.singleNode(n))
     }
     Benchmark("S1_Foundation_one_node_x1M", configuration: configuration()) { _ in
@@ -86,7 +94,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 2. A leaf 8 deep, 1M updates, one read
 
-    Benchmark("S2_ProgressNode_leaf_8_deep_x1M_then_1_read", configuration: configuration(thresholds: exact)) { _ in
+    Benchmark("S2_ProgressNode_leaf_8_deep_x1M_then_1_read", configuration: configuration(thresholds: smallCount)) { _ in
         blackHole(PN.deepLeaf(n, depth: depth))
     }
     Benchmark("S2_Foundation_leaf_8_deep_x1M_then_1_read", configuration: configuration(maxIterations: 5)) { _ in
@@ -102,7 +110,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 4. 1,000 children × 1,000 updates
 
-    Benchmark("S4_ProgressNode_1000_children_x1000", configuration: configuration(thresholds: exact)) { _ in
+    Benchmark("S4_ProgressNode_1000_children_x1000", configuration: configuration(thresholds: largeCount)) { _ in
         blackHole(PN.manyChildren(sizes.children, perChild: sizes.updatesPerChild))
     }
     Benchmark("S4_Foundation_1000_children_x1000", configuration: configuration()) { _ in
@@ -123,7 +131,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 6. Create, attach and finish a child, 100,000 times; memory for 1,000,000
 
-    Benchmark("S6_ProgressNode_child_cycles_x100k", configuration: configuration(thresholds: exact)) { _ in
+    Benchmark("S6_ProgressNode_child_cycles_x100k", configuration: configuration(thresholds: largeCount)) { _ in
         blackHole(PN.childCycles(sizes.childCycles))
     }
     Benchmark("S6_Foundation_child_cycles_x100k", configuration: configuration()) { _ in
@@ -134,7 +142,7 @@ let benchmarks: @Sendable () -> Void = {
     ]
     Benchmark(
         "S6_ProgressNode_memory_1M_finished_children",
-        configuration: configuration(memoryMetrics, thresholds: exact, maxIterations: 3)
+        configuration: configuration(memoryMetrics, thresholds: largeCount, maxIterations: 3)
     ) {
         _ in
         blackHole(PN.childCycles(sizes.memoryChildren))
@@ -146,7 +154,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 7. A reader polling the root after every leaf update
 
-    Benchmark("S7_ProgressNode_poll_root_after_each_update_x100k", configuration: configuration(thresholds: exact)) { _ in
+    Benchmark("S7_ProgressNode_poll_root_after_each_update_x100k", configuration: configuration(thresholds: largeCount)) { _ in
         blackHole(PN.polled(sizes.polledUpdates, depth: depth))
     }
     Benchmark("S7_Foundation_poll_root_after_each_update_x100k", configuration: configuration()) { _ in
