@@ -251,4 +251,15 @@ final class LiveRenderingTests: XCTestCase {
         renderer(root, terminal, layout: layout).drawFrame()
         XCTAssertEqual(terminal.visibleLines, ["• Work                   25% #####---------------"])
     }
+
+    func test_a_cancelled_indeterminate_node_shows_an_empty_bar_and_its_mark_instead_of_a_pulse() {
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        root.localizedDescription = "Fetching rows"
+        let renderer = renderer(root, terminal)
+        renderer.drawFrame()
+        root.cancel()
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["✗ Fetching rows         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░"])
+    }
 }

@@ -74,6 +74,10 @@ struct LineFormatter {
             case .paused: layout.colors.paused
             case .running: layout.colors.bar
             }
+        if line.isIndeterminate && line.status != .running {
+            // Nothing is moving: an empty bar rather than a pulse frozen where it stopped.
+            return String(repeating: String(style.empty), count: width)
+        }
         if line.isIndeterminate {
             // A pulse of three cells bouncing across the bar.
             let pulse = min(3, width)
@@ -84,7 +88,7 @@ struct LineFormatter {
                 String(repeating: String(style.empty), count: start)
                 + String(repeating: String(style.filled), count: pulse)
                 + String(repeating: String(style.empty), count: max(0, width - start - pulse))
-            return self.style(text, line.status == .running ? layout.colors.spinner : barStyle)
+            return self.style(text, layout.colors.spinner)
         }
         let levels = style.partial.count + 1
         let filledLevels = Int((min(max(line.fraction, 0), 1) * Double(width * levels)).rounded(.down))
