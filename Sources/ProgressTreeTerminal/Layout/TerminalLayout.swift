@@ -41,6 +41,7 @@ public struct TerminalLayout: Sendable {
     /// Colours of the parts of a line (ignored when colour is off, for example under `NO_COLOR`).
     public var colors = ColorScheme()
 
+    /// The default layout; change its properties to customize it.
     public init() {}
 
     /// The default layout.
@@ -55,6 +56,8 @@ public struct TerminalLayout: Sendable {
         /// An empty cell.
         public var empty: Character
 
+        /// A bar of `filled` and `empty` cells, with `partial` cells (least to most filled) for fractions of
+        /// a cell. Each character should be one column wide.
         public init(filled: Character, partial: [Character] = [], empty: Character) {
             self.filled = filled
             self.partial = partial
@@ -70,13 +73,20 @@ public struct TerminalLayout: Sendable {
 
     /// Colours of the parts of a line.
     public struct ColorScheme: Sendable {
+        /// The bar of a running node.
         public var bar: TerminalStyle = .cyan
+        /// The mark and bar of a finished node.
         public var finished: TerminalStyle = .green
+        /// The mark and bar of a paused node.
         public var paused: TerminalStyle = .yellow
+        /// The mark and bar of a cancelled node.
         public var cancelled: TerminalStyle = .red
+        /// The spinner and pulse of an indeterminate node.
         public var spinner: TerminalStyle = .magenta
+        /// Counts, throughput, time remaining and finished labels.
         public var secondary: TerminalStyle = .dim
 
+        /// The default colours.
         public init() {}
     }
 }

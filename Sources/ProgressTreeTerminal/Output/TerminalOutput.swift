@@ -8,9 +8,12 @@ import Darwin
 
 /// The size of a terminal in character cells.
 public struct TerminalSize: Sendable, Equatable {
+    /// Character cells per line.
     public var columns: Int
+    /// Lines.
     public var rows: Int
 
+    /// A size of `columns` × `rows` cells.
     public init(columns: Int, rows: Int) {
         self.columns = columns
         self.rows = rows
@@ -34,16 +37,21 @@ public protocol TerminalOutput: Sendable {
 
 /// A terminal output on a file descriptor: standard error (the default of renderers) or standard output.
 public struct FileDescriptorOutput: TerminalOutput {
+    /// The file descriptor written to.
     public let descriptor: Int32
 
+    /// An output on `descriptor` (not closed by the output).
     public init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
     /// Standard error, where progress goes by default so that standard output stays clean for results.
     public static let standardError = FileDescriptorOutput(descriptor: 2)
+    /// Standard output, for programs whose progress is their output.
     public static let standardOutput = FileDescriptorOutput(descriptor: 1)
 
+    /// Writes all of `text` with `write(2)`, retrying on `EINTR` and partial writes; drops the rest if the
+    /// reader went away.
     public func write(_ text: String) {
         var text = text
         text.withUTF8 { buffer in
@@ -65,13 +73,16 @@ public struct FileDescriptorOutput: TerminalOutput {
         }
     }
 
+    /// `isatty(2)` of the descriptor.
     public var isTerminal: Bool { isatty(descriptor) == 1 }
 
+    /// The window size from `ioctl(TIOCGWINSZ)`, or `nil` when the descriptor is not a terminal.
     public func size() -> TerminalSize? {
         var window = winsize()
         guard ioctl(descriptor, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return nil }
         return TerminalSize(columns: Int(window.ws_col), rows: Int(window.ws_row))
     }
 
+    /// The descriptor, for the signal handler that restores the cursor.
     public var fileDescriptor: Int32? { descriptor }
 }

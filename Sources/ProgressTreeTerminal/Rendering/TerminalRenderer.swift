@@ -68,6 +68,7 @@ public final class TerminalRenderer: Sendable {
         /// The terminal size to assume when the output does not report one.
         public var fallbackSize = TerminalSize(columns: 80, rows: 24)
 
+        /// The default options; change its properties to customize them.
         public init() {}
     }
 
