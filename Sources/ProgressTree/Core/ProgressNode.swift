@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// ## Thread safety
 /// Every member may be called from any thread or task at any time. Updates (`advance(by:)`, setting the
-/// counts) are lock-free atomic operations that never walk the tree; reads of `fractionCompleted` bring
+/// counts) are atomic operations; only the first update after a read walks up, marking the path to the
+/// first ancestor already marked (one node lock at a time); reads of `fractionCompleted` bring
 /// the cached sums of the changed part of the tree up to date. Handlers and observers are always called
 /// outside the library's locks.
 ///
@@ -31,7 +32,7 @@ import Synchronization
 /// the process-wide refresh lock (`ProgressNode.refreshLock`), then node locks one at a time. So the only
 /// nesting is: refresh lock, then one node lock. User code never runs under either. That includes
 /// `deinit`s: a value that may hold the last reference to a user object or a node (a replaced handler, a
-/// finished child taken from a weak queue) must be moved out of the critical section and released after it.
+/// child taken by a read that finished meanwhile) must be moved out of the critical section and released after it.
 public final class ProgressNode: Sendable {
     // MARK: Hot-path state (atomics, no lock)
 
@@ -130,7 +131,9 @@ public final class ProgressNode: Sendable {
     /// the new total. A negative total makes the node indeterminate. Changing the total can finish the node
     /// (for example lowering it to the completed count).
     ///
-    /// - Complexity: O(1); setting never takes a lock unless it finishes an attached node.
+    /// - Complexity: O(1) amortized: an atomic store. The first update after a read also marks the path up
+    ///   to the first ancestor already marked (one node lock at a time); finishing an attached node also
+    ///   credits it under its parent's lock.
     public var totalUnitCount: Int64 {
         get { totalStorage.load(ordering: .sequentiallyConsistent) }
         set {
@@ -148,7 +151,9 @@ public final class ProgressNode: Sendable {
     /// > Important: `completedUnitCount += 1` is a read followed by a write, as in Foundation: two threads
     /// > doing it at once can lose an increment. Use `advance(by:)` from several threads.
     ///
-    /// - Complexity: O(1) and allocation-free; setting never takes a lock unless it finishes an attached node.
+    /// - Complexity: O(1) amortized: an atomic store, allocation-free between two reads. The first update
+    ///   after a read also marks the path up to the first ancestor already marked (one node lock at a time,
+    ///   queueing each node in its parent); finishing an attached node also credits it under its parent's lock.
     public var completedUnitCount: Int64 {
         get { completedStorage.load(ordering: .sequentiallyConsistent) }
         set {
@@ -160,9 +165,10 @@ public final class ProgressNode: Sendable {
     /// Adds `units` to `completedUnitCount` atomically: N threads calling `advance(by: 1)` M times each
     /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing.
     ///
-    /// - Complexity: O(1) amortized and allocation-free: one atomic add and, while nobody reads the tree,
-    ///   one atomic load. It never walks the tree; the first update after a read marks the path to the root
-    ///   as changed, stopping at the first ancestor already marked.
+    /// - Complexity: O(1) amortized: one atomic add and, while nobody reads the tree, one atomic load, with
+    ///   no allocation. Only the first update after a read walks up: it marks the path to the root as changed
+    ///   (one node lock at a time, queueing each node in its parent), stopping at the first ancestor already
+    ///   marked.
     @inline(__always)
     public func advance(by units: Int64 = 1) {
         let completed = addToCompleted(units)
