@@ -19,16 +19,18 @@ let package = Package(
     targets: [
         .target(name: "ProgressTree"),
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
+        // MARK: Examples
+        .target(name: "ExampleSupport", dependencies: ["ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
         .executableTarget(
-            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/photo-import"),
+            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/photo-import"),
         .executableTarget(
-            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/file-copy"),
+            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/file-copy"),
         .executableTarget(
-            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/step-flow"),
+            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/step-flow"),
         .executableTarget(
-            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/message-feed"),
+            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
         .executableTarget(
-            name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/loading-rows"),
+            name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/loading-rows"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
         .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
         // Runs the built examples (the executables must be built: it depends on them).

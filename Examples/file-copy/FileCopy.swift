@@ -24,6 +24,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import ExampleSupport
 import Foundation
 import ProgressTree
 import ProgressTreeTerminal

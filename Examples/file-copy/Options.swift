@@ -1,3 +1,4 @@
+import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of file-copy.
@@ -26,51 +27,34 @@ struct Options: Sendable {
         Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled.
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
 
     init(arguments: [String]) throws {
         var positional: [String] = []
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            func value() throws -> String {
-                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
-                return value
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
             switch argument {
-            case "--progress":
-                let name = try value()
-                guard let mode = TerminalRenderer.Mode(rawValue: name) else {
-                    throw UsageError(description: "--progress takes auto, live, plain, json or none (got \(name))")
-                }
-                progress = mode
+            case "--progress": progress = try reader.progressMode(of: argument)
             case "--limit":
-                let text = try value()
+                let text = try reader.value(of: argument)
                 guard let rate = Self.byteCount(text), rate > 0 else {
-                    throw UsageError(description: "--limit takes bytes a second, such as 500K or 50M (got \(text))")
+                    throw UsageError("--limit takes bytes a second, such as 500K or 50M (got \(text))")
                 }
                 limit = rate
             case "--pause-after-bytes":
-                guard let bytes = Int64(try value()), bytes > 0 else {
-                    throw UsageError(description: "--pause-after-bytes takes a positive number of bytes")
+                guard let bytes = Int64(try reader.value(of: argument)), bytes > 0 else {
+                    throw UsageError("--pause-after-bytes takes a positive number of bytes")
                 }
                 pauseAfterBytes = bytes
-            case "--help", "-h":
-                showHelp = true
-            case "--":
-                positional.append(contentsOf: remaining)
-                remaining = []
+            case "--help", "-h": showHelp = true
+            case "--": positional.append(contentsOf: reader.rest())
             default:
-                if argument.hasPrefix("-") && argument.count > 1 {
-                    throw UsageError(description: "unknown option \(argument)")
-                }
+                if argument.hasPrefix("-") && argument.count > 1 { throw UsageError("unknown option \(argument)") }
                 positional.append(argument)
             }
         }
         if showHelp { return }
         guard positional.count == 2 else {
-            throw UsageError(description: positional.count < 2 ? "SOURCE and DEST are required" : "too many arguments")
+            throw UsageError(positional.count < 2 ? "SOURCE and DEST are required" : "too many arguments")
         }
         source = positional[0]
         destination = positional[1]

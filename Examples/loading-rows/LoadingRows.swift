@@ -14,6 +14,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import ExampleSupport
 import Foundation
 import ProgressTree
 import ProgressTreeTerminal
@@ -82,27 +83,5 @@ struct LoadingRows {
         print(widths.map { String(repeating: "─", count: $0) }.joined(separator: "  "))
         for row in rows { print(line(row)) }
         print("\(customers.count) \(customers.count == 1 ? "row" : "rows")")
-    }
-}
-
-/// Cancels the work on the first Ctrl-C; a second one exits at once.
-final class InterruptHandler: Sendable {
-    private let source: Mutex<(any DispatchSourceSignal)?>
-
-    init(onInterrupt: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = Atomic<Int>(0)
-        source.setEventHandler {
-            if count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
-            onInterrupt()
-        }
-        source.resume()
-        self.source = Mutex(source)
-    }
-
-    func stop() {
-        source.withLock { $0?.cancel() }
-        signal(SIGINT, SIG_DFL)
     }
 }

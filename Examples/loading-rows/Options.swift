@@ -1,3 +1,4 @@
+import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of loading-rows.
@@ -20,40 +21,21 @@ struct Options: Sendable {
         Ctrl-C cancels the fetch (exit status 130).
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
 
     init(arguments: [String]) throws {
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            func value() throws -> String {
-                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
-                return value
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
             switch argument {
-            case "--rows":
-                guard let count = Int(try value()), (0...10_000).contains(count) else {
-                    throw UsageError(description: "--rows takes a whole number from 0 to 10000")
-                }
-                rows = count
+            case "--rows": rows = try reader.integer(of: argument, in: 0...10_000)
             case "--delay":
-                guard let delay = Double(try value()), delay >= 0, delay <= 3600 else {
-                    throw UsageError(description: "--delay takes seconds from 0 to 3600")
+                guard let delay = Double(try reader.value(of: argument)), delay >= 0, delay <= 3600 else {
+                    throw UsageError("--delay takes seconds from 0 to 3600")
                 }
                 self.delay = delay
-            case "--fail":
-                fails = true
-            case "--progress":
-                let name = try value()
-                guard let mode = TerminalRenderer.Mode(rawValue: name) else {
-                    throw UsageError(description: "--progress takes auto, live, plain, json or none (got \(name))")
-                }
-                progress = mode
-            case "--help", "-h":
-                showHelp = true
-            default:
-                throw UsageError(description: "unknown argument \(argument)")
+            case "--fail": fails = true
+            case "--progress": progress = try reader.progressMode(of: argument)
+            case "--help", "-h": showHelp = true
+            default: throw UsageError("unknown argument \(argument)")
             }
         }
     }

@@ -15,6 +15,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import ExampleSupport
 import Foundation
 import ProgressTree
 import ProgressTreeTerminal
@@ -142,27 +143,5 @@ final class LabelStats: Sendable {
 
     var report: (sent: Int, shown: Int, longestWait: Duration) {
         state.withLock { ($0.sent, $0.shown, $0.longestWait) }
-    }
-}
-
-/// Stops the feed on the first Ctrl-C; a second one exits at once.
-final class InterruptHandler: Sendable {
-    private let source: Mutex<(any DispatchSourceSignal)?>
-
-    init(onInterrupt: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = Atomic<Int>(0)
-        source.setEventHandler {
-            if count.add(1, ordering: .relaxed).newValue > 1 { exit(130) }
-            onInterrupt()
-        }
-        source.resume()
-        self.source = Mutex(source)
-    }
-
-    func stop() {
-        source.withLock { $0?.cancel() }
-        signal(SIGINT, SIG_DFL)
     }
 }

@@ -1,3 +1,4 @@
+import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of message-feed.
@@ -20,43 +21,17 @@ struct Options: Sendable {
         Ctrl-C stops the feed.
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
 
     init(arguments: [String]) throws {
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            func value() throws -> String {
-                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
-                return value
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
             switch argument {
-            case "--messages":
-                guard let count = Int(try value()), (1...100_000).contains(count) else {
-                    throw UsageError(description: "--messages takes a whole number from 1 to 100000")
-                }
-                messages = count
-            case "--speed":
-                guard let speed = Double(try value()), speed > 0, speed.isFinite else {
-                    throw UsageError(description: "--speed takes a positive number")
-                }
-                self.speed = speed
-            case "--max-lag":
-                guard let lag = Int(try value()), (250...60_000).contains(lag) else {
-                    throw UsageError(description: "--max-lag takes milliseconds from 250 to 60000")
-                }
-                maximumLag = lag
-            case "--progress":
-                let name = try value()
-                guard let mode = TerminalRenderer.Mode(rawValue: name) else {
-                    throw UsageError(description: "--progress takes auto, live, plain, json or none (got \(name))")
-                }
-                progress = mode
-            case "--help", "-h":
-                showHelp = true
-            default:
-                throw UsageError(description: "unknown argument \(argument)")
+            case "--messages": messages = try reader.integer(of: argument, in: 1...100_000)
+            case "--speed": speed = try reader.positiveNumber(of: argument)
+            case "--max-lag": maximumLag = try reader.integer(of: argument, in: 250...60_000, meaning: "milliseconds")
+            case "--progress": progress = try reader.progressMode(of: argument)
+            case "--help", "-h": showHelp = true
+            default: throw UsageError("unknown argument \(argument)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of photo-import.
@@ -18,38 +19,16 @@ struct Options: Sendable {
         Keys while live: p pause, r resume, c cancel. Ctrl-C cancels.
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
 
     init(arguments: [String]) throws {
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            func value() throws -> String {
-                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
-                return value
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
             switch argument {
-            case "--photos":
-                guard let count = Int(try value()), (0...10_000).contains(count) else {
-                    throw UsageError(description: "--photos takes a whole number from 0 to 10000")
-                }
-                photos = count
-            case "--speed":
-                guard let speed = Double(try value()), speed > 0, speed.isFinite else {
-                    throw UsageError(description: "--speed takes a positive number")
-                }
-                self.speed = speed
-            case "--progress":
-                let name = try value()
-                guard let mode = TerminalRenderer.Mode(rawValue: name) else {
-                    throw UsageError(description: "--progress takes auto, live, plain, json or none (got \(name))")
-                }
-                progress = mode
-            case "--help", "-h":
-                showHelp = true
-            default:
-                throw UsageError(description: "unknown argument \(argument)")
+            case "--photos": photos = try reader.integer(of: argument, in: 0...10_000)
+            case "--speed": speed = try reader.positiveNumber(of: argument)
+            case "--progress": progress = try reader.progressMode(of: argument)
+            case "--help", "-h": showHelp = true
+            default: throw UsageError("unknown argument \(argument)")
             }
         }
     }

@@ -15,6 +15,7 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
+import ExampleSupport
 import Foundation
 import ProgressTree
 import ProgressTreeTerminal
@@ -71,27 +72,5 @@ struct PhotoImport {
     static func seconds(_ duration: Duration) -> String {
         let tenths = Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18) * 10)
         return "\(tenths / 10).\(tenths % 10)"
-    }
-}
-
-/// Cancels the work on the first Ctrl-C; a second one exits at once.
-final class InterruptHandler: Sendable {
-    private let source: Mutex<(any DispatchSourceSignal)?>
-
-    init(onInterrupt: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = InterruptCount()
-        source.setEventHandler {
-            if count.increment() > 1 { exit(130) }
-            onInterrupt()
-        }
-        source.resume()
-        self.source = Mutex(source)
-    }
-
-    func stop() {
-        source.withLock { $0?.cancel() }
-        signal(SIGINT, SIG_DFL)
     }
 }

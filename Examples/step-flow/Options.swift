@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ExampleSupport
 
 /// The command line of step-flow.
 struct Options: Sendable {
@@ -26,39 +27,20 @@ struct Options: Sendable {
                           place; plain prints the script's frames as lines (simulated time) and exits
         """
 
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-    }
 
     init(arguments: [String]) throws {
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            func value() throws -> String {
-                guard let value = remaining.popFirst() else { throw UsageError(description: "\(argument) needs a value") }
-                return value
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
             switch argument {
-            case "--keys":
-                keys = true
-            case "--speed":
-                guard let speed = Double(try value()), speed > 0, speed.isFinite else {
-                    throw UsageError(description: "--speed takes a positive number")
-                }
-                self.speed = speed
-            case "--progress":
-                let name = try value()
-                guard let mode = Mode(rawValue: name) else {
-                    throw UsageError(description: "--progress takes auto, live or plain (got \(name))")
-                }
-                self.mode = mode
-            case "--help", "-h":
-                showHelp = true
-            default:
-                throw UsageError(description: "unknown argument \(argument)")
+            case "--keys": keys = true
+            case "--speed": speed = try reader.positiveNumber(of: argument)
+            case "--progress": mode = try reader.choice(of: argument, among: [Mode.auto, .live, .plain])
+            case "--help", "-h": showHelp = true
+            default: throw UsageError("unknown argument \(argument)")
             }
         }
         if keys && !isLive {
-            throw UsageError(description: "--keys needs a terminal (live mode)")
+            throw UsageError("--keys needs a terminal (live mode)")
         }
     }
 

@@ -1,0 +1,72 @@
+import ProgressTreeTerminal
+
+/// A command-line mistake: printed with the usage, exit status 2.
+public struct UsageError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// Reads the arguments of the example programs one by one, with the checks they share.
+public struct ArgumentReader {
+    private var remaining: ArraySlice<String>
+
+    public init(_ arguments: [String]) {
+        remaining = arguments[...]
+    }
+
+    /// The next argument, or `nil` at the end.
+    public mutating func next() -> String? {
+        remaining.popFirst()
+    }
+
+    /// Everything not read yet (after `--`).
+    public mutating func rest() -> [String] {
+        defer { remaining = [] }
+        return Array(remaining)
+    }
+
+    /// The value following `option`.
+    public mutating func value(of option: String) throws -> String {
+        guard let value = remaining.popFirst() else { throw UsageError("\(option) needs a value") }
+        return value
+    }
+
+    /// A whole number in `range` following `option`; `meaning` names it in the error ("a whole number").
+    public mutating func integer(
+        of option: String, in range: ClosedRange<Int>, meaning: String = "a whole number"
+    ) throws -> Int {
+        guard let number = Int(try value(of: option)), range.contains(number) else {
+            throw UsageError("\(option) takes \(meaning) from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// A finite number above zero following `option`.
+    public mutating func positiveNumber(of option: String) throws -> Double {
+        guard let number = Double(try value(of: option)), number > 0, number.isFinite else {
+            throw UsageError("\(option) takes a positive number")
+        }
+        return number
+    }
+
+    /// One of `choices` following `option`, such as a progress mode.
+    public mutating func choice<Choice: RawRepresentable>(
+        of option: String, among choices: [Choice]
+    ) throws -> Choice where Choice.RawValue == String {
+        let name = try value(of: option)
+        guard let choice = Choice(rawValue: name), choices.contains(where: { $0.rawValue == name }) else {
+            let names = choices.map(\.rawValue)
+            let list = names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
+            throw UsageError("\(option) takes \(list) (got \(name))")
+        }
+        return choice
+    }
+
+    /// A `TerminalRenderer.Mode` following `option`.
+    public mutating func progressMode(of option: String) throws -> TerminalRenderer.Mode {
+        try choice(of: option, among: TerminalRenderer.Mode.allCases)
+    }
+}
