@@ -17,10 +17,17 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     private let minimumInterval: Duration
     private let handler: @Sendable (ProgressNode, ProgressNode.Change<Value>) -> Void
 
-    private let isDeliveryPending = Atomic<Bool>(false)
+    /// Starts `true`, standing for the first delivery, which `start` schedules once the baseline is
+    /// recorded. Until then a change must not schedule a delivery of its own: such a delivery could run
+    /// before the baseline is recorded, report the value as new with `oldValue == nil` although
+    /// `.initial` was not asked for, and then be overwritten by the older baseline, so that a later return
+    /// to the baseline value would be skipped as equal and the observer left with a stale value.
+    private let isDeliveryPending = Atomic<Bool>(true)
     private let isInvalidated = Atomic<Bool>(false)
-    /// Held while the handler runs, so that `invalidate()` can wait for a running handler.
-    private let delivery = Mutex<DeliveryState>(DeliveryState())
+    /// Held while the handler runs, so that `invalidate()` can wait for a running handler. A `Lock` (the
+    /// package's `Mutex` that ThreadSanitizer can see), so that the handler's accesses are ordered with
+    /// the next handler's and with `invalidate()` under `--sanitize=thread` too.
+    private let delivery = Lock<DeliveryState>(DeliveryState())
 
     private struct DeliveryState {
         /// The last value delivered, or the baseline read at registration; `nil` before either.
@@ -40,15 +47,16 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         self.handler = handler
     }
 
-    /// Records the baseline, or schedules the initial delivery.
+    /// Records the baseline (without `.initial`), then schedules the first delivery.
     func start(initial: Bool) {
-        if initial {
-            signal()
-        } else if let node {
+        if !initial, let node {
             _ = node.refresh()
             let baseline = read(node)
             delivery.withLock { $0.lastValue = baseline; $0.hasLastValue = true }
         }
+        // With `.initial` this delivers the current value. Without it, it delivers a change made while the
+        // baseline was read (whose signal found this delivery pending), or nothing if the value is equal.
+        queue.async { self.deliver() }
     }
 
     func signal() {
@@ -85,8 +93,10 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         guard minimumInterval > .zero,
             let last = delivery.withLock({ $0.lastDeliveryTime })
         else { return nil }
+        // Intervals are capped at 100 years, so the arithmetic below can never overflow.
         let (seconds, attoseconds) = minimumInterval.components
-        let intervalNanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        let cappedSeconds = UInt64(min(seconds, 100 * 365 * 86_400))
+        let intervalNanoseconds = cappedSeconds * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
         let elapsed = DispatchTime.now().uptimeNanoseconds &- last.uptimeNanoseconds
         guard elapsed < intervalNanoseconds else { return nil }
         return .nanoseconds(Int(intervalNanoseconds - elapsed))

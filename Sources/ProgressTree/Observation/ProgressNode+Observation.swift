@@ -12,7 +12,9 @@ extension ProgressNode {
 
     /// Options of `observe(_:on:options:minimumInterval:changeHandler:)`.
     public struct ObservationOptions: OptionSet, Sendable {
+        /// The bits of the options.
         public let rawValue: Int
+        /// Options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// Deliver the current value at once (on the observer's queue), with `oldValue == nil`.
         public static let initial = ObservationOptions(rawValue: 1 << 0)

@@ -2,13 +2,19 @@ extension ProgressNode {
     /// The state of a node at one moment, as one `Sendable` value: for `for await` loops, user interfaces
     /// and logs.
     public struct Snapshot: Sendable, Equatable {
+        /// `totalUnitCount` at the moment of the snapshot.
         public var totalUnitCount: Int64
+        /// `completedUnitCount` at the moment of the snapshot.
         public var completedUnitCount: Int64
         /// `fractionCompleted`, including attached children's partial progress.
         public var fractionCompleted: Double
+        /// `isIndeterminate`, from the same counts.
         public var isIndeterminate: Bool
+        /// `isFinished`, from the same counts.
         public var isFinished: Bool
+        /// `isCancelled`.
         public var isCancelled: Bool
+        /// `isPaused`.
         public var isPaused: Bool
 
         /// Whether no later snapshot can differ in a way that matters: the node finished or was cancelled.
@@ -23,10 +29,16 @@ extension ProgressNode {
         let completed = completedUnitCount
         let total = totalUnitCount
         let flags = currentControlFlags
+        let isIndeterminate = FractionMath.isIndeterminate(completed: completed, total: total)
+        let isFinished = FractionMath.isFinished(completed: completed, total: total)
+        // Fix (test_a_finished_snapshot_always_says_complete_while_threads_finish_the_node): the counts are
+        // read after the fraction, so an update landing in between paired finished counts with the fraction
+        // from before the last unit ("finished at 99.95%"), and that snapshot, being final, ended `snapshots`.
+        // Where the counts alone decide the fraction (finished: 1, indeterminate: 0), use that value.
+        let consistentFraction = isFinished ? 1 : isIndeterminate ? 0 : fraction
         return Snapshot(
-            totalUnitCount: total, completedUnitCount: completed, fractionCompleted: fraction,
-            isIndeterminate: FractionMath.isIndeterminate(completed: completed, total: total),
-            isFinished: FractionMath.isFinished(completed: completed, total: total),
+            totalUnitCount: total, completedUnitCount: completed, fractionCompleted: consistentFraction,
+            isIndeterminate: isIndeterminate, isFinished: isFinished,
             isCancelled: flags.contains(.cancelled), isPaused: flags.contains(.paused))
     }
 
@@ -46,10 +58,13 @@ extension ProgressNode {
 
     /// An `AsyncSequence` of a node's snapshots; see `ProgressNode.snapshots`.
     public struct Snapshots: AsyncSequence, Sendable {
+        /// Snapshots.
         public typealias Element = Snapshot
+        /// Iterating never throws.
         public typealias Failure = Never
         let node: ProgressNode
 
+        /// Starts a new observation for one `for await` loop.
         public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(node: node)
         }
@@ -57,8 +72,13 @@ extension ProgressNode {
         /// The iterator of `Snapshots`. Not `Sendable`: use it from one task.
         public struct AsyncIterator: AsyncIteratorProtocol {
             private var base: AsyncStream<Snapshot>.Iterator
+            /// Keeps the node alive while it is iterated: the observation holds it weakly, so when the
+            /// sequence was the node's last owner (`for await s in makeNode().snapshots`) the node would go
+            /// away at once, and the loop would wait forever without even the first snapshot.
+            private let node: ProgressNode
 
             init(node: ProgressNode) {
+                self.node = node
                 let (stream, continuation) = AsyncStream.makeStream(
                     of: Snapshot.self, bufferingPolicy: .bufferingNewest(1))
                 let observation = node.observe(
@@ -71,10 +91,12 @@ extension ProgressNode {
                 base = stream.makeAsyncIterator()
             }
 
+            /// The next snapshot; `nil` after the final one or when the task is cancelled.
             public mutating func next() async -> Snapshot? {
                 await base.next()
             }
 
+            /// The next snapshot, keeping the caller's isolation.
             public mutating func next(isolation actor: isolated (any Actor)?) async -> Snapshot? {
                 await base.next(isolation: actor)
             }
