@@ -244,11 +244,14 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
     /// held: handlers, user info) ran under it; user code reading any node there took the lock again
     /// ("Fatal error: Recursive call to lock Mutex").
     ///
-    /// Deterministic: a helper thread holds the grandchild's lock, so the read stops there while it holds
-    /// the finished child; the test then drops its own reference and lets the read go on.
+    /// Deterministic: the read takes both queued children of the root (`child`, then `sibling`) and visits
+    /// the last queued first. A helper thread holds the sibling's lock, so the read stops there while it
+    /// holds the child; the test then finishes the child (the root credits it and lets it go), drops its own
+    /// reference and lets the read go on. (A child that finished before the read began is not taken at all:
+    /// the dirty queue holds no reference to it, and its entry no longer matches the root's table.)
     func test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock() {
         let root = ProgressNode(totalUnitCount: 10)
-        let grandchild: ProgressNode
+        let sibling = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
         let lockHeld = DispatchSemaphore(value: 0)
         let releaseLock = DispatchSemaphore(value: 0)
         let readDone = DispatchSemaphore(value: 0)
@@ -257,17 +260,15 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
         do {
             let child = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 5)
             weakChild = child
-            grandchild = ProgressNode(totalUnitCount: 4, parent: child, pendingUnitCount: 1)
             let reporter = ReadsFractionOnDeinit(root)
             child.cancellationHandler = { _ = reporter }  // the child is the reporter's last owner
             XCTAssertEqual(root.fractionCompleted, 0)
-            grandchild.advance()  // queues the grandchild in the child, the child in the root
-            child.completedUnitCount = 2  // finished: credited and let go by the root, still queued (weakly)
-            XCTAssertEqual(root.completedUnitCount, 5)
+            child.advance()  // queues the child in the root
+            sibling.advance()  // then the sibling: the read visits it first
 
             withExtendedLifetime(child) {
                 Thread.detachNewThread {
-                    grandchild.state.withLock { _ in
+                    sibling.state.withLock { _ in
                         lockHeld.signal()
                         releaseLock.wait()
                     }
@@ -277,17 +278,21 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
                     fractionRead.store(root.fractionCompleted.bitPattern, ordering: .relaxed)
                     readDone.signal()
                 }
-                // The read clears the grandchild's dirty bit just before it blocks on the grandchild's lock,
-                // holding the child (taken from the root's queue) in its stack of frames.
-                while grandchild.isDirty.load(ordering: .sequentiallyConsistent) { sched_yield() }
+                // The read clears the sibling's dirty bit just before it blocks on the sibling's lock,
+                // holding the child (taken from the root's queue) in its list of children to visit.
+                while sibling.isDirty.load(ordering: .sequentiallyConsistent) { sched_yield() }
+                // The child finishes while the read holds it: credited and let go by the root.
+                child.completedUnitCount = 2
+                XCTAssertEqual(root.completedUnitCount, 5)
             }
         }
         // Only the blocked read holds the child now.
         releaseLock.signal()
         XCTAssertEqual(readDone.wait(timeout: .now() + 60), .success, "the read never finished: a deadlock")
-        XCTAssertEqual(Double(bitPattern: fractionRead.load(ordering: .relaxed)), 0.5)
+        // The root's 5 units of the finished child, and a quarter of the sibling's 1.
+        XCTAssertEqual(Double(bitPattern: fractionRead.load(ordering: .relaxed)), 0.525, accuracy: 1e-12)
         XCTAssertNil(weakChild)
-        XCTAssertEqual(root.fractionCompleted, 0.5)
+        XCTAssertEqual(root.fractionCompleted, 0.525, accuracy: 1e-12)
     }
 
 

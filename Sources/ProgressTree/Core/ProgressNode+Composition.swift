@@ -46,10 +46,9 @@ extension ProgressNode {
         }
         // 3. Insert it, queued for the next refresh so its current progress counts at once.
         child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
-        let (inherited, _) = state.withLock { state in
-            state.children.insert(child, pendingUnitCount: pendingUnitCount)
-            let dropped = state.enqueueDirty(child)  // released after the lock (see `enqueueDirty`)
-            return (ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent)), dropped)
+        let inherited = state.withLock { state in
+            state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
+            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         child.isAttached.store(true, ordering: .sequentiallyConsistent)
         // 4. A child that finished (before or during the above) is credited and released now.

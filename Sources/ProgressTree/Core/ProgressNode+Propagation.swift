@@ -21,7 +21,7 @@ extension ProgressNode {
     /// Serializes readers that bring cached sums up to date: two concurrent refreshes could otherwise split
     /// one dirty queue between them, and one could return before the part the other took was applied.
     /// Writers never take it. (Which updates a read sees: see the top of this file.)
-    static let refreshLock = Lock<Void>(())
+    static let refreshLock = Lock<RefreshScratch>(RefreshScratch())
 
     // MARK: Writers
 
@@ -55,7 +55,7 @@ extension ProgressNode {
             observers?.signal()
             guard let parent else { return }
             if !node.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) {
-                _ = parent.state.withLock { $0.enqueueDirty(node) }  // released after the lock (see there)
+                parent.state.withLock { $0.children.enqueueDirty(node) }
             }
             node = parent
         }
@@ -108,71 +108,119 @@ extension ProgressNode {
 
     /// Brings the cached sums of this node's dirty subtree up to date and returns its fraction.
     ///
-    /// Iterative (an explicit stack), so a 10,000-deep chain does not exhaust a thread's stack.
+    /// Iterative (an explicit stack), so a 10,000-deep chain does not exhaust a thread's stack. The stack
+    /// and the other buffers live in the refresh lock's `RefreshScratch` and keep their capacity, so a read
+    /// allocates nothing once they have grown to the size of the dirty part of the tree.
     func refresh() -> Double {
         // Fix (test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock): a
-        // queued child that finished may have no other owner left, so the strong reference taken from its
-        // weak queue entry can be the last one. Dropped inside the lock, it ran the child's `deinit` (and
-        // that of what the child held: handlers, user info, i.e. user code) under the refresh lock. The
-        // children taken from the queues are kept here and released after the lock.
+        // child taken by the read may finish meanwhile and lose every other owner, so the read's reference
+        // can be the last one. Dropped inside the lock, it ran the child's `deinit` (and that of what the
+        // child held: handlers, user info, i.e. user code) under the refresh lock. The children a read takes
+        // are kept in `scratch.taken`, moved out of the lock and released after it.
         var taken: [ProgressNode] = []
-        return Self.refreshLock.withLock { _ in
+        let fraction = Self.refreshLock.withLock { scratch -> Double in
             isDirty.store(false, ordering: .sequentiallyConsistent)
-            // Fast path, the common case of a clean subtree: one lock, no allocation.
-            let queued = state.withLock { state -> [WeakNode]? in
-                guard !state.dirtyChildren.isEmpty else { return nil }
-                defer { state.dirtyChildren = [] }
-                return state.dirtyChildren
+            let fraction = refreshDirtySubtree(&scratch)
+            if !scratch.taken.isEmpty { swap(&taken, &scratch.taken) }
+            return fraction
+        }
+        if !taken.isEmpty {
+            taken.removeAll(keepingCapacity: true)  // the releases, outside the refresh lock
+            Self.refreshLock.withLock { scratch in
+                // Hand the empty buffer back for the next read.
+                if scratch.taken.capacity < taken.capacity { swap(&scratch.taken, &taken) }
             }
-            guard let queued else { return applyRefresh([]) }
-            var stack = [RefreshFrame(node: self, queued: queued)]
-            while true {
-                if let entry = stack[stack.count - 1].queued.popLast() {
-                    // A queued child that finished and was released since has nothing left to report.
-                    guard let child = entry.node else { continue }
-                    taken.append(child)
-                    child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
-                    child.isDirty.store(false, ordering: .sequentiallyConsistent)
-                    let grandchildren = child.takeDirtyChildren()
-                    if grandchildren.isEmpty {
-                        stack[stack.count - 1].results.append((child, child.applyRefresh([])))
-                    } else {
-                        stack.append(RefreshFrame(node: child, queued: grandchildren))
-                    }
-                    continue
+        }
+        return fraction
+    }
+
+    /// The refresh itself, under the refresh lock. For each queued child it clears the child's bits
+    /// *before* reading its counts (see the top of this file), then either records the child's fraction at
+    /// once (no dirty child below it) or descends into it.
+    private func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
+        // Fast path, the common case of a clean subtree: one lock, no allocation.
+        if case .fraction(let fraction) = takeDirtyChildrenOrFraction(into: &scratch.pending) { return fraction }
+        scratch.frames.append(RefreshFrame(node: .passUnretained(self), pendingBase: 0, resultsBase: 0))
+        while true {
+            let top = scratch.frames[scratch.frames.count - 1]
+            if scratch.pending.count > top.pendingBase {
+                let child = scratch.pending.removeLast()
+                child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
+                child.isDirty.store(false, ordering: .sequentiallyConsistent)
+                let base = scratch.pending.count
+                let outcome = child.takeDirtyChildrenOrFraction(into: &scratch.pending)
+                let node = Unmanaged.passUnretained(child)
+                scratch.taken.append(child)  // keeps it alive until after the refresh lock
+                switch outcome {
+                case .fraction(let fraction):
+                    scratch.results.append(RefreshResult(node: node, fraction: fraction))
+                case .queued:
+                    scratch.frames.append(
+                        RefreshFrame(node: node, pendingBase: base, resultsBase: scratch.results.count))
                 }
-                let frame = stack.removeLast()
-                let fraction = frame.node.applyRefresh(frame.results)
-                if stack.isEmpty { return fraction }
-                stack[stack.count - 1].results.append((frame.node, fraction))
+                continue
             }
+            scratch.frames.removeLast()
+            let fraction = top.node.takeUnretainedValue().applyRefresh(scratch.results[top.resultsBase...])
+            scratch.results.removeSubrange(top.resultsBase...)
+            if scratch.frames.isEmpty { return fraction }
+            scratch.results.append(RefreshResult(node: top.node, fraction: fraction))
         }
     }
 
-    private func takeDirtyChildren() -> [WeakNode] {
-        state.withLock { state in
-            guard !state.dirtyChildren.isEmpty else { return [] }
-            defer { state.dirtyChildren = [] }
-            return state.dirtyChildren
+    /// Moves this node's queued children to the end of `nodes` or, when none of them is still attached,
+    /// returns the node's fraction, in one critical section.
+    private func takeDirtyChildrenOrFraction(into nodes: inout [ProgressNode]) -> DirtyChildren {
+        state.withLock { state -> DirtyChildren in
+            if state.children.takeDirty(into: &nodes) { return .queued }
+            return .fraction(currentFraction(state))
         }
     }
 
     /// Records the refreshed fractions of some children and returns this node's fraction, reading the
     /// counts and the children's sum under one lock so that a child finishing concurrently is counted once.
-    private func applyRefresh(_ results: [(node: ProgressNode, fraction: Double)]) -> Double {
+    private func applyRefresh(_ results: ArraySlice<RefreshResult>) -> Double {
         state.withLock { state in
             if !results.isEmpty { state.children.update(results) }
-            return FractionMath.fraction(
-                completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                total: totalStorage.load(ordering: .sequentiallyConsistent),
-                childUnits: state.children.contributionSum)
+            return currentFraction(state)
         }
+    }
+
+    /// The node's fraction from its counts and its children's cached sum; under its lock.
+    private func currentFraction(_ state: borrowing NodeState) -> Double {
+        FractionMath.fraction(
+            completed: completedStorage.load(ordering: .sequentiallyConsistent),
+            total: totalStorage.load(ordering: .sequentiallyConsistent),
+            childUnits: state.children.contributionSum)
     }
 }
 
-/// One level of the dirty subtree being refreshed.
-private struct RefreshFrame {
-    let node: ProgressNode
-    var queued: [WeakNode]
-    var results: [(node: ProgressNode, fraction: Double)] = []
+private enum DirtyChildren {
+    /// The node had no queued child still attached: its fraction.
+    case fraction(Double)
+    /// Its queued children were added to the list of nodes to visit.
+    case queued
+}
+
+/// The buffers of a refresh, kept in the refresh lock between reads so that they keep their capacity.
+/// Empty between reads.
+struct RefreshScratch {
+    /// Children still to visit: each frame's are at the end, above those of the frames below it.
+    var pending: [ProgressNode] = []
+    /// The nodes being refreshed, root first.
+    var frames: [RefreshFrame] = []
+    /// Fractions of children not yet recorded in their parent: each frame's at the end.
+    var results: [RefreshResult] = []
+    /// Every child the refresh took, held until after the refresh lock (see `refresh()`).
+    var taken: [ProgressNode] = []
+}
+
+/// One level of the dirty subtree being refreshed. The node is held by `RefreshScratch.taken` (or is the
+/// node being read).
+struct RefreshFrame {
+    let node: Unmanaged<ProgressNode>
+    /// Where this frame's children start in `RefreshScratch.pending`.
+    let pendingBase: Int
+    /// Where this frame's children's results start in `RefreshScratch.results`.
+    let resultsBase: Int
 }
