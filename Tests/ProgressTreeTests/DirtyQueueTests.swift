@@ -1,4 +1,5 @@
 import XCTest
+import Synchronization
 
 @testable import ProgressTree
 
@@ -103,4 +104,133 @@ final class DirtyQueueTests: XCTestCase {
         deep.advance()
         XCTAssertTrue(root.isFinished)
     }
+}
+
+/// `init(totalUnitCount:parent:pendingUnitCount:)` and the implicit initializers attach a node nobody has
+/// seen yet without going through `addChild` (no claim under the child's lock, no cycle walk, no walk up
+/// through the child). The node must end up exactly as `addChild` would leave it.
+final class FreshChildTests: XCTestCase {
+    func test_a_fresh_child_is_attached_queued_and_marked_like_an_added_one() {
+        let root = ProgressNode(totalUnitCount: 10)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        let fresh = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 5)
+        let added = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.addChild(added, withPendingUnitCount: 5)
+        for node in [fresh, added] {
+            XCTAssertTrue(node.parent === root)
+            XCTAssertTrue(node.isAttached.load(ordering: .relaxed))
+            XCTAssertTrue(node.isDirty.load(ordering: .relaxed))
+            XCTAssertTrue(node.isQueuedInParent.load(ordering: .relaxed))
+        }
+        XCTAssertTrue(root.isDirty.load(ordering: .relaxed))
+        XCTAssertEqual(root.children.map(ObjectIdentifier.init), [fresh, added].map(ObjectIdentifier.init))
+        fresh.advance()
+        added.advance(by: 2)
+        XCTAssertEqual(root.fractionCompleted, (1.25 + 2.5) / 10)
+        fresh.advance(by: 3)
+        XCTAssertNil(fresh.parent)
+        XCTAssertEqual(root.completedUnitCount, 5)
+        XCTAssertEqual(root.fractionCompleted, (5 + 2.5) / 10)
+    }
+
+    /// A fresh child of a cancelled or paused parent is cancelled or paused, as with `addChild`.
+    func test_a_fresh_child_inherits_cancellation_and_pausing() {
+        let cancelled = ProgressNode(totalUnitCount: 1)
+        cancelled.cancel()
+        XCTAssertTrue(ProgressNode(totalUnitCount: 1, parent: cancelled, pendingUnitCount: 1).isCancelled)
+        let paused = ProgressNode(totalUnitCount: 1)
+        paused.pause()
+        let child = ProgressNode(totalUnitCount: 1, parent: paused, pendingUnitCount: 1)
+        XCTAssertTrue(child.isPaused)
+        paused.resume()
+        XCTAssertFalse(child.isPaused)
+    }
+
+    /// A fresh child can itself be a parent at once, and a finished one credits its parent at once.
+    func test_fresh_children_compose_and_a_fresh_child_of_total_zero_finishes_on_its_first_unit() {
+        let root = ProgressNode(totalUnitCount: 2)
+        let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 2)
+        let leaf = ProgressNode(totalUnitCount: 0, parent: middle, pendingUnitCount: 1)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        leaf.advance()  // total 0, completed 1: finished
+        XCTAssertTrue(middle.isFinished)
+        XCTAssertTrue(root.isFinished)
+        XCTAssertEqual(root.fractionCompleted, 1)
+    }
+
+    /// The implicit initializers take the same path when they attach.
+    func test_implicit_initializers_attach_fresh_children() {
+        let root = ProgressNode(totalUnitCount: 10)
+        root.becomeCurrent(withPendingUnitCount: 4)
+        let first = ProgressNode(totalUnitCount: 2)
+        let second = ProgressNode(totalUnitCount: 2)  // the pending count was claimed: a root
+        root.resignCurrent()
+        XCTAssertTrue(first.parent === root)
+        XCTAssertNil(second.parent)
+        let withUserInfo = root.withCurrent(pendingUnitCount: 6) {
+            ProgressNode(parent: root, userInfo: [.fileTotalCountKey: 3])
+        }
+        XCTAssertTrue(withUserInfo.parent === root)
+        XCTAssertEqual(withUserInfo.userInfo[.fileTotalCountKey] as? Int, 3)
+        first.advance()
+        XCTAssertEqual(root.fractionCompleted, 0.2)
+        withUserInfo.totalUnitCount = 1
+        withUserInfo.completedUnitCount = 1
+        XCTAssertEqual(root.completedUnitCount, 6)
+        XCTAssertEqual(root.fractionCompleted, 0.8)
+    }
+}
+
+/// Multi-threaded tests of the dirty queue and the fresh-child path (run under ThreadSanitizer by `.ci/run`).
+final class DirtyQueueConcurrencyTests: XCTestCase {
+    /// Many threads create fresh children of one parent and finish them at once, while reading.
+    func test_concurrent_fresh_children_of_one_parent_all_count() {
+        let root = ProgressNode(totalUnitCount: 8_000)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for index in 0..<1_000 {
+                let child = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+                child.advance()
+                if index % 7 == 0 { _ = root.fractionCompleted }
+                child.advance()
+            }
+        }
+        XCTAssertEqual(root.completedUnitCount, 8_000)
+        XCTAssertTrue(root.isFinished)
+        XCTAssertEqual(root.fractionCompleted, 1)
+        XCTAssertTrue(root.children.isEmpty)
+    }
+
+    /// Writers on many children of one parent, finishing some (compactions while entries are queued)
+    /// while a reader refreshes: every unit counts once.
+    func test_updates_finishes_and_reads_of_many_children_at_once() {
+        let root = ProgressNode(totalUnitCount: 4 * 200)
+        let flags = ReaderFlags()
+        let reader = Thread {
+            var last = 0.0
+            while !flags.done.load(ordering: .relaxed) {
+                let fraction = root.fractionCompleted
+                if fraction < last - 1e-9 { flags.wentBack.store(true, ordering: .relaxed) }
+                last = fraction
+            }
+            flags.finished.signal()
+        }
+        reader.start()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let children = (0..<200).map { _ in ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1) }
+            for step in 0..<4 {
+                for child in step % 2 == 0 ? children : children.reversed() { child.advance() }
+            }
+        }
+        flags.done.store(true, ordering: .relaxed)
+        XCTAssertEqual(flags.finished.wait(timeout: .now() + 60), .success)
+        XCTAssertFalse(flags.wentBack.load(ordering: .relaxed), "a read saw the root's fraction go back")
+        XCTAssertEqual(root.completedUnitCount, 800)
+        XCTAssertEqual(root.fractionCompleted, 1)
+    }
+}
+
+private final class ReaderFlags: Sendable {
+    let done = Atomic<Bool>(false)
+    let wentBack = Atomic<Bool>(false)
+    let finished = DispatchSemaphore(value: 0)
 }

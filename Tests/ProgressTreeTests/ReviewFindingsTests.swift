@@ -78,6 +78,11 @@ final class ReviewFindingsTests: XCTestCase {
         try expectPrecondition("negativePending", "the pending unit count must not be negative (got -1)")
     }
 
+    /// The initializer that attaches at once (without `addChild`) checks the same.
+    func test_a_negative_pending_unit_count_in_the_attaching_initializer_names_the_problem() throws {
+        try expectPrecondition("negativePendingInit", "the pending unit count must not be negative (got -1)")
+    }
+
     func test_resignCurrent_of_a_node_that_is_not_current_names_the_problem() throws {
         try expectPrecondition("resignNotCurrent", "resignCurrent(): this node is not the current node of this thread")
     }
@@ -106,6 +111,8 @@ final class ReviewFindingsTests: XCTestCase {
             node.addChild(node, withPendingUnitCount: 1)
         case "negativePending":
             ProgressNode(totalUnitCount: 1).addChild(ProgressNode(totalUnitCount: 1), withPendingUnitCount: -1)
+        case "negativePendingInit":
+            _ = ProgressNode(totalUnitCount: 1, parent: ProgressNode(totalUnitCount: 1), pendingUnitCount: -1)
         case "resignNotCurrent":
             let outer = ProgressNode(totalUnitCount: 2)
             let inner = ProgressNode(totalUnitCount: 2)

@@ -18,9 +18,9 @@ extension ProgressNode {
 
         // 1. Claim the child. Until `isAttached` is set below, its updates do not try to finish into us.
         child.state.withLock { state in
-            switch state.link {
+            switch state.link.kind {
             case .none:
-                state.link = .attached(parent: WeakNode(node: self), pendingUnitCount: pendingUnitCount)
+                state.link.attach(to: self, pendingUnitCount: pendingUnitCount)
             case .attached:
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
@@ -57,6 +57,27 @@ extension ProgressNode {
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))
         markChanged()
         child.inheritControlState(inherited)
+    }
+
+    /// `addChild` for a node created already linked to this one (`ProgressNode.init(total:userInfo:
+    /// freshChildOf:pendingUnitCount:)`), before its initializer returns. Nobody else has seen the child, so
+    /// it cannot have a parent already nor be an ancestor of this node: no claim under its lock, no cycle
+    /// walk. It is already marked changed and queued, so its own lock is not taken at all.
+    func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
+        let inherited = state.withLock { state in
+            state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
+            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+        }
+        child.isAttached.store(true, ordering: .sequentiallyConsistent)
+        // Once inserted, the child can be reached through `children`; an update that finished it before
+        // `isAttached` was set did not finish it into this node, so this does (as in `addChild`).
+        let completed = child.completedStorage.load(ordering: .sequentiallyConsistent)
+        let total = child.totalStorage.load(ordering: .sequentiallyConsistent)
+        if FractionMath.isFinished(completed: completed, total: total) {
+            child.countsDidChange(completed: completed, total: total)
+        }
+        markChanged()
+        if !inherited.isEmpty { child.inheritControlState(inherited) }
     }
 
     /// The node this node is attached to, while it is attached (`nil` for roots and finished children).

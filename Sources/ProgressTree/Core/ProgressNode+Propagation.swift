@@ -97,10 +97,9 @@ extension ProgressNode {
     /// If attached, switches the link to `.detached` and returns the parent and pending count.
     private func detachFromParent() -> (ProgressNode, Int64)? {
         state.withLock { state -> (ProgressNode, Int64)? in
-            guard case .attached(let parent, let pending) = state.link else { return nil }
-            state.link = .detached(pendingUnitCount: pending)
+            guard let (parent, pending) = state.link.detach() else { return nil }
             isAttached.store(false, ordering: .sequentiallyConsistent)
-            return parent.node.map { ($0, pending) }
+            return parent.map { ($0, pending) }
         }
     }
 

@@ -41,9 +41,9 @@ public final class ProgressNode: Sendable {
     let totalStorage: Atomic<Int64>
     /// Set when this node's progress (or anything below it) may have changed since it was last refreshed.
     /// A writer that finds it already set stops there: somebody above already knows.
-    let isDirty = Atomic<Bool>(false)
-    /// Set while this node sits in its parent's `dirtyChildren`, so it is queued at most once.
-    let isQueuedInParent = Atomic<Bool>(false)
+    let isDirty: Atomic<Bool>
+    /// Set while this node sits in its parent's dirty queue (`ChildTable`), so it is queued at most once.
+    let isQueuedInParent: Atomic<Bool>
     /// `true` between attaching to a parent and finishing: the only time an update must look at the parent.
     let isAttached = Atomic<Bool>(false)
     /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
@@ -57,13 +57,37 @@ public final class ProgressNode: Sendable {
 
     // MARK: Creating nodes
 
-    /// Creates a node with no parent and no implicit attachment: the designated initializer.
-    init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
+    /// The designated initializer. With a `parent`, the node is created already linked to it, and marked
+    /// changed and queued in it, as `addChild` would leave it: the caller must then insert it with
+    /// `parent.attachFreshChild(_:withPendingUnitCount:)` before the node is used.
+    private init(
+        total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: ProgressNode?,
+        pendingUnitCount: Int64
+    ) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        var initial = NodeState()
-        if let userInfo { initial.metadata.userInfo = userInfo }
-        state = Lock(initial)
+        isDirty = Atomic(parent != nil)
+        isQueuedInParent = Atomic(parent != nil)
+        // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
+        // which costs more than the rest of creating a node.
+        state = Lock(NodeState(parent: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
+    }
+
+    /// Creates a node with no parent and no implicit attachment.
+    convenience init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
+        self.init(total: total, userInfo: userInfo, freshChildOf: nil, pendingUnitCount: 0)
+    }
+
+    /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
+    private convenience init(
+        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, attachedTo parent: ProgressNode,
+        pendingUnitCount: Int64
+    ) {
+        precondition(
+            pendingUnitCount >= 0,
+            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        self.init(total: total, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: pendingUnitCount)
+        parent.attachFreshChild(self, withPendingUnitCount: pendingUnitCount)
     }
 
     /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an
@@ -74,9 +98,10 @@ public final class ProgressNode: Sendable {
     ///
     /// - Complexity: O(1).
     public convenience init(totalUnitCount: Int64) {
-        self.init(detachedTotalUnitCount: totalUnitCount)
         if let scope = ImplicitScope.innermost(), scope.claim() {
-            scope.node.addChild(self, withPendingUnitCount: scope.pendingUnitCount)
+            self.init(total: totalUnitCount, attachedTo: scope.node, pendingUnitCount: scope.pendingUnitCount)
+        } else {
+            self.init(detachedTotalUnitCount: totalUnitCount)
         }
     }
 
@@ -91,15 +116,21 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `parent` is `nil` or the current node. To attach to a node that is not current, use
     ///   `init(totalUnitCount:parent:pendingUnitCount:)` or `addChild(_:withPendingUnitCount:)`.
     public convenience init(parent: ProgressNode?, userInfo: [UserInfoKey: any Sendable]? = nil) {
-        self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
-        guard let parent else { return }
+        guard let parent else {
+            self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
+            return
+        }
         guard let scope = ImplicitScope.innermost(), scope.node === parent else {
             preconditionFailure(
                 "ProgressNode(parent:userInfo:): the parent must be the current node (call it inside "
                     + "parent.becomeCurrent(withPendingUnitCount:) or parent.withCurrent(pendingUnitCount:)); "
                     + "to attach to any node use ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
         }
-        if scope.claim() { parent.addChild(self, withPendingUnitCount: scope.pendingUnitCount) }
+        if scope.claim() {
+            self.init(total: 0, userInfo: userInfo, attachedTo: parent, pendingUnitCount: scope.pendingUnitCount)
+        } else {
+            self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
+        }
     }
 
     /// Creates a node for `totalUnitCount` units that never attaches implicitly, even when a node is
@@ -110,10 +141,13 @@ public final class ProgressNode: Sendable {
 
     /// Creates a node for `totalUnitCount` units attached to `parent`, standing for `pendingUnitCount` of
     /// the parent's units. Equivalent to creating a discrete node and calling
-    /// `parent.addChild(_:withPendingUnitCount:)`.
+    /// `parent.addChild(_:withPendingUnitCount:)`, and cheaper: a node nobody has seen yet can have no
+    /// parent and be nobody's ancestor, so it is attached without the checks `addChild` makes.
+    ///
+    /// - Precondition: `pendingUnitCount` is not negative.
+    /// - Complexity: O(1): one lock of `parent`.
     public convenience init(totalUnitCount: Int64, parent: ProgressNode, pendingUnitCount: Int64) {
-        self.init(detachedTotalUnitCount: totalUnitCount)
-        parent.addChild(self, withPendingUnitCount: pendingUnitCount)
+        self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
     }
 
     /// Releases the attached children one after the other rather than one inside the other, so that
