@@ -251,10 +251,10 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
     /// held: handlers, user info) ran under it; user code reading any node there took the lock again
     /// ("Fatal error: Recursive call to lock Mutex").
     ///
-    /// Deterministic: the read takes both queued children of the root (`child`, then `sibling`) and visits
-    /// the last queued first. A helper thread holds the sibling's lock, so the read stops there while it
-    /// holds the child; the test then finishes the child (the root credits it and lets it go), drops its own
-    /// reference and lets the read go on. (A child that finished before the read began is not taken at all:
+    /// Deterministic: the read takes both queued children of the root at once. A helper thread holds the
+    /// sibling's lock, so the read stops there while it holds the child (still to visit, or visited and
+    /// waiting for the end of the read); the test then finishes the child (the root credits it and lets it
+    /// go), drops its own reference and lets the read go on. (A child that finished before the read began is not taken at all:
     /// the dirty queue holds no reference to it, and its entry no longer matches the root's table.)
     func test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock() {
         let root = ProgressNode(totalUnitCount: 10)
@@ -271,7 +271,7 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
             child.cancellationHandler = { _ = reporter }  // the child is the reporter's last owner
             XCTAssertEqual(root.fractionCompleted, 0)
             child.advance()  // queues the child in the root
-            sibling.advance()  // then the sibling: the read visits it first
+            sibling.advance()  // and the sibling
 
             withExtendedLifetime(child) {
                 Thread.detachNewThread {
@@ -286,7 +286,7 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
                     readDone.signal()
                 }
                 // The read clears the sibling's dirty bit just before it blocks on the sibling's lock,
-                // holding the child (taken from the root's queue) in its list of children to visit.
+                // holding the child (taken from the root's queue).
                 while sibling.isDirty.load(ordering: .sequentiallyConsistent) { sched_yield() }
                 // The child finishes while the read holds it: credited and let go by the root.
                 child.completedUnitCount = 2

@@ -15,14 +15,30 @@
 /// matches and is skipped. The table itself holds each attached child strongly, so a matching entry always
 /// leads to a live node.
 struct ChildTable {
+    /// One slot: a live child, or a hole (`id == 0`, no owner) left by a child that finished.
+    ///
+    /// Not optional, so that reading a field of a slot in place never copies the strong reference (a copy
+    /// is a retain and a release of the child, atomic operations).
     struct Entry {
-        let node: ProgressNode
-        /// Unique within this table: tells this attachment from whatever occupied the slot before or after.
-        let id: UInt64
+        /// The strong reference that keeps the attached child alive; `nil` in a hole.
+        fileprivate(set) var owner: ProgressNode?
+        /// The child's address, for identity checks that do not touch its reference count.
+        fileprivate(set) var address: UnsafeMutableRawPointer?
+        /// Unique within this table and never 0: tells this attachment from whatever occupied the slot
+        /// before or after. 0 in a hole.
+        fileprivate(set) var id: UInt64
         /// The share of the parent's `totalUnitCount` this child stands for.
-        let pendingUnitCount: Int64
+        fileprivate(set) var pendingUnitCount: Int64
         /// `pendingUnitCount × fraction` of the child when last refreshed: what it adds to the parent.
-        var contribution: Double
+        fileprivate(set) var contribution: Double
+
+        static var hole: Entry { Entry(owner: nil, address: nil, id: 0, pendingUnitCount: 0, contribution: 0) }
+    }
+
+    /// A live child, as the table hands it out.
+    struct Child {
+        let node: ProgressNode
+        let pendingUnitCount: Int64
     }
 
     /// A child in the dirty queue: its slot and the id of its entry, checked when the queue is read.
@@ -31,7 +47,7 @@ struct ChildTable {
         let id: UInt64
     }
 
-    private(set) var slots: [Entry?] = []
+    private(set) var slots: [Entry] = []
     private(set) var liveCount = 0
     /// Σ contribution over the live entries, in the parent's units.
     private(set) var contributionSum: Double = 0
@@ -47,31 +63,37 @@ struct ChildTable {
     var queuedCount: Int { dirty.count }
 
     /// The live children in insertion order.
-    var entries: some Sequence<Entry> { slots.lazy.compactMap { $0 } }
+    var entries: some Sequence<Child> {
+        slots.lazy.filter { $0.id != 0 }.map { Child(node: $0.owner!, pendingUnitCount: $0.pendingUnitCount) }
+    }
 
     /// Adds `node`; `queued` also puts it in the dirty queue (its `isQueuedInParent` must be set).
     mutating func insert(_ node: ProgressNode, pendingUnitCount: Int64, queued: Bool) {
         let slot = slots.count
         node.slotInParent.store(slot, ordering: .relaxed)
-        nextID &+= 1
-        slots.append(Entry(node: node, id: nextID, pendingUnitCount: pendingUnitCount, contribution: 0))
+        nextID += 1
+        slots.append(
+            Entry(
+                owner: node, address: Unmanaged.passUnretained(node).toOpaque(), id: nextID,
+                pendingUnitCount: pendingUnitCount, contribution: 0))
         liveCount += 1
         if queued { appendDirty(QueuedChild(slot: slot, id: nextID)) }
     }
 
     /// The entry of `node`, if `node` is a live child of this table.
-    func slot(of node: ProgressNode) -> Int? {
-        let slot = node.slotInParent.load(ordering: .relaxed)
-        guard slot >= 0, slot < slots.count, let entry = slots[slot], entry.node === node else { return nil }
+    func slot(of node: ProgressNode) -> Int? { slot(of: Unmanaged.passUnretained(node)) }
+
+    func slot(of node: Unmanaged<ProgressNode>) -> Int? {
+        let slot = node._withUnsafeGuaranteedRef { $0.slotInParent.load(ordering: .relaxed) }
+        guard slot >= 0, slot < slots.count, slots[slot].address == node.toOpaque() else { return nil }
         return slot
     }
 
     func contains(_ node: ProgressNode) -> Bool { slot(of: node) != nil }
 
-    /// The live entry a queue entry names, if it still names one.
-    private func node(of queued: QueuedChild) -> ProgressNode? {
-        guard queued.slot < slots.count, let entry = slots[queued.slot], entry.id == queued.id else { return nil }
-        return entry.node
+    /// Whether a queue entry still names a live entry.
+    private func matches(_ queued: QueuedChild) -> Bool {
+        queued.slot < slots.count && slots[queued.slot].id == queued.id
     }
 
     // MARK: The dirty queue
@@ -79,63 +101,70 @@ struct ChildTable {
     /// Queues `node` for the next refresh, if it is still a live child (one that finished meanwhile has
     /// nothing left to report). The caller has set its `isQueuedInParent`.
     mutating func enqueueDirty(_ node: ProgressNode) {
-        guard let slot = slot(of: node), let entry = slots[slot] else { return }
-        appendDirty(QueuedChild(slot: slot, id: entry.id))
+        guard let slot = slot(of: node) else { return }
+        appendDirty(QueuedChild(slot: slot, id: slots[slot].id))
     }
 
     /// Keeps the queue proportional to the live children even when nobody reads this node while many
     /// children come and go: stale entries are dropped once they could make up half of it.
     private mutating func appendDirty(_ queued: QueuedChild) {
         if dirty.count >= 16 && dirty.count >= 2 * liveCount {
-            let slots = slots
-            dirty.removeAll { queued in
-                queued.slot >= slots.count || slots[queued.slot]?.id != queued.id
+            var kept = 0
+            for index in dirty.indices where matches(dirty[index]) {
+                dirty[kept] = dirty[index]
+                kept += 1
             }
+            dirty.removeLast(dirty.count - kept)
         }
         dirty.append(queued)
     }
 
-    /// Moves the queued children that are still attached to the end of `nodes` (strong references, taken
-    /// under this node's lock, so each is alive when taken) and empties the queue, keeping its capacity.
-    /// Returns whether it added any.
+    /// Moves the queued children that are still attached to the end of `nodes`, last queued first (strong
+    /// references, taken under this node's lock, so each is alive when taken) and empties the queue,
+    /// keeping its capacity. Returns whether it added any.
     mutating func takeDirty(into nodes: inout [ProgressNode]) -> Bool {
         guard !dirty.isEmpty else { return false }
         let count = nodes.count
-        for queued in dirty {
-            if let node = node(of: queued) { nodes.append(node) }
+        while let queued = dirty.popLast() {
+            if matches(queued) { nodes.append(slots[queued.slot].owner!) }
         }
-        dirty.removeAll(keepingCapacity: true)
         return nodes.count > count
     }
 
     // MARK: Removing
 
-    /// Removes `node`, subtracting what it contributed. Returns the removed entry, or `nil` when `node`
-    /// was not a live child. Its queue entry, if any, is dropped when it is the last one (the usual case:
-    /// the child was queued by its own last update); otherwise it is left to be skipped.
+    /// Removes `node`, subtracting what it contributed. Returns `false` when `node` was not a live child.
+    /// Its queue entry, if any, is dropped when it is the last one (the usual case: the child was queued by
+    /// its own last update); otherwise it is left to be skipped. The caller holds `node`, so the table's
+    /// reference dropped here is never the last one.
     @discardableResult
-    mutating func remove(_ node: ProgressNode) -> Entry? {
-        guard let slot = slot(of: node), let entry = slots[slot] else { return nil }
-        slots[slot] = nil
+    mutating func remove(_ node: ProgressNode) -> Bool {
+        guard let slot = slot(of: node) else { return false }
+        let id = slots[slot].id
+        let contribution = slots[slot].contribution
+        slots[slot] = .hole
         liveCount -= 1
         node.slotInParent.store(-1, ordering: .relaxed)
-        if let last = dirty.last, last.slot == slot, last.id == entry.id { dirty.removeLast() }
+        if let last = dirty.last, last.slot == slot, last.id == id { dirty.removeLast() }
+        // Trailing holes go at once (a child that comes and goes alone costs no compaction); an entry
+        // naming a slot beyond the end is stale, and a new child there gets a new id.
+        while let last = slots.last, last.id == 0 { slots.removeLast() }
         if liveCount == 0 {
             // Reset exactly: no rounding residue survives the last child, and no queue entry can match.
-            slots.removeAll(keepingCapacity: slots.count <= 64)
-            dirty.removeAll(keepingCapacity: dirty.capacity <= 64)
+            if slots.capacity > 64 { slots = [] }
+            if dirty.capacity > 64 { dirty = [] } else if !dirty.isEmpty { dirty.removeAll(keepingCapacity: true) }
             contributionSum = 0
         } else {
-            contributionSum -= entry.contribution
+            contributionSum -= contribution
             if slots.count > 32 && liveCount * 2 < slots.count { compact() }
         }
-        return entry
+        return true
     }
 
     /// Empties the table and returns the nodes it held: for a node going away (`ProgressNode.deinit`).
     mutating func removeAllNodes() -> [ProgressNode] {
         guard liveCount > 0 else { return [] }
-        let nodes = entries.map(\.node)
+        let nodes = slots.compactMap(\.owner)
         slots = []
         dirty = []
         liveCount = 0
@@ -149,36 +178,42 @@ struct ChildTable {
     mutating func update(_ fractions: ArraySlice<RefreshResult>) {
         var changed = 0
         for result in fractions {
-            guard let slot = slot(of: result.node.takeUnretainedValue()) else { continue }
-            let contribution = Double(slots[slot]!.pendingUnitCount) * result.fraction
-            contributionSum += contribution - slots[slot]!.contribution
-            slots[slot]!.contribution = contribution
+            guard let slot = slot(of: result.node) else { continue }
+            let contribution = Double(slots[slot].pendingUnitCount) * result.fraction
+            contributionSum += contribution - slots[slot].contribution
+            slots[slot].contribution = contribution
             changed += 1
         }
         if changed * 2 >= liveCount {
-            contributionSum = entries.reduce(0) { $0 + $1.contribution }
+            var sum = 0.0
+            for index in slots.indices { sum += slots[index].contribution }  // 0 in the holes
+            contributionSum = sum
         }
         if contributionSum < 0 { contributionSum = 0 }
     }
 
-    /// Closes the holes. The slots of the queued children change, so the queue is rebuilt: its live
-    /// entries are resolved to their nodes first, and take the nodes' new slots after.
+    /// Closes the holes, in place, keeping the order. The slots of the queued children change, so the
+    /// queue's stale entries are dropped first and its live ones then moved to their children's new slots
+    /// (ids do not change).
     private mutating func compact() {
-        // Strong references to live children (the table holds them too): releasing them below, under the
-        // node's lock, never releases the last reference.
-        let queuedNodes = dirty.compactMap { node(of: $0) }
-        var compacted: [Entry?] = []
-        compacted.reserveCapacity(liveCount)
-        for case let entry? in slots {
-            entry.node.slotInParent.store(compacted.count, ordering: .relaxed)
-            compacted.append(entry)
+        var kept = 0
+        for index in dirty.indices where matches(dirty[index]) {
+            dirty[kept] = dirty[index]
+            kept += 1
         }
-        slots = compacted
-        dirty.removeAll(keepingCapacity: true)
-        for node in queuedNodes {
-            let slot = node.slotInParent.load(ordering: .relaxed)
-            dirty.append(QueuedChild(slot: slot, id: slots[slot]!.id))
+        dirty.removeLast(dirty.count - kept)
+        var newSlots = [Int](repeating: -1, count: slots.count)
+        var newSlot = 0
+        for index in slots.indices where slots[index].id != 0 {
+            if newSlot != index {
+                slots.swapAt(newSlot, index)  // the hole moves back; no reference count changes
+            }
+            slots[newSlot].owner!.slotInParent.store(newSlot, ordering: .relaxed)
+            newSlots[index] = newSlot
+            newSlot += 1
         }
+        slots.removeLast(slots.count - newSlot)
+        for index in dirty.indices { dirty[index].slot = newSlots[dirty[index].slot] }
     }
 }
 

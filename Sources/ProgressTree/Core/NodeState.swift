@@ -60,9 +60,17 @@ struct NodeState {
     var observers = ObserverList()
     var metadata = Metadata()
 
-    /// The state of a new node: attached to `parent` (if given) for `pendingUnitCount` of its units.
-    init(parent: ProgressNode?, pendingUnitCount: Int64, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        if let parent { link.attach(to: parent, pendingUnitCount: pendingUnitCount) }
+    /// The state of a new node with no parent.
+    init(userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
+        if let userInfo { metadata.userInfo = userInfo }
+    }
+
+    /// The state of a new node attached to `parent` for `pendingUnitCount` of its units.
+    init(
+        attachedTo parent: borrowing ProgressNode, pendingUnitCount: Int64,
+        userInfo: [ProgressNode.UserInfoKey: any Sendable]?
+    ) {
+        link.attach(to: parent, pendingUnitCount: pendingUnitCount)
         if let userInfo { metadata.userInfo = userInfo }
     }
 }

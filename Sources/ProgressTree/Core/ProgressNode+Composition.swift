@@ -48,6 +48,7 @@ extension ProgressNode {
         child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
             state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
+            hasHadChildren.store(true, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         child.isAttached.store(true, ordering: .sequentiallyConsistent)
@@ -62,19 +63,14 @@ extension ProgressNode {
     /// `addChild` for a node created already linked to this one (`ProgressNode.init(total:userInfo:
     /// freshChildOf:pendingUnitCount:)`), before its initializer returns. Nobody else has seen the child, so
     /// it cannot have a parent already nor be an ancestor of this node: no claim under its lock, no cycle
-    /// walk. It is already marked changed and queued, so its own lock is not taken at all.
+    /// walk. It is created marked changed, queued and attached, so its own lock is not taken at all; and
+    /// since nobody can update it before this node's table publishes it (under this node's lock), an
+    /// update that finishes it always finishes it into this node: there is nothing to check afterwards.
     func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
             state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
+            hasHadChildren.store(true, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
-        }
-        child.isAttached.store(true, ordering: .sequentiallyConsistent)
-        // Once inserted, the child can be reached through `children`; an update that finished it before
-        // `isAttached` was set did not finish it into this node, so this does (as in `addChild`).
-        let completed = child.completedStorage.load(ordering: .sequentiallyConsistent)
-        let total = child.totalStorage.load(ordering: .sequentiallyConsistent)
-        if FractionMath.isFinished(completed: completed, total: total) {
-            child.countsDidChange(completed: completed, total: total)
         }
         markChanged()
         if !inherited.isEmpty { child.inheritControlState(inherited) }

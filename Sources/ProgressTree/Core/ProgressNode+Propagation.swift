@@ -48,34 +48,45 @@ extension ProgressNode {
 
     @inline(never)
     private func markChangedSlowPath() {
-        var node = self
+        // `held` keeps the node being marked alive (the strong reference its child's link gave); the node
+        // itself is used through an unretained reference, so that the walk costs one retain and one
+        // release per level (each an atomic operation), not one around every use.
+        var held: ProgressNode?
+        var node = Unmanaged.passUnretained(self)
         while true {
-            if node.isDirty.exchange(true, ordering: .sequentiallyConsistent) { return }
-            let (parent, observers) = node.state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
-            observers?.signal()
+            let parent = withExtendedLifetime(held) { node._withUnsafeGuaranteedRef { node -> ProgressNode? in
+                if node.isDirty.exchange(true, ordering: .sequentiallyConsistent) { return nil }
+                let (parent, observers) = node.state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
+                observers?.signal()
+                guard let parent else { return nil }
+                if !node.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) {
+                    parent.state.withLock { $0.children.enqueueDirty(node) }
+                }
+                return parent
+            } }
             guard let parent else { return }
-            if !node.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) {
-                parent.state.withLock { $0.children.enqueueDirty(node) }
-            }
-            node = parent
+            node = Unmanaged.passUnretained(parent)
+            held = consume parent
         }
     }
 
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
-    /// upward while credits finish further ancestors.
+    /// upward while credits finish further ancestors. Two node locks per level, one after the other: the
+    /// child's (detach, and what it hands the parent) and the parent's (remove, fold and credit).
     @inline(never)
     private func finishAndCreditAncestors() {
         var node = self
         while true {
-            guard let (parent, pending) = node.detachFromParent() else {
+            guard let (parent, pending, fold) = node.detachFromParent() else {
                 node.markChanged()
                 return
             }
             node.markChanged()
-            // Descriptions (issue 5): the finished child's files and bytes, read under the child's lock
-            // only (`nil`, after one uncontended lock, when it has no file metadata), then folded into the
+            // Descriptions (issue 5): the finished child's files and bytes, decided under the child's lock
+            // by `detachFromParent` (nothing to hand, the usual case, or a leaf's own files) or, for a child
+            // that still has attached children, summed now one lock at a time; then folded into the
             // parent below in the same critical section that removes it. Never two node locks at once.
-            let finishedFiles = node.fileSummaryForFinishedParentFold()
+            let finishedFiles = node.fileSummaryForFinishedParentFold(fold)
             let (completed, total) = parent.state.withLock { state in
                 // Remove and credit under the parent's lock, so no reader sees the child's share twice or
                 // not at all.
@@ -94,12 +105,16 @@ extension ProgressNode {
         }
     }
 
-    /// If attached, switches the link to `.detached` and returns the parent and pending count.
-    private func detachFromParent() -> (ProgressNode, Int64)? {
-        state.withLock { state -> (ProgressNode, Int64)? in
+    /// If attached, switches the link to `.detached` and returns the parent, the pending count and what
+    /// this node hands its parent's file summary, all read in the same critical section.
+    private func detachFromParent() -> (ProgressNode, Int64, FinishedFileFold)? {
+        state.withLock { state -> (ProgressNode, Int64, FinishedFileFold)? in
             guard let (parent, pending) = state.link.detach() else { return nil }
-            isAttached.store(false, ordering: .sequentiallyConsistent)
-            return parent.map { ($0, pending) }
+            // Only a hint for updates (a stale `true` makes one take this lock and find the link detached),
+            // so no store-load barrier is needed: on x86 a plain store instead of an exchange.
+            isAttached.store(false, ordering: .releasing)
+            guard let parent else { return nil }
+            return (parent, pending, finishedFileFold(of: state))
         }
     }
 
@@ -124,7 +139,7 @@ extension ProgressNode {
             return fraction
         }
         if !taken.isEmpty {
-            taken.removeAll(keepingCapacity: true)  // the releases, outside the refresh lock
+            while taken.popLast() != nil {}  // the releases, outside the refresh lock (keeps the capacity)
             Self.refreshLock.withLock { scratch in
                 // Hand the empty buffer back for the next read.
                 if scratch.taken.capacity < taken.capacity { swap(&scratch.taken, &taken) }
@@ -143,13 +158,17 @@ extension ProgressNode {
         while true {
             let top = scratch.frames[scratch.frames.count - 1]
             if scratch.pending.count > top.pendingBase {
+                // `taken` keeps the child alive until after the refresh lock; it is used through an
+                // unretained reference (no retain and release around each use: atomic operations).
                 let child = scratch.pending.removeLast()
-                child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
-                child.isDirty.store(false, ordering: .sequentiallyConsistent)
-                let base = scratch.pending.count
-                let outcome = child.takeDirtyChildrenOrFraction(into: &scratch.pending)
                 let node = Unmanaged.passUnretained(child)
-                scratch.taken.append(child)  // keeps it alive until after the refresh lock
+                scratch.taken.append(consume child)
+                let base = scratch.pending.count
+                let outcome = node._withUnsafeGuaranteedRef { child in
+                    child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
+                    child.isDirty.store(false, ordering: .sequentiallyConsistent)
+                    return child.takeDirtyChildrenOrFraction(into: &scratch.pending)
+                }
                 switch outcome {
                 case .fraction(let fraction):
                     scratch.results.append(RefreshResult(node: node, fraction: fraction))
@@ -160,8 +179,8 @@ extension ProgressNode {
                 continue
             }
             scratch.frames.removeLast()
-            let fraction = top.node.takeUnretainedValue().applyRefresh(scratch.results[top.resultsBase...])
-            scratch.results.removeSubrange(top.resultsBase...)
+            let fraction = top.node._withUnsafeGuaranteedRef { $0.applyRefresh(scratch.results[top.resultsBase...]) }
+            while scratch.results.count > top.resultsBase { scratch.results.removeLast() }
             if scratch.frames.isEmpty { return fraction }
             scratch.results.append(RefreshResult(node: top.node, fraction: fraction))
         }

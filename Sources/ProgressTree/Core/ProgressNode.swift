@@ -45,11 +45,14 @@ public final class ProgressNode: Sendable {
     /// Set while this node sits in its parent's dirty queue (`ChildTable`), so it is queued at most once.
     let isQueuedInParent: Atomic<Bool>
     /// `true` between attaching to a parent and finishing: the only time an update must look at the parent.
-    let isAttached = Atomic<Bool>(false)
+    let isAttached: Atomic<Bool>
     /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
     let slotInParent = Atomic<Int>(-1)
     /// Cancellation and pausing bits, readable without the lock (see `ControlFlags`).
     let controlFlags = Atomic<UInt8>(0)
+    /// Set (under the lock) when a child is first inserted, so that `deinit` of a node that never had one,
+    /// the usual leaf, needs no lock.
+    let hasHadChildren = Atomic<Bool>(false)
 
     // MARK: Structure (guarded by the node's lock)
 
@@ -57,30 +60,38 @@ public final class ProgressNode: Sendable {
 
     // MARK: Creating nodes
 
-    /// The designated initializer. With a `parent`, the node is created already linked to it, and marked
-    /// changed and queued in it, as `addChild` would leave it: the caller must then insert it with
-    /// `parent.attachFreshChild(_:withPendingUnitCount:)` before the node is used.
+    /// Creates a node with no parent and no implicit attachment.
+    init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
+        completedStorage = Atomic(0)
+        totalStorage = Atomic(total)
+        isDirty = Atomic(false)
+        isQueuedInParent = Atomic(false)
+        isAttached = Atomic(false)
+        // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
+        // which costs more than the rest of creating a node.
+        state = Lock(NodeState(userInfo: userInfo))
+    }
+
+    /// Creates a node already linked to `parent`, and marked changed and queued in it, as `addChild` would
+    /// leave it: the caller must then insert it with `parent.attachFreshChild(_:withPendingUnitCount:)`
+    /// before the node is used. (`parent` is borrowed, here and in the initializers that lead here: each
+    /// retain and release of a parent is an atomic operation on its reference count.)
     private init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: ProgressNode?,
+        total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
         pendingUnitCount: Int64
     ) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        isDirty = Atomic(parent != nil)
-        isQueuedInParent = Atomic(parent != nil)
-        // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
-        // which costs more than the rest of creating a node.
-        state = Lock(NodeState(parent: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
-    }
-
-    /// Creates a node with no parent and no implicit attachment.
-    convenience init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
-        self.init(total: total, userInfo: userInfo, freshChildOf: nil, pendingUnitCount: 0)
+        isDirty = Atomic(true)
+        isQueuedInParent = Atomic(true)
+        // Attached from the start: nobody can update the node before the parent's table publishes it.
+        isAttached = Atomic(true)
+        state = Lock(NodeState(attachedTo: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
     }
 
     /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
     private convenience init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, attachedTo parent: ProgressNode,
+        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, attachedTo parent: borrowing ProgressNode,
         pendingUnitCount: Int64
     ) {
         precondition(
@@ -146,13 +157,16 @@ public final class ProgressNode: Sendable {
     ///
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): one lock of `parent`.
-    public convenience init(totalUnitCount: Int64, parent: ProgressNode, pendingUnitCount: Int64) {
+    public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
         self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
     }
 
     /// Releases the attached children one after the other rather than one inside the other, so that
     /// releasing the root of a deep unfinished tree needs no deep stack (see `IterativeRelease`).
     deinit {
+        // No lock for a node that never had a child: its table is empty. (Nobody else can reach a node in its
+        // `deinit`, and its last release ordered every earlier store before this load.)
+        guard hasHadChildren.load(ordering: .relaxed) else { return }
         var children = state.withLock { $0.children.removeAllNodes() }
         if !children.isEmpty { IterativeRelease.release(&children) }
     }

@@ -74,25 +74,28 @@ extension ProgressNode {
         return computeFileSummary()
     }
 
-    /// The summary a finished child hands to its parent when it is released, or `nil` when it has nothing
-    /// to hand (the common case: no file metadata anywhere in it). Called by the finishing path in
-    /// `finishAndCreditAncestors()`, outside every lock; it takes this node's lock (and, only if it still
-    /// has attached children, theirs), one at a time.
-    func fileSummaryForFinishedParentFold() -> FileSummary? {
-        enum Shortcut { case nothing, leaf(FileSummary), walk }
-        let shortcut = state.withLock { state -> Shortcut in
-            guard state.children.isEmpty else { return .walk }
-            if state.metadata.contributesNoFiles { return .nothing }
-            // A leaf (the usual finished file): its summary from its own facts, no walk, no allocation.
-            return .leaf(fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary()))
-        }
-        let summary: FileSummary
-        switch shortcut {
+    /// What a finished child hands to its parent's summary when it is released, decided under the child's
+    /// lock (`state` is its state) by the finishing path (`finishAndCreditAncestors()`), in the critical
+    /// section that detaches it: nothing (the common case: no file metadata anywhere in it), a leaf's own
+    /// files (no walk, no allocation), or, when it still has attached children, a walk of its subtree.
+    func finishedFileFold(of state: NodeState) -> FinishedFileFold {
+        guard state.children.isEmpty else { return .walk }
+        if state.metadata.contributesNoFiles { return .nothing }
+        let leaf = fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
+        return leaf.isEmpty ? .nothing : .summary(leaf)
+    }
+
+    /// The summary a finished child hands to its parent, or `nil` when it has nothing to hand. Called
+    /// outside every lock; only a `.walk` takes locks (this node's, then its attached children's, one at a
+    /// time).
+    func fileSummaryForFinishedParentFold(_ fold: FinishedFileFold) -> FileSummary? {
+        switch fold {
         case .nothing: return nil
-        case .leaf(let leaf): summary = leaf
-        case .walk: summary = computeFileSummary().summary
+        case .summary(let summary): return summary
+        case .walk:
+            let summary = computeFileSummary().summary
+            return summary.isEmpty ? nil : summary
         }
-        return summary.isEmpty ? nil : summary
     }
 
     /// Walks the attached subtree bottom-up, one node lock at a time, iteratively (a 10,000-deep chain
@@ -152,6 +155,14 @@ private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
     value < 0 ? nil : Int(clamping: value)
 }
 
+/// What a finished child hands to its parent's `FileSummary` (see `ProgressNode.finishedFileFold(of:)`).
+enum FinishedFileFold {
+    case nothing
+    case summary(ProgressNode.FileSummary)
+    /// The child still has attached children: its summary needs a walk of its subtree.
+    case walk
+}
+
 private struct SummaryFrame {
     let node: ProgressNode
     var facts: FileFacts
@@ -159,7 +170,7 @@ private struct SummaryFrame {
 }
 
 extension Metadata {
-    /// Folds the summary of a child that finished (from `fileSummaryForFinishedParentFold()`) into this
+    /// Folds the summary of a child that finished (from `fileSummaryForFinishedParentFold(_:)`) into this
     /// node's total of finished children. Called under this node's lock, in the same critical section that
     /// removes the child, so a reader sees the child's files either attached or folded, never both or none.
     mutating func foldFinishedChild(_ summary: ProgressNode.FileSummary?) {
