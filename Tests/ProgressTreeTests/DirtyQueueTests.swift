@@ -229,6 +229,46 @@ final class DirtyQueueConcurrencyTests: XCTestCase {
     }
 }
 
+extension DirtyQueueConcurrencyTests {
+    /// Two leaves 6 levels below the root, on two threads, each update followed by a read of the root or of
+    /// a middle node, while a third thread polls the root: every update counts once (no update lost by a
+    /// read that takes a queue while a writer is marking the path) and the final read is exact.
+    func test_polling_readers_and_writers_on_a_deep_tree_lose_no_update() {
+        let root = ProgressNode(totalUnitCount: 2)
+        var left = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        var right = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let middles = [left, right]
+        for _ in 0..<5 {
+            left = ProgressNode(totalUnitCount: 1, parent: left, pendingUnitCount: 1)
+            right = ProgressNode(totalUnitCount: 1, parent: right, pendingUnitCount: 1)
+        }
+        let leaves = [
+            ProgressNode(totalUnitCount: 20_001, parent: left, pendingUnitCount: 1),
+            ProgressNode(totalUnitCount: 20_001, parent: right, pendingUnitCount: 1),
+        ]
+        let flags = ReaderFlags()
+        let poller = Thread {
+            while !flags.done.load(ordering: .relaxed) { _ = root.fractionCompleted }
+            flags.finished.signal()
+        }
+        poller.start()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            for step in 0..<20_000 {
+                leaves[index].advance()
+                _ = step % 2 == 0 ? root.fractionCompleted : middles[index].fractionCompleted
+            }
+        }
+        flags.done.store(true, ordering: .relaxed)
+        XCTAssertEqual(flags.finished.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(root.fractionCompleted, 20_000.0 / 20_001, accuracy: 1e-12)
+        XCTAssertEqual(middles[0].fractionCompleted, 20_000.0 / 20_001, accuracy: 1e-12)
+        leaves[0].advance()
+        leaves[1].advance()
+        XCTAssertTrue(root.isFinished)
+        XCTAssertEqual(root.fractionCompleted, 1)
+    }
+}
+
 private final class ReaderFlags: Sendable {
     let done = Atomic<Bool>(false)
     let wentBack = Atomic<Bool>(false)

@@ -48,25 +48,36 @@ extension ProgressNode {
 
     @inline(never)
     private func markChangedSlowPath() {
-        // `held` keeps the node being marked alive (the strong reference its child's link gave); the node
-        // itself is used through an unretained reference, so that the walk costs one retain and one
-        // release per level (each an atomic operation), not one around every use.
+        if isDirty.exchange(true, ordering: .sequentiallyConsistent) { return }
+        var (parent, observers) = state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
+        observers?.signal()
+        // Then one critical section of each ancestor, which queues the child in it, marks the ancestor and
+        // reads what the next level needs. Queueing comes first: a read that takes this ancestor's queue
+        // before that clears its `isDirty` before taking, so the exchange below finds it clear and goes on
+        // to queue the ancestor one level up (the child is then seen by the next read); a read that takes the
+        // queue after it sees the child.
+        //
+        // `held` keeps the child of the current level alive (the strong reference its own child's link
+        // gave); the child itself is used through an unretained reference, so that the walk costs one
+        // retain and one release per level (each an atomic operation), not one around every use.
+        var child = Unmanaged.passUnretained(self)
         var held: ProgressNode?
-        var node = Unmanaged.passUnretained(self)
-        while true {
-            let parent = withExtendedLifetime(held) { node._withUnsafeGuaranteedRef { node -> ProgressNode? in
-                if node.isDirty.exchange(true, ordering: .sequentiallyConsistent) { return nil }
-                let (parent, observers) = node.state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
-                observers?.signal()
-                guard let parent else { return nil }
-                if !node.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) {
-                    parent.state.withLock { $0.children.enqueueDirty(node) }
+        while let node = parent.take() {
+            let queue = withExtendedLifetime(held) {
+                child._withUnsafeGuaranteedRef { !$0.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) }
+            }
+            let (next, nodeObservers, wasDirty) = withExtendedLifetime(held) {
+                node.state.withLock { state -> (ProgressNode?, [any ChangeSignalReceiver]?, Bool) in
+                    if queue { child._withUnsafeGuaranteedRef { state.children.enqueueDirty($0) } }
+                    if node.isDirty.exchange(true, ordering: .sequentiallyConsistent) { return (nil, nil, true) }
+                    return (state.link.attachedParent, state.observers.signalTargets, false)
                 }
-                return parent
-            } }
-            guard let parent else { return }
-            node = Unmanaged.passUnretained(parent)
-            held = consume parent
+            }
+            if wasDirty { return }
+            nodeObservers?.signal()
+            child = Unmanaged.passUnretained(node)
+            held = consume node
+            parent = next
         }
     }
 
@@ -77,7 +88,9 @@ extension ProgressNode {
     private func finishAndCreditAncestors() {
         var node = self
         while true {
-            guard let (parent, pending, fold) = node.detachFromParent() else {
+            var pending: Int64 = 0
+            var files = FinishedFileFold.nothing
+            guard let parent = node.detachFromParent(pendingUnitCount: &pending, files: &files) else {
                 node.markChanged()
                 return
             }
@@ -86,7 +99,7 @@ extension ProgressNode {
             // by `detachFromParent` (nothing to hand, the usual case, or a leaf's own files) or, for a child
             // that still has attached children, summed now one lock at a time; then folded into the
             // parent below in the same critical section that removes it. Never two node locks at once.
-            let finishedFiles = node.fileSummaryForFinishedParentFold(fold)
+            let finishedFiles = node.fileSummaryForFinishedParentFold(files)
             let (completed, total) = parent.state.withLock { state in
                 // Remove and credit under the parent's lock, so no reader sees the child's share twice or
                 // not at all.
@@ -105,16 +118,22 @@ extension ProgressNode {
         }
     }
 
-    /// If attached, switches the link to `.detached` and returns the parent, the pending count and what
-    /// this node hands its parent's file summary, all read in the same critical section.
-    private func detachFromParent() -> (ProgressNode, Int64, FinishedFileFold)? {
-        state.withLock { state -> (ProgressNode, Int64, FinishedFileFold)? in
+    /// If attached, switches the link to `.detached` and returns the parent, with the pending count and what
+    /// this node hands its parent's file summary, all read in the same critical section. (The two are
+    /// passed back through `inout` rather than in an optional tuple or struct with the parent, which
+    /// Swift destroys through generic runtime calls: more than the rest of the detach.)
+    private func detachFromParent(
+        pendingUnitCount: inout Int64, files: inout FinishedFileFold
+    ) -> ProgressNode? {
+        state.withLock { state -> ProgressNode? in
             guard let (parent, pending) = state.link.detach() else { return nil }
             // Only a hint for updates (a stale `true` makes one take this lock and find the link detached),
             // so no store-load barrier is needed: on x86 a plain store instead of an exchange.
             isAttached.store(false, ordering: .releasing)
             guard let parent else { return nil }
-            return (parent, pending, finishedFileFold(of: state))
+            pendingUnitCount = pending
+            files = finishedFileFold(of: state)
+            return parent
         }
     }
 
