@@ -325,17 +325,24 @@ final class ObservationConcurrencyTests: XCTestCase {
     /// update the same tree: no deadlock, and every observer sees the cancellation.
     func test_reentrant_handlers_under_contention_do_not_deadlock() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1_000)
-        let leaf = ProgressNode(totalUnitCount: 1_000_000, parent: root, pendingUnitCount: 1_000)
+        // One unit more than the threads add, so the leaf never finishes (and detaches) before the last
+        // delivery, which reads 1,000,000 >= 500,000, cancels the root and through it the leaf.
+        let leaf = ProgressNode(totalUnitCount: 1_000_001, parent: root, pendingUnitCount: 1_000)
         let cancelledLogs = (0..<4).map { _ in DeliveryLog<Bool>() }
-        let nested = Lock<[ProgressObservation]>([])
+        // One nested observer per outer observer, registered from inside its first delivery. Registering one
+        // on every delivery would make each update signal an ever longer list (quadratic: under
+        // ThreadSanitizer on a slow machine this test once ran for over an hour).
+        let nested = Lock<[Int: ProgressObservation]>([:])
         let tokens = (0..<4).map { index in
             root.observe(\.fractionCompleted, on: DispatchQueue(label: "reentrant \(index)")) { observed, _ in
                 let child = ProgressNode(totalUnitCount: 1, parent: observed, pendingUnitCount: 0)
                 child.advance()
-                let inner = leaf.observe(\.isCancelled, on: DispatchQueue.global(), options: .initial) { _, change in
-                    cancelledLogs[index].record(change)
+                if nested.withLock({ $0[index] == nil }) {
+                    let inner = leaf.observe(\.isCancelled, on: DispatchQueue.global(), options: .initial) { _, change in
+                        cancelledLogs[index].record(change)
+                    }
+                    nested.withLock { $0[index] = inner }
                 }
-                nested.withLock { $0.append(inner) }
                 if leaf.completedUnitCount >= 500_000 { observed.cancel() }
             }
         }
@@ -344,7 +351,7 @@ final class ObservationConcurrencyTests: XCTestCase {
         }
         for log in cancelledLogs { waitForDelivery(of: true, to: log) }
         for token in tokens { token.invalidate() }
-        for token in nested.withLock({ $0 }) { token.invalidate() }
+        for token in nested.withLock({ $0.values }) { token.invalidate() }
 
         XCTAssertTrue(root.isCancelled)
         XCTAssertTrue(leaf.isCancelled)
