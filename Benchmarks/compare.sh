@@ -3,8 +3,8 @@
 # (the toolchain's own, same process, same run), the speedup, and ProgressNode's time relative to the same
 # number of bare relaxed Atomic<Int64> adds (the physical limit of a thread-safe counter).
 #
-#   Benchmarks/compare.sh                      # full sizes, median of 7 interleaved rounds (about a minute)
-#   Benchmarks/compare.sh --quick              # small sizes, one round (a second or two)
+#   Benchmarks/compare.sh                      # full sizes, best of 9 interleaved rounds (a few minutes)
+#   Benchmarks/compare.sh --quick              # small sizes, one round (plus the release build)
 #   Benchmarks/compare.sh --repeats 15         # more rounds on a noisy machine
 #   Benchmarks/compare.sh --unsafe-foundation  # also run Foundation unlocked from two threads (a data race)
 #

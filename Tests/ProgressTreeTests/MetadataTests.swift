@@ -24,6 +24,16 @@ final class MetadataTests: XCTestCase {
         }
     }
 
+    /// Foundation spells these `ProgressKind("…")`, `Progress.FileOperationKind("…")` and
+    /// `ProgressUserInfoKey("…")`; the same unlabelled initializers exist here, so migrating is a rename.
+    func test_unlabelled_initializers_match_the_labelled_ones() {
+        XCTAssertEqual(ProgressNode.Kind("NSProgressKindFile"), .file)
+        XCTAssertEqual(ProgressNode.Kind("MyKind").rawValue, "MyKind")
+        XCTAssertEqual(ProgressNode.FileOperationKind("NSProgressFileOperationKindCopying"), .copying)
+        XCTAssertEqual(ProgressNode.FileOperationKind("Rendering").rawValue, "Rendering")
+        XCTAssertEqual(ProgressNode.UserInfoKey("NSProgressThroughputKey"), .throughputKey)
+    }
+
     func test_typed_properties_and_keys_share_one_storage() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 1)
         let url = URL(fileURLWithPath: "/tmp/photo.jpg")

@@ -4,6 +4,22 @@ import XCTest
 /// Single-threaded semantics of `pause()` and `resume()` (SEMANTICS.md, "Cancellation, pausing,
 /// resuming"; issue 3). `checkpoint()` is covered in `ControlConcurrencyTests`.
 final class PausingTests: XCTestCase {
+    /// The first snippet of Docs/Cancellation.md ("The model"), with each comment checked.
+    func test_guide_model_snippet() {
+        let album = ProgressNode(totalUnitCount: 10)
+        let photo = ProgressNode(totalUnitCount: 100, parent: album, pendingUnitCount: 5)
+
+        photo.cancel()
+        XCTAssertTrue(photo.isCancelled)
+        XCTAssertFalse(album.isCancelled)
+        album.pause()
+        XCTAssertTrue(album.isPaused)
+        XCTAssertFalse(photo.isPaused, "a cancelled node is not paused")
+        album.cancel()
+        XCTAssertTrue(album.isCancelled)
+        XCTAssertTrue(photo.isCancelled)
+    }
+
     // MARK: Defaults and advisory flags
 
     func test_new_node_is_not_pausable_and_not_paused() {

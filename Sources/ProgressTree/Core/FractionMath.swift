@@ -1,8 +1,8 @@
 /// The pure arithmetic of progress: the rules that decide, from a pair of unit counts, whether work is
 /// indeterminate or finished and how far along it is.
 ///
-/// Kept free of any state so that every rule of `SEMANTICS.md` has exactly one implementation, used by the
-/// node, its parent's aggregation and the tests alike.
+/// Kept free of any state so that every rule (the table in `Docs/Composition.md`) has exactly one
+/// implementation, used by the node, its parent's aggregation and the tests alike.
 enum FractionMath {
     /// `true` when progress cannot be measured: a negative count, or no work counted at all (0 of 0).
     @inline(__always)

@@ -135,6 +135,8 @@ extension ProgressNode {
         public let rawValue: String
         /// Creates a kind from its string.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates a kind from its string, as Foundation's `ProgressKind(_:)`.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
 
         /// Work on files, counted in bytes: `totalUnitCount` and `completedUnitCount` are byte counts.
         public static let file = Kind(rawValue: "NSProgressKindFile")
@@ -150,6 +152,8 @@ extension ProgressNode {
         /// Creates an operation kind from its string. Kinds this library does not know are described with
         /// the verb "Processing".
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// Creates an operation kind from its string, as Foundation's `Progress.FileOperationKind(_:)`.
+        public init(_ rawValue: String) { self.rawValue = rawValue }
 
         /// The file is being downloaded.
         public static let downloading = FileOperationKind(rawValue: "NSProgressFileOperationKindDownloading")
