@@ -18,8 +18,8 @@ private final class Counter: Sendable {
     var count: Int { value.load(ordering: .relaxed) }
 }
 
-/// Updates and reads from many threads and tasks at once. The class name contains "Concurrency": `.ci/run`
-/// runs exactly these tests again under ThreadSanitizer (`--filter Concurrency`).
+/// Updates and reads from many threads and tasks at once. `.ci/run` runs them, with the rest of the suite,
+/// again under ThreadSanitizer (`--sanitize=thread`); `--filter Concurrency` runs just the threaded classes.
 ///
 /// No sleeps: every test joins its threads (`concurrentPerform` returns when all iterations are done,
 /// `DispatchGroup.wait`, task groups) before checking exact final values.

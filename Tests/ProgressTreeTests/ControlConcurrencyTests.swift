@@ -6,7 +6,7 @@ import XCTest
 
 /// Cancellation, pausing and resuming across threads and tasks: handlers re-entering the tree from other
 /// threads, races between transitions, handler replacement and attachment, `checkpoint()`, and the
-/// node ↔ `Task` bridge. Runs under ThreadSanitizer in `.ci/run` (`--filter Concurrency`).
+/// node ↔ `Task` bridge. Runs under ThreadSanitizer in `.ci/run`, like the whole suite.
 ///
 /// No test sleeps: a test waits for a condition it can observe (a counter, the number of suspended
 /// `checkpoint()` calls), polling with `Task.yield()`, and a timeout only turns a deadlock into a failure.

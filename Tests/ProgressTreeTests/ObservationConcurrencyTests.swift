@@ -25,7 +25,7 @@ extension ProgressNode {
 }
 
 /// Observation under contention: many threads updating while many observe, register and invalidate.
-/// Run under ThreadSanitizer by `.ci/run` (`--sanitize=thread --filter Concurrency`).
+/// Run under ThreadSanitizer by `.ci/run` (`--sanitize=thread`, like the whole suite).
 final class ObservationConcurrencyTests: XCTestCase {
     /// 8 threads advance 8 children of a root while 8 observers, registered from 8 threads, follow the
     /// root's fraction and count: each observer's last delivery is the exact final value, and its
