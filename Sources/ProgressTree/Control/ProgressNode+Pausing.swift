@@ -17,7 +17,9 @@ extension ProgressNode {
     /// Pauses this node and every attached node below it, including children attached later.
     ///
     /// A node already paused, cancelled or finished does not change (its handler does not run), but
-    /// the pause still reaches the attached nodes below it. Pausing is cooperative: the work sees it
+    /// the pause still reaches the attached nodes below it. A paused node that finishes leaves the pause
+    /// as if `resume()` were called on it (its `resumingHandler` runs on the finishing thread and its
+    /// checkpoints return), so a finished node is never paused. Pausing is cooperative: the work sees it
     /// through `isPaused` or by awaiting `checkpoint()`.
     ///
     /// Effects, after the subtree is marked and outside every lock, on the calling thread: each newly

@@ -51,6 +51,12 @@ struct ChildTable {
     private(set) var liveCount = 0
     /// Σ contribution over the live entries, in the parent's units.
     private(set) var contributionSum: Double = 0
+    /// The largest contribution that has been part of `contributionSum` since it was last summed from
+    /// scratch. Adding a huge contribution rounds small ones away; subtracting it later leaves a sum far
+    /// below this value, which is the sign that the sum must be summed again (see `keepSumExact()`).
+    private var largestContribution: Double = 0
+    /// Incremental changes to `contributionSum` since it was last summed from scratch.
+    private var incrementalSteps = 0
     private var nextID: UInt64 = 0
     /// Children whose progress changed since this node was last refreshed (each at most once, guarded by
     /// the child's `isQueuedInParent`). May hold entries of children that have finished since; they are
@@ -154,8 +160,12 @@ struct ChildTable {
             if slots.capacity > 64 { slots = [] }
             if dirty.capacity > 64 { dirty = [] } else if !dirty.isEmpty { dirty.removeAll(keepingCapacity: true) }
             contributionSum = 0
+            largestContribution = 0
+            incrementalSteps = 0
         } else {
             contributionSum -= contribution
+            incrementalSteps += 1
+            keepSumExact()
             if slots.count > 32 && liveCount * 2 < slots.count { compact() }
         }
         return true
@@ -169,12 +179,17 @@ struct ChildTable {
         dirty = []
         liveCount = 0
         contributionSum = 0
+        largestContribution = 0
+        incrementalSteps = 0
         return nodes
     }
 
-    /// Records the latest fractions of some children. When a large part of the children changed, the sum is
-    /// recomputed from scratch, which costs no more than the updates themselves and removes any rounding
-    /// drift that incremental updates accumulate. A child that left the table meanwhile is skipped.
+    /// Records the latest fractions of some children. A child that left the table meanwhile is skipped.
+    ///
+    /// The sum is kept incrementally (O(changed children)) only where that is exact enough: a table of
+    /// few children, or one where a large part of the children changed, is summed from scratch, which
+    /// costs no more than the updates themselves; otherwise `keepSumExact()` sums again when rounding
+    /// could have swallowed a contribution.
     mutating func update(_ fractions: ArraySlice<RefreshResult>) {
         var changed = 0
         for result in fractions {
@@ -182,14 +197,45 @@ struct ChildTable {
             let contribution = Double(slots[slot].pendingUnitCount) * result.fraction
             contributionSum += contribution - slots[slot].contribution
             slots[slot].contribution = contribution
+            if contribution > largestContribution { largestContribution = contribution }
             changed += 1
         }
-        if changed * 2 >= liveCount {
-            var sum = 0.0
-            for index in slots.indices { sum += slots[index].contribution }  // 0 in the holes
-            contributionSum = sum
+        incrementalSteps += changed
+        if changed * 2 >= liveCount || liveCount <= Self.alwaysSummedCount {
+            sumFromScratch()
+        } else {
+            keepSumExact()
         }
-        if contributionSum < 0 { contributionSum = 0 }
+    }
+
+    /// Tables with at most this many children are summed from scratch on every update: exact sums for the
+    /// common small trees, at the cost of a handful of additions.
+    private static let alwaysSummedCount = 16
+
+    /// Sums the contributions again when the incremental sum may be wrong by more than rounding in its
+    /// last bits: when it fell far below the largest contribution it held (a huge contribution came and
+    /// went, and took the small ones added meanwhile with it, or contributions that went back to 0 left a
+    /// residue), or after many incremental steps (drift). Each case costs O(live children) and needs as
+    /// many changes to happen again, so updates stay O(1) amortized.
+    private mutating func keepSumExact() {
+        if contributionSum < largestContribution * 0x1p-20 || incrementalSteps > liveCount + 1_024 {
+            sumFromScratch()
+        } else if contributionSum < 0 {
+            contributionSum = 0
+        }
+    }
+
+    private mutating func sumFromScratch() {
+        var sum = 0.0
+        var largest = 0.0
+        for index in slots.indices {  // 0 in the holes
+            let contribution = slots[index].contribution
+            sum += contribution
+            if contribution > largest { largest = contribution }
+        }
+        contributionSum = sum
+        largestContribution = largest
+        incrementalSteps = 0
     }
 
     /// Closes the holes, in place, keeping the order. The slots of the queued children change, so the

@@ -29,13 +29,23 @@ extension ProgressNode {
     /// tells the ancestors. Iterative, so finishing a 10,000-deep chain at once does not recurse.
     @inline(__always)
     func countsDidChange(completed: Int64, total: Int64) {
-        if FractionMath.isFinished(completed: completed, total: total),
-            isAttached.load(ordering: .sequentiallyConsistent)
-        {
-            finishAndCreditAncestors()
-            return
+        if FractionMath.isFinished(completed: completed, total: total) {
+            if isAttached.load(ordering: .sequentiallyConsistent) {
+                finishAndCreditAncestors()
+                return
+            }
+            leavePauseIfFinishedWhilePaused()
         }
         markChanged()
+    }
+
+    /// A finished node is not paused (`pause()` skips it): one that finishes while paused leaves the pause
+    /// as `resume()` does, so that its checkpoints return and its `resumingHandler` runs. Without this, a
+    /// child that finished while paused would stay paused for ever, since its parent's `resume()` no longer
+    /// reaches a detached child. One atomic load when not paused.
+    @inline(__always)
+    private func leavePauseIfFinishedWhilePaused() {
+        if isPaused { resume() }
     }
 
     /// Marks this node, and the path above it up to the first ancestor already marked, as changed.
@@ -91,9 +101,11 @@ extension ProgressNode {
             var pending: Int64 = 0
             var files = FinishedFileFold.nothing
             guard let parent = node.detachFromParent(pendingUnitCount: &pending, files: &files) else {
+                node.leavePauseIfFinishedWhilePaused()
                 node.markChanged()
                 return
             }
+            node.leavePauseIfFinishedWhilePaused()
             node.markChanged()
             // Descriptions (issue 5): the finished child's files and bytes, decided under the child's lock
             // by `detachFromParent` (nothing to hand, the usual case, or a leaf's own files) or, for a child

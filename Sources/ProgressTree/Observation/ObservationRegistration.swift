@@ -56,22 +56,27 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         }
         // With `.initial` this delivers the current value. Without it, it delivers a change made while the
         // baseline was read (whose signal found this delivery pending), or nothing if the value is equal.
-        queue.async { self.deliver() }
+        let node = self.node
+        queue.async { self.deliver(keeping: node) }
     }
 
+    /// Schedules a delivery unless one is pending. The scheduled delivery holds the node strongly (only
+    /// this registration holds it weakly), so that a node let go right after its last change — a finished
+    /// child, which its parent releases — still delivers that change: the last value is always delivered.
     func signal() {
         if isInvalidated.load(ordering: .relaxed) { return }
         if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
-            queue.async { self.deliver() }
+            let node = self.node
+            queue.async { self.deliver(keeping: node) }
         }
     }
 
-    private func deliver() {
+    private func deliver(keeping node: ProgressNode?) {
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
         guard !isInvalidated.load(ordering: .sequentiallyConsistent), let node else { return }
         if let wait = remainingThrottle() {
             if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
-                queue.asyncAfter(deadline: .now() + wait) { self.deliver() }
+                queue.asyncAfter(deadline: .now() + wait) { self.deliver(keeping: node) }
             }
             return
         }

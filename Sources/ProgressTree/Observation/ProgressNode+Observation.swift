@@ -32,7 +32,9 @@ extension ProgressNode {
     ///   value when it runs. A tight update loop against a slow or suspended queue queues one delivery,
     ///   not one per update.
     /// - A value equal to the last delivered one is not delivered again.
-    /// - The last value (for example the node finishing or being cancelled) is always delivered.
+    /// - The last value (for example the node finishing or being cancelled) is always delivered, even when
+    ///   the node is released right after: the observation does not keep the node alive, but a scheduled
+    ///   delivery does, until it has run.
     /// - With a `minimumInterval`, deliveries are at least that far apart; the latest value is still
     ///   delivered when the interval has passed.
     /// - After `invalidate()` returns (or the returned token is released), no new delivery starts. When
