@@ -31,7 +31,7 @@ struct LineFormatter {
             case .bar:
                 parts.append(bar(line, width: columnWidth, tick: tick))
             case .percent:
-                let text = line.isIndeterminate ? "" : "\(Int((line.fraction * 100).rounded(.down)))%"
+                let text = line.isIndeterminate ? "" : "\(WholePercent.of(line.fraction, isFinished: line.status == .finished))%"
                 parts.append(leftPad(text, columnWidth))
             case .counts:
                 parts.append(style(DisplayWidth.pad(line.counts, toColumns: columnWidth), layout.colors.secondary))

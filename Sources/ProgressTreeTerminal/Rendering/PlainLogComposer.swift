@@ -70,7 +70,7 @@ struct PlainLogComposer {
     }
 
     static func format(_ content: LineContent, path: String, event: String) -> String {
-        let percent = content.isIndeterminate ? "   " : "\(Int((content.fraction * 100).rounded(.down)))"
+        let percent = content.isIndeterminate ? "   " : "\(WholePercent.of(content.fraction, isFinished: content.status == .finished))"
         var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
         var details: [String] = []
         if !content.counts.isEmpty { details.append(content.counts) }

@@ -1,0 +1,86 @@
+import Foundation
+import ProgressTree
+@testable import ProgressTreeTerminal
+import Synchronization
+import XCTest
+
+/// Edge cases of what the renderer shows, in every mode, checked against the promises of Docs/Terminal.md:
+/// floating-point percentages, children finishing with their parent, messages printed before the first
+/// frame or after the last, trees taller than the terminal, control characters in labels, wide spinner
+/// frames and a terminal resized while frames are drawn by hand. Manual clock, no timer, no sleeps.
+final class RenderingEdgeCaseTests: XCTestCase {
+    private func renderer(
+        _ root: ProgressNode, _ output: any TerminalOutput, mode: TerminalRenderer.Mode = .live,
+        clock: ManualProgressClock = ManualProgressClock(), layout: TerminalLayout = .default,
+        configure: (inout TerminalRenderer.Options) -> Void = { _ in }
+    ) -> TerminalRenderer {
+        var options = TerminalRenderer.Options()
+        options.drawsOnTimer = false
+        options.initialDelay = .zero
+        configure(&options)
+        return TerminalRenderer(
+            root, mode: mode, layout: layout, options: options, output: output, clock: clock,
+            environment: ["NO_COLOR": "1"])
+    }
+
+    /// The visible text of the lines of one raw frame (escape codes and carriage returns removed).
+    private func frameLines(_ frame: String) -> [String] {
+        frame.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map {
+            String($0.replacing(/\u{1B}\[[0-9;?]*[A-Za-z]/, with: "").replacing("\r", with: ""))
+        }
+    }
+
+    // MARK: Counts
+
+    /// Percent is `fractionCompleted` rounded down, robust to binary floating point: 29 of 100 shows 29%
+    /// in live and plain mode, although 0.29 × 100 is 28.999999999999996.
+    func test_percent_of_29_of_100_is_29_not_28() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 100)
+        root.localizedDescription = "Work"
+        root.completedUnitCount = 29
+        let terminal = VirtualTerminal(columns: 60, rows: 5)
+        renderer(root, terminal).drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["• Work           ███████▊░░░░░░░░░░░░░░░░░░░  29% 29 of 100"])
+
+        let log = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
+        renderer(root, log, mode: .plain).drawFrame()
+        XCTAssertEqual(log.allLines, ["[ 29%] Work: started, 29 of 100"])
+    }
+
+    // MARK: Plain and json: finished children
+
+    // MARK: Messages
+
+    // MARK: Layout
+
+    // MARK: Helpers
+
+    private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.localizedDescription = "Sync"
+        let first = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        first.localizedDescription = "a.txt"
+        let second = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        second.localizedDescription = "b.txt"
+        return (root, first, second)
+    }
+}
+
+/// An output whose size changes when the test says so (a window resized), recording the raw writes.
+private final class ResizableOutput: TerminalOutput {
+    private let state: Mutex<(size: TerminalSize, writes: [String])>
+
+    init(columns: Int, rows: Int) {
+        state = Mutex((TerminalSize(columns: columns, rows: rows), []))
+    }
+
+    func resize(columns: Int, rows: Int) {
+        state.withLock { $0.size = TerminalSize(columns: columns, rows: rows) }
+    }
+
+    var writes: [String] { state.withLock { $0.writes } }
+    func write(_ text: String) { state.withLock { $0.writes.append(text) } }
+    var isTerminal: Bool { true }
+    func size() -> TerminalSize? { state.withLock { $0.size } }
+    var fileDescriptor: Int32? { nil }
+}
