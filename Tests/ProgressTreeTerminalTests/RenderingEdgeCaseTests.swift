@@ -49,6 +49,40 @@ final class RenderingEdgeCaseTests: XCTestCase {
 
     // MARK: Plain and json: finished children
 
+    /// Plain mode prints a line "if it moved, every 5 s", judged by the fraction: a parent whose progress
+    /// comes from a child moves without its own completedUnitCount changing, and still gets its line.
+    func test_plain_mode_interval_line_for_a_parent_that_moved_through_its_child() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        root.localizedDescription = "Sync"
+        let child = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+        child.localizedDescription = "step"
+        let clock = ManualProgressClock()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = renderer(root, output, mode: .plain, clock: clock)
+        renderer.drawFrame()
+        child.completedUnitCount = 5
+        clock.advance(by: .seconds(6))
+        renderer.drawFrame()
+        XCTAssertEqual(output.allLines, [
+            "[  0%] Sync: started, 0 of 1",
+            "[  0%] Sync › step: started, 0 of 100",
+            "[  5%] Sync: 0 of 1",
+            "[  5%] Sync › step: 5 of 100",
+        ])
+    }
+
+    /// The finishing event is `done` also for a node first seen already finished (quick work in a log).
+    func test_plain_mode_quick_work_ends_with_done() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        root.localizedDescription = "Quick"
+        let output = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
+        let renderer = renderer(root, output, mode: .plain)
+        renderer.start()
+        root.completedUnitCount = 1
+        renderer.stop()
+        XCTAssertEqual(output.allLines, ["[100%] Quick: done, 1 of 1"])
+    }
+
     // MARK: Messages
 
     // MARK: Layout

@@ -15,7 +15,6 @@ struct PlainLogComposer {
         var fraction: Double
         var status: LineContent.Status
         var time: Duration
-        var completed: Int64
     }
 
     private var logs: [Int: NodeLog] = [:]
@@ -39,30 +38,34 @@ struct PlainLogComposer {
             let event: String?
             if let log = logs[row.id] {
                 if log.status != content.status {
-                    event =
-                        switch content.status {
-                        case .finished: "done"
-                        case .cancelled: "cancelled"
-                        case .paused: "paused"
-                        case .running: "resumed"
-                        }
+                    event = Self.event(content.status, seenBefore: true)
                 } else if content.status == .running, now - log.time >= minimumSpacing,
                     crossedStep(from: log.fraction, to: content.fraction)
-                        || (now - log.time >= interval && content.completedUnitCount != log.completed)
+                        || (now - log.time >= interval && content.fraction != log.fraction)
                 {
                     event = ""
                 } else {
                     event = nil
                 }
             } else {
-                event = content.status == .running ? "started" : content.status.rawValue
+                event = Self.event(content.status, seenBefore: false)
             }
             guard let event else { continue }
-            logs[row.id] = NodeLog(
-                fraction: content.fraction, status: content.status, time: now, completed: content.completedUnitCount)
+            logs[row.id] = NodeLog(fraction: content.fraction, status: content.status, time: now)
             output.append(Self.format(content, path: path, event: event))
         }
         return output
+    }
+
+    /// The event of a node now in `status`. A node first seen already finished (quick work) is `done`
+    /// like one seen running first: one word per event, whatever the timing.
+    private static func event(_ status: LineContent.Status, seenBefore: Bool) -> String {
+        switch status {
+        case .finished: "done"
+        case .cancelled: "cancelled"
+        case .paused: "paused"
+        case .running: seenBefore ? "resumed" : "started"
+        }
     }
 
     private func crossedStep(from old: Double, to new: Double) -> Bool {
