@@ -49,6 +49,47 @@ final class RenderingEdgeCaseTests: XCTestCase {
 
     // MARK: Plain and json: finished children
 
+    /// Children that finish in the same frame as the root get their `done` line, after the root's: the
+    /// root's known children are reported as finished before its subtree collapses.
+    func test_plain_mode_prints_done_for_children_that_finish_with_the_root() {
+        let (root, first, second) = syncTree()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = renderer(root, output, mode: .plain)
+        renderer.drawFrame()
+        first.completedUnitCount = 10
+        second.completedUnitCount = 10
+        renderer.stop()
+        XCTAssertEqual(output.allLines, [
+            "[  0%] Sync: started, 0 of 2",
+            "[  0%] Sync › a.txt: started, 0 of 10",
+            "[  0%] Sync › b.txt: started, 0 of 10",
+            "[100%] Sync: done, 2 of 2",
+            "[100%] Sync › a.txt: done, 10 of 10",
+            "[100%] Sync › b.txt: done, 10 of 10",
+        ])
+    }
+
+    /// "A consumer can rebuild the tree from id/parent and keep the last object per id": the last object of
+    /// a child that finished together with the root says `finished`, with fraction 1.
+    func test_json_last_object_of_a_child_finishing_with_the_root_says_finished() throws {
+        let (root, first, second) = syncTree()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = renderer(root, output, mode: .json)
+        renderer.drawFrame()
+        first.completedUnitCount = 10
+        second.completedUnitCount = 10
+        renderer.stop()
+        var last: [Int: [String: Any]] = [:]
+        for line in output.writes.joined().split(separator: "\n") {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            last[try XCTUnwrap(object["id"] as? Int)] = object
+        }
+        XCTAssertEqual(last[1]?["state"] as? String, "finished")
+        XCTAssertEqual(last[2]?["state"] as? String, "finished")
+        XCTAssertEqual(last[2]?["fraction"] as? Double, 1)
+        XCTAssertEqual(last[3]?["state"] as? String, "finished")
+    }
+
     /// Plain mode prints a line "if it moved, every 5 s", judged by the fraction: a parent whose progress
     /// comes from a child moves without its own completedUnitCount changing, and still gets its line.
     func test_plain_mode_interval_line_for_a_parent_that_moved_through_its_child() {

@@ -42,8 +42,12 @@ struct TreeMirror {
     ///
     /// Rows past `rowLimit` are only counted (`hidden`), not read: a frame costs O(visible lines) reads,
     /// however large the tree. Nodes deeper than `depthLimit` are neither read nor counted.
+    ///
+    /// With `reportsCollapsedChildren`, a node found finished is followed by final rows for its known
+    /// children (down to `depthLimit`) before its subtree collapses: logs need a last line for children
+    /// that finished in the same frame as their parent, which the next frame no longer walks.
     mutating func update(
-        rowLimit: Int = .max, depthLimit: Int = .max,
+        rowLimit: Int = .max, depthLimit: Int = .max, reportsCollapsedChildren: Bool = false,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
     ) -> (rows: [Row], hidden: Int) {
         var rows: [Row] = []
@@ -55,10 +59,14 @@ struct TreeMirror {
                 hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
                 continue
             }
+            var collapsed: [Row] = []
             if let node = records[id]!.node {
                 let content = read(node, depth, rows.count)
                 records[id]!.content = content
                 if content.status == .finished {
+                    if reportsCollapsedChildren {
+                        collapsed = finalRows(below: id, depth: depth, depthLimit: depthLimit, read: read)
+                    }
                     forgetDescendants(of: id)  // a finished subtree collapses to one line
                 } else if depth < depthLimit {
                     let known = records[id]!.childIDs
@@ -68,11 +76,40 @@ struct TreeMirror {
             }
             guard let content = records[id]!.content else { continue }
             rows.append(Row(id: id, parentID: records[id]!.parentID, content: content))
+            rows.append(contentsOf: collapsed)
             if depth < depthLimit {
                 for childID in records[id]!.childIDs.reversed() { stack.append((childID, depth + 1)) }
             }
         }
         return (rows, hidden)
+    }
+
+    /// The last rows of the known descendants of `id`, depth first, down to `depthLimit`: live ones read
+    /// once more and shown finished (their parent finished, so they did), finished lines as they were.
+    private func finalRows(
+        below id: Int, depth: Int, depthLimit: Int, read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+    ) -> [Row] {
+        var rows: [Row] = []
+        var stack: [(id: Int, depth: Int)] = (records[id]?.childIDs ?? []).reversed().map { ($0, depth + 1) }
+        while let (childID, childDepth) = stack.popLast() {
+            guard childDepth <= depthLimit, let record = records[childID] else { continue }
+            var content = record.content
+            if let node = record.node {
+                content = Self.finalContent(read(node, childDepth, 0))
+            }
+            guard let content else { continue }
+            rows.append(Row(id: childID, parentID: record.parentID, content: content))
+            stack.append(contentsOf: record.childIDs.reversed().map { ($0, childDepth + 1) })
+        }
+        return rows
+    }
+
+    /// The line a node leaves once finished: no spinner, and finished unless it was cancelled.
+    private static func finalContent(_ content: LineContent) -> LineContent {
+        var content = content
+        content.isIndeterminate = false
+        if content.status == .running || content.status == .paused { content.status = .finished }
+        return content
     }
 
     /// The lines below and including `id`, counted without reading any node: the mirror's finished lines
@@ -120,10 +157,7 @@ struct TreeMirror {
                     // Vanished since the last frame: it finished. Keep its final line, without a spinner.
                     ids[ObjectIdentifier(node)] = nil
                     child.node = nil
-                    var content = read(node, depth + 1, 0)  // its final line, with details
-                    content.isIndeterminate = false
-                    if content.status == .running || content.status == .paused { content.status = .finished }
-                    child.content = content
+                    child.content = Self.finalContent(read(node, depth + 1, 0))  // with details
                     records[id] = child
                     forgetDescendants(of: id)
                 }
