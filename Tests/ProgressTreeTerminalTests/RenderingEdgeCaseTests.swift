@@ -126,6 +126,35 @@ final class RenderingEdgeCaseTests: XCTestCase {
 
     // MARK: Messages
 
+    /// A message printed after `stop()` in live mode is written below the final frame, not dropped.
+    func test_print_after_stop_is_not_lost() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        root.localizedDescription = "Work"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = renderer(root, terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 1
+        renderer.stop()
+        renderer.print("Imported 1 photo")
+        XCTAssertEqual(terminal.visibleLines, [
+            "✓ Work           ██████████████████████████████ 100% 1 of 1",
+            "Imported 1 photo",
+        ])
+    }
+
+    /// "Quick work never flashes": a message printed during `Options.initialDelay` is written alone, without
+    /// drawing the live area early.
+    func test_print_during_the_initial_delay_writes_the_message_but_no_live_area() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = renderer(root, terminal) { $0.initialDelay = .milliseconds(200) }
+        renderer.start()
+        renderer.print("Keys: p pause")
+        XCTAssertEqual(terminal.visibleLines, ["Keys: p pause"])
+        XCTAssertTrue(terminal.cursorVisible)
+    }
+
     // MARK: Layout
 
     // MARK: Helpers

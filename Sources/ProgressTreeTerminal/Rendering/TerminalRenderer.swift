@@ -182,12 +182,21 @@ public final class TerminalRenderer: Sendable {
     }
 
     /// Prints `line` above the live area (or as is, in plain mode), so messages and progress do not mix.
-    /// Ignored in json and none modes.
+    /// Before the first live frame (during `Options.initialDelay`) and after `stop()`, the line is written
+    /// as is: there is no live area to keep below it. Ignored in json and none modes.
     public func print(_ line: String) {
         switch mode {
         case .live:
-            state.withLock { $0.printed.append(line) }
-            draw(final: false, force: true)
+            let drawsAbove = state.withLock { state in
+                // Written under the lock, so a frame never starts between the check and the write.
+                guard state.live.hasDrawn, !state.isStopped else {
+                    output.write(line + "\n")
+                    return false
+                }
+                state.printed.append(line)
+                return true
+            }
+            if drawsAbove { draw(final: false) }
         case .plain:
             state.withLock { _ in output.write(line + "\n") }
         case .auto, .json, .none:
@@ -203,7 +212,7 @@ public final class TerminalRenderer: Sendable {
 
     // MARK: Drawing
 
-    private func draw(final: Bool, force: Bool = false) {
+    private func draw(final: Bool) {
         state.withLock { state in
             guard !state.isStopped, mode != .none else { return }
             if final { state.isStopped = true }
@@ -225,7 +234,7 @@ public final class TerminalRenderer: Sendable {
             state.tick += 1
             switch mode {
             case .live:
-                if !final && !force && !state.live.hasDrawn && elapsed < options.initialDelay { return }
+                if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
                 if state.stickyWidthsColumns != size.columns {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
