@@ -31,7 +31,8 @@ struct LineFormatter {
             case .bar:
                 parts.append(bar(line, width: columnWidth, tick: tick))
             case .percent:
-                let text = line.isIndeterminate ? "" : "\(WholePercent.of(line.fraction, isFinished: line.status == .finished))%"
+                let percent = WholePercent.of(line.fraction, isFinished: line.status == .finished)
+                let text = line.isIndeterminate ? "" : "\(percent)%"
                 parts.append(leftPad(text, columnWidth))
             case .counts:
                 parts.append(style(DisplayWidth.pad(line.counts, toColumns: columnWidth), layout.colors.secondary))

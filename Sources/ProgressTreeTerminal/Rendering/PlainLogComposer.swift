@@ -73,7 +73,8 @@ struct PlainLogComposer {
     }
 
     static func format(_ content: LineContent, path: String, event: String) -> String {
-        let percent = content.isIndeterminate ? "   " : "\(WholePercent.of(content.fraction, isFinished: content.status == .finished))"
+        let whole = WholePercent.of(content.fraction, isFinished: content.status == .finished)
+        let percent = content.isIndeterminate ? "   " : "\(whole)"
         var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
         var details: [String] = []
         if !content.counts.isEmpty { details.append(content.counts) }
