@@ -157,6 +157,33 @@ final class RenderingEdgeCaseTests: XCTestCase {
 
     // MARK: Layout
 
+    /// "+N more … and finished lines give way first": when the tree is taller than the terminal, finished
+    /// lines are hidden before any running line.
+    func test_finished_lines_give_way_to_running_lines_when_the_tree_is_taller_than_the_terminal() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 12)
+        root.localizedDescription = "Batch"
+        var children: [ProgressNode] = []
+        for index in 1...12 {
+            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+            child.localizedDescription = "job \(String(format: "%02d", index))"
+            children.append(child)
+        }
+        let terminal = VirtualTerminal(columns: 60, rows: 8)
+        let renderer = renderer(root, terminal)
+        renderer.drawFrame()
+        for child in children.prefix(3) { child.completedUnitCount = 10 }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch          ███████▎░░░░░░░░░░░░░░░░░░░░░  25% 3 of 12",
+            "  • job 04       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 05       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 06       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 07       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 08       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  … +7 more",
+        ])
+    }
+
     // MARK: Helpers
 
     private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {

@@ -228,8 +228,8 @@ public final class TerminalRenderer: Sendable {
             let (rows, hidden) =
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
-                : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) { node, depth, _ in
-                    NodeReader.content(of: node, depth: depth)
+                : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
+                    node, depth, _ in NodeReader.content(of: node, depth: depth)
                 }
             state.tick += 1
             switch mode {

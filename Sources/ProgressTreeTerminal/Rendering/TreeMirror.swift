@@ -38,10 +38,13 @@ struct TreeMirror {
 
     /// Walks the live tree (iteratively) and returns this frame's rows, depth first, children in the
     /// order they first appeared. `read` captures one node's line from the node, its depth and the index
-    /// its row will have.
+    /// of its row in the walk.
     ///
-    /// Rows past `rowLimit` are only counted (`hidden`), not read: a frame costs O(visible lines) reads,
-    /// however large the tree. Nodes deeper than `depthLimit` are neither read nor counted.
+    /// At most `rowLimit` rows are returned; the others are only counted (`hidden`), not read: a frame
+    /// costs O(visible lines) reads, however large the tree. Finished lines give way first: the walk
+    /// reads up to `rowLimit` nodes, keeping the finished lines it meets on the way (they cost no read),
+    /// then hides the oldest finished lines until the rows fit. Nodes deeper than `depthLimit` are neither
+    /// read nor counted.
     ///
     /// With `reportsCollapsedChildren`, a node found finished is followed by final rows for its known
     /// children (down to `depthLimit`) before its subtree collapses: logs need a last line for children
@@ -52,14 +55,16 @@ struct TreeMirror {
     ) -> (rows: [Row], hidden: Int) {
         var rows: [Row] = []
         var hidden = 0
+        var keptLines = 0  // rows of children that finished in an earlier frame: no read, may give way
         var stack: [(id: Int, depth: Int)] = [(rootID, 0)]
         while let (id, depth) = stack.popLast() {
             guard records[id] != nil else { continue }
-            if rows.count >= rowLimit {
+            if rows.count - keptLines >= rowLimit {
                 hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
                 continue
             }
             var collapsed: [Row] = []
+            if records[id]!.node == nil { keptLines += 1 }
             if let node = records[id]!.node {
                 let content = read(node, depth, rows.count)
                 records[id]!.content = content
@@ -80,6 +85,14 @@ struct TreeMirror {
             if depth < depthLimit {
                 for childID in records[id]!.childIDs.reversed() { stack.append((childID, depth + 1)) }
             }
+        }
+        let excess = rows.count - rowLimit
+        if excess > 0 {
+            // The oldest finished lines (first in tree order) give way; the root's line always stays.
+            let finished = rows.indices.dropFirst().filter { rows[$0].content.status == .finished }
+            let givingWay = Set(finished.prefix(excess))
+            rows = rows.indices.filter { !givingWay.contains($0) }.map { rows[$0] }
+            hidden += givingWay.count
         }
         return (rows, hidden)
     }
