@@ -184,6 +184,19 @@ final class RenderingEdgeCaseTests: XCTestCase {
         ])
     }
 
+    /// A label with a line break (a file name can hold one) keeps one line per node, the break shown as a
+    /// space, so the next frame replaces the previous one exactly.
+    func test_a_line_break_in_a_label_does_not_break_the_live_area() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "a\nb"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = renderer(root, terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 2
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["• a b            ███████████████░░░░░░░░░░░░░░░  50% 2 of 4"])
+    }
+
     // MARK: Helpers
 
     private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {

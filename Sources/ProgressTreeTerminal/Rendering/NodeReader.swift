@@ -16,7 +16,7 @@ enum NodeReader {
         let isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
         var content = LineContent(
             depth: depth,
-            label: node.displayLabel ?? "",
+            label: LabelSanitizer.sanitized(node.displayLabel ?? ""),
             fraction: snapshot.fractionCompleted,
             isIndeterminate: isIndeterminate,
             status: status,
