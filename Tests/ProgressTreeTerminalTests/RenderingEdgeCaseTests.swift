@@ -197,6 +197,19 @@ final class RenderingEdgeCaseTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines, ["• a b            ███████████████░░░░░░░░░░░░░░░  50% 2 of 4"])
     }
 
+    /// "Every line is cut to columns − 1 display columns", also with a spinner frame two columns wide
+    /// (emoji, a common choice).
+    func test_a_wide_spinner_frame_still_fits_the_line() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        root.localizedDescription = "Fetching rows"
+        var layout = TerminalLayout()
+        layout.spinner = ["🌑", "🌒", "🌓", "🌔"]
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        renderer(root, terminal, layout: layout).drawFrame()
+        let lines = frameLines(terminal.writes.last!)
+        XCTAssertEqual(lines.map { DisplayWidth.of($0) }, [59])
+    }
+
     // MARK: Helpers
 
     private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {

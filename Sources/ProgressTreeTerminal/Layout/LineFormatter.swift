@@ -48,7 +48,9 @@ struct LineFormatter {
     private func label(_ line: LineContent, width: Int, tick: Int) -> String {
         let indent = String(repeating: " ", count: min(line.depth * layout.indentation, max(0, width - 4)))
         let (mark, markStyle) = self.mark(line, tick: tick)
-        let text = DisplayWidth.pad(line.label, toColumns: max(0, width - indent.count - 2))
+        // A mark is one column, except spinner frames, which may be wide (emoji are two).
+        let room = width - indent.count - DisplayWidth.of(mark) - 1
+        let text = DisplayWidth.pad(line.label, toColumns: max(0, room))
         let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
         return indent + style(mark, markStyle) + " " + style(text, labelStyle)
     }
@@ -139,9 +141,14 @@ struct ColumnPlan {
         // Columns with nothing to show take no room.
         for (column, value) in natural where value == 0 && column != .label { natural[column] = nil }
 
+        // Indent, mark (a spinner frame may be two columns wide), a space, the label.
+        let spinnerWidth = layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1
+        func need(_ line: LineContent) -> Int {
+            let mark = line.isIndeterminate && line.status == .running ? spinnerWidth : 1
+            return line.depth * layout.indentation + mark + 1 + DisplayWidth.of(line.label)
+        }
         let labelNeed = min(
-            max(lines.map { $0.depth * layout.indentation + 2 + DisplayWidth.of($0.label) }.max() ?? 0,
-                minimums[.label] ?? 0),
+            max(lines.map(need).max() ?? 0, minimums[.label] ?? 0),
             max(layout.minimumLabelWidth, width / 2))
         self.labelNeed = labelNeed
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
