@@ -210,6 +210,21 @@ final class RenderingEdgeCaseTests: XCTestCase {
         XCTAssertEqual(lines.map { DisplayWidth.of($0) }, [59])
     }
 
+    /// With `drawsOnTimer = false` (frames drawn by hand, no SIGWINCH source) the width still follows the
+    /// terminal: after it narrows, the next frame fits the new width.
+    func test_width_follows_the_terminal_when_drawing_frames_yourself() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let output = ResizableOutput(columns: 80, rows: 10)
+        let renderer = renderer(root, output)
+        renderer.drawFrame()
+        output.resize(columns: 40, rows: 10)
+        root.completedUnitCount = 1
+        renderer.drawFrame()
+        let lines = frameLines(output.writes.last!)
+        XCTAssertEqual(lines.map { DisplayWidth.of($0) }, [39])
+    }
+
     // MARK: Helpers
 
     private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {

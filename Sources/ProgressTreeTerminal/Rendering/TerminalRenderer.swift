@@ -25,7 +25,7 @@ import Synchronization
 ///
 /// Conventions: writes to standard error by default; `auto` mode is `live` on a terminal and `plain`
 /// otherwise (also when `TERM=dumb`); `NO_COLOR` removes colour only; the width follows the terminal
-/// (re-read on `SIGWINCH`); the cursor is hidden while live and restored by `stop()`, and on Ctrl-C or
+/// (read at every frame, and a frame is drawn at once on `SIGWINCH`); the cursor is hidden while live and restored by `stop()`, and on Ctrl-C or
 /// `SIGTERM` unless the program handles those signals itself.
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
@@ -154,10 +154,8 @@ public final class TerminalRenderer: Sendable {
             state.timer = timer
             if mode == .live {
                 let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
-                resize.setEventHandler { [weak self] in
-                    self?.state.withLock { $0.size = nil }
-                    self?.drawFrame()
-                }
+                // Each frame reads the size anyway: this only redraws at once after a resize.
+                resize.setEventHandler { [weak self] in self?.drawFrame() }
                 resize.resume()
                 state.resizeSource = resize
             }
@@ -220,8 +218,9 @@ public final class TerminalRenderer: Sendable {
             let startTime = state.startTime ?? now
             state.startTime = startTime
             let elapsed = now - startTime
-            let size = state.size ?? output.size() ?? options.fallbackSize
-            state.size = size
+            // Read at every frame (one ioctl), so the width follows the terminal also when frames are
+            // drawn by hand and no SIGWINCH source exists.
+            let size = output.size() ?? options.fallbackSize
             // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
             // only the levels they report.
             let capacity = max(1, size.rows - 1)
@@ -307,7 +306,6 @@ struct RendererState {
     var isStopped = false
     var startTime: Duration?
     var tick = 0
-    var size: TerminalSize?
     var printed: [String] = []
     var stickyWidths: [TerminalLayout.Column: Int] = [:]
     var stickyWidthsColumns = 0
