@@ -225,6 +225,23 @@ final class RenderingEdgeCaseTests: XCTestCase {
         XCTAssertEqual(lines.map { DisplayWidth.of($0) }, [39])
     }
 
+    /// After the terminal narrows, a terminal that rewraps has turned each old line into several rows: the
+    /// next frame moves up over all of them (two rows per 99-column line on a 60-column terminal) and
+    /// clears to the end of the screen once, so no fragment of the old frame stays.
+    func test_a_narrower_terminal_moves_up_over_the_rewrapped_lines_and_clears_below() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        child.localizedDescription = "step"
+        let output = ResizableOutput(columns: 100, rows: 10)
+        let renderer = renderer(root, output)
+        renderer.drawFrame()
+        output.resize(columns: 60, rows: 10)
+        renderer.drawFrame()
+        XCTAssertTrue(output.writes.last!.contains("\r\u{1B}[4A\u{1B}[J"))
+        XCTAssertEqual(frameLines(output.writes.last!).map { DisplayWidth.of($0) }, [59, 59])
+    }
+
     // MARK: Helpers
 
     private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {

@@ -7,6 +7,7 @@ enum ANSI {
     static let beginSynchronizedUpdate = "\u{1B}[?2026h"
     static let endSynchronizedUpdate = "\u{1B}[?2026l"
     static let clearToEndOfLine = "\u{1B}[K"
+    static let clearToEndOfScreen = "\u{1B}[J"
 
     static func cursorUp(_ lines: Int) -> String {
         lines > 0 ? "\u{1B}[\(lines)A" : ""

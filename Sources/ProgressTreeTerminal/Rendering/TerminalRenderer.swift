@@ -242,7 +242,7 @@ public final class TerminalRenderer: Sendable {
                 let printed = state.printed
                 state.printed = []
                 if let bytes = state.live.compose(
-                    lines: lines, printed: printed, width: max(1, size.columns - 1), final: final)
+                    lines: lines, printed: printed, size: size, final: final)
                 {
                     output.write(bytes)
                 }
