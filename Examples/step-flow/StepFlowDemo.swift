@@ -9,7 +9,8 @@
 // --keys you drive it: n next, b back, s swipe back half way and let go, f swipe back all the way, q quit.
 //
 // The TerminalRenderer is not used here: a StepFlow is a value you sample at each frame, and this program
-// draws the line itself.
+// draws the line itself, with the library's TerminalCursor (the cursor comes back on SIGTERM too) and
+// DisplayWidth (the line is cut to the terminal's width, so it never wraps).
 
 #if canImport(Glibc)
 import Glibc
@@ -81,9 +82,10 @@ struct StepFlowDemo {
     /// Live: one line redrawn in place about 30 times a second; events are printed above it.
     static func runLive(_ options: Options) async {
         let terminal = Terminal()
+        let output = FileDescriptorOutput.standardOutput
         let keys = options.keys ? TerminalKeyReader() : nil
         keys?.start { key in terminal.keyPressed(key) }
-        terminal.write("\u{1B}[?25l")  // hide the cursor while the line animates
+        TerminalCursor.hide(on: output)  // while the line animates
         if keys != nil {
             terminal.write("Keys: n next · b back · s swipe back half way and let go · f swipe back · q quit\n")
         }
@@ -119,11 +121,16 @@ struct StepFlowDemo {
             }
             if let event = flow.update(at: now) { events.append(event) }
             for event in events { terminal.write("\r\u{1B}[K  ▸ " + event + "\n") }
-            terminal.write("\r" + flow.line(at: now, details: false) + "\u{1B}[K")
+            // Cut to the width of the moment (read at each frame, so it follows a resize): a wrapped line
+            // could not be redrawn in place.
+            let columns = output.size()?.columns ?? 80
+            let line = DisplayWidth.truncate(flow.line(at: now, details: false), toColumns: max(1, columns - 1))
+            terminal.write("\r" + line + "\u{1B}[K")
             try? await Task.sleep(for: .milliseconds(33))
         }
         keys?.stop()
-        terminal.write("\n\u{1B}[?25h")
+        terminal.write("\n")
+        TerminalCursor.show(on: output)
         terminal.stop()
     }
 }

@@ -4,8 +4,12 @@
 /// Terminals lay out grapheme clusters (`Character`), so widths are computed per cluster: a cluster with
 /// an emoji presentation (or an emoji followed by U+FE0F) is two columns; otherwise the width of its first
 /// scalar. The wide ranges follow Unicode's East Asian Width property (W and F).
-enum DisplayWidth {
-    static func of(_ text: some StringProtocol) -> Int {
+///
+/// Public for programs that draw their own lines: cut a line to `columns − 1` with `truncate` so that it
+/// never wraps.
+public enum DisplayWidth {
+    /// The columns `text` occupies (plain text: escape sequences are not recognized).
+    public static func of(_ text: some StringProtocol) -> Int {
         if let width = simpleWidth(text) { return width }
         var width = 0
         for character in text { width += of(character) }
@@ -61,7 +65,7 @@ enum DisplayWidth {
     ]
 
     /// `text` cut to at most `columns` columns, ending in "…" when cut.
-    static func truncate(_ text: String, toColumns columns: Int) -> String {
+    public static func truncate(_ text: String, toColumns columns: Int) -> String {
         guard columns > 0 else { return "" }
         if of(text) <= columns { return text }
         var result = ""
@@ -76,7 +80,7 @@ enum DisplayWidth {
     }
 
     /// `text` padded with spaces (or cut) to exactly `columns` columns.
-    static func pad(_ text: String, toColumns columns: Int) -> String {
+    public static func pad(_ text: String, toColumns columns: Int) -> String {
         let cut = truncate(text, toColumns: columns)
         let missing = columns - of(cut)
         return missing > 0 ? cut + String(repeating: " ", count: missing) : cut
