@@ -108,7 +108,6 @@ struct Copier: Sendable {
         let sourcePath = plan.source + "/" + path
         let finalPath = plan.destination + "/" + path
         let folder = (finalPath as NSString).deletingLastPathComponent
-        let temporaryPath = folder + "/." + (path as NSString).lastPathComponent + ".file-copy-partial"
 
         // One node per file, its units the file's bytes. An empty file has no bytes to show (a node of
         // 0 units would never finish), so it gets no node; the root still counts it.
@@ -128,7 +127,7 @@ struct Copier: Sendable {
             throw Failure(path: sourcePath, underlying: error)
         }
         defer { try? input.close() }
-        try partialFile.create(temporaryPath)
+        let temporaryPath = try partialFile.create(in: folder, for: (path as NSString).lastPathComponent)
         let output: FileHandle
         do { output = try FileHandle(forWritingTo: URL(fileURLWithPath: temporaryPath)) } catch {
             throw Failure(path: temporaryPath, underlying: error)
@@ -179,15 +178,44 @@ struct Copier: Sendable {
 final class PartialFile: Sendable {
     private let path = Mutex<String?>(nil)
 
-    /// Creates an empty file at `temporaryPath` and remembers it.
-    func create(_ temporaryPath: String) throws {
+    /// The longest file name, in bytes of UTF-8, that the file systems file-copy meets accept (`NAME_MAX`).
+    static let longestName = 255
+
+    /// Creates a new, empty temporary file for the file `name` in `folder`, remembers it and returns its path.
+    ///
+    /// Its name is ".NAME.file-copy-partial" — NAME shortened (whole characters) when the whole would be
+    /// longer than `longestName`, so that a file with a long but legal name can still be copied — and
+    /// ".NAME.file-copy-partial-2", "-3"… when that name is taken: the source may hold a file of that name,
+    /// already copied, which must not be overwritten. The file is created exclusively (`O_EXCL`), so an
+    /// existing file is never truncated.
+    func create(in folder: String, for name: String) throws -> String {
         try path.withLock { path in
-            guard FileManager.default.createFile(atPath: temporaryPath, contents: nil) else {
-                throw Copier.Failure(
-                    path: temporaryPath, underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(errno)))
+            for attempt in 1...1_000 {
+                let candidate = folder + "/" + Self.temporaryName(for: name, attempt: attempt)
+                let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                if descriptor >= 0 {
+                    close(descriptor)
+                    path = candidate
+                    return candidate
+                }
+                let code = errno
+                if code != EEXIST {
+                    throw Copier.Failure(path: candidate, underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(code)))
+                }
             }
-            path = temporaryPath
+            throw Copier.Failure(
+                path: folder + "/" + Self.temporaryName(for: name, attempt: 1),
+                underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(EEXIST)))
         }
+    }
+
+    /// ".NAME.file-copy-partial" for the first attempt, ".NAME.file-copy-partial-N" for attempt N, with NAME
+    /// cut (at a character boundary) so that the result has at most `longestName` bytes.
+    static func temporaryName(for name: String, attempt: Int) -> String {
+        let suffix = ".file-copy-partial" + (attempt > 1 ? "-\(attempt)" : "")
+        var stem = Substring(name)
+        while 1 + stem.utf8.count + suffix.utf8.count > longestName, !stem.isEmpty { stem.removeLast() }
+        return "." + stem + suffix
     }
 
     /// Renames the temporary file to `finalPath` (which must not exist) and forgets it.

@@ -14,8 +14,8 @@
 // shown as it was being copied (the numbers say how many were skipped), instead of a blur; a big file's
 // name is always printed. The same paced lines make a short plain-mode log in CI.
 //
-// Files are written under a temporary name (".name.file-copy-partial") in their destination folder and
-// renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
+// Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
+// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
 // being copied is removed. A second Ctrl-C exits at once, also removing it.
 
 #if canImport(Glibc)

@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+import XCTest
+
+/// file-copy on names that its temporary files must not trip over.
+final class FileCopyEdgeCaseTests: XCTestCase {
+    private var root: URL!
+    private var source: URL { root.appendingPathComponent("source") }
+    private var destination: URL { root.appendingPathComponent("copy") }
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("file-copy-edge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let root { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// A name of 250 bytes is legal (the limit is 255), but ".name.file-copy-partial" is not: the copy used
+    /// to fail with "File name too long" and exit 1.
+    func test_a_file_with_a_name_near_the_length_limit_is_copied() throws {
+        let name = String(repeating: "x", count: 250)
+        try Data("long\n".utf8).write(to: source.appendingPathComponent(name))
+        let long = String(repeating: "é", count: 127)  // 254 bytes of UTF-8
+        try Data("accents\n".utf8).write(to: source.appendingPathComponent(long))
+
+        let result = try run(source.path, destination.path, "--progress", "none")
+
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(try Data(contentsOf: destination.appendingPathComponent(name)), Data("long\n".utf8))
+        XCTAssertEqual(try Data(contentsOf: destination.appendingPathComponent(long)), Data("accents\n".utf8))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path).count, 2)
+    }
+
+    /// A source file that happens to have the temporary name of another one (".a.file-copy-partial", copied
+    /// first: "." sorts before "a") used to be truncated and renamed to "a" when "a" was copied, so the copy
+    /// ended with status 0 and one file missing.
+    func test_a_source_file_named_like_a_temporary_file_is_not_overwritten() throws {
+        try Data("the real a\n".utf8).write(to: source.appendingPathComponent("a"))
+        try Data("not a temporary file\n".utf8).write(to: source.appendingPathComponent(".a.file-copy-partial"))
+
+        let result = try run(source.path, destination.path, "--progress", "none")
+
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: destination.path).sorted(),
+            [".a.file-copy-partial", "a"])
+        XCTAssertEqual(try Data(contentsOf: destination.appendingPathComponent("a")), Data("the real a\n".utf8))
+        XCTAssertEqual(
+            try Data(contentsOf: destination.appendingPathComponent(".a.file-copy-partial")),
+            Data("not a temporary file\n".utf8))
+    }
+
+    // MARK: Helpers
+
+    private func executable() throws -> URL {
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("file-copy")
+        }
+        #endif
+        let url = Bundle.main.bundleURL.appendingPathComponent("file-copy")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            XCTFail("file-copy is not built at \(url.path): run `swift build` first")
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return url
+    }
+
+    private struct Result {
+        var status: Int32
+        var standardError: String
+    }
+
+    private func run(_ arguments: String...) throws -> Result {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, standardError: String(decoding: errorData, as: UTF8.self))
+    }
+}
