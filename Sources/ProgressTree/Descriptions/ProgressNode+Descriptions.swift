@@ -51,9 +51,10 @@ extension ProgressNode {
     ///
     /// Reading it samples the throughput and time-remaining estimators (see `throughput`,
     /// `estimatedTimeRemaining`): a renderer that shows it on each frame keeps the estimates fresh. A
-    /// finished node shows no estimated rate or time remaining (values set are still shown); an indeterminate generic node shows only the time remaining
-    /// and throughput if they were set, else "". Values set out of range (negative, not finite, a throughput
-    /// below 1 byte per second, a time over 100 years) are left out rather than shown.
+    /// finished or cancelled node shows no estimated rate or time remaining (values set are still shown); an
+    /// indeterminate generic node shows only the time remaining and throughput if they were set, else "".
+    /// Values set out of range (negative, not finite, a throughput below 1 byte per second, a time over 100
+    /// years) are left out rather than shown.
     ///
     /// Thread safety: any thread; observable. Complexity: that of `fileSummary`.
     public var localizedAdditionalDescription: String! {

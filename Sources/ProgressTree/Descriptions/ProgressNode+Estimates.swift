@@ -39,10 +39,10 @@ extension ProgressNode {
     /// Estimated values at one instant.
     struct Estimates {
         /// Bytes per second of the subtree's files; `nil` without bytes, before a rate is known, or when
-        /// finished.
+        /// finished or cancelled.
         var bytesPerSecond: Double?
         /// Seconds until `fractionCompleted` reaches 1 at the estimated rate; 0 when finished, `nil` when
-        /// indeterminate or before a rate is known.
+        /// indeterminate, cancelled (it will never finish) or before a rate is known.
         var secondsRemaining: Double?
     }
 
@@ -62,7 +62,12 @@ extension ProgressNode {
     /// Pausing: this is the single place where the node's pause state (issue 3, `isPaused`) reaches the
     /// estimators. A pause is noticed by the first sample after it (and a resume likewise), so paused time
     /// is excluded to within the interval between two reads — a renderer reads several times a second.
+    ///
+    /// Cancelling: a cancelled node (or one below a cancelled ancestor) will never finish, so it has no
+    /// estimates — no rate decaying toward "1 byte/s" and no time remaining growing toward "122 days" — and
+    /// its estimators are not sampled.
     func sampleEstimates(_ input: EstimationInput) -> Estimates {
+        if isCancelled { return Estimates() }
         let now = resolvedEstimationClock().now
         let paused = isPaused
         let finished = FractionMath.isFinished(completed: input.completed, total: input.total)

@@ -105,7 +105,7 @@ extension ProgressNode {
     ///
     /// The estimate is the subtree's completed bytes per second, smoothed (`ThroughputEstimator`), sampled
     /// when read on the node's `estimationClock`, with paused time excluded. It is `nil` for a node without
-    /// bytes, before two reads have seen the bytes grow, and once the node is finished. A stored value is
+    /// bytes, before two reads have seen the bytes grow, and once the node is finished or cancelled. A stored value is
     /// returned as stored (a `Double` is rounded), even if negative; a stored value that is not a number
     /// (or not finite) reads `nil`, without falling back to the estimate. The descriptions skip values
     /// below 1.
@@ -126,7 +126,8 @@ extension ProgressNode {
     /// whole subtree, weighted as `fractionCompleted` is — by the smoothed rate at which
     /// `totalUnitCount × fractionCompleted` grows (`ThroughputEstimator`), sampled when read on the node's
     /// `estimationClock`, with paused time excluded. It is 0 for a finished node, and `nil` for an
-    /// indeterminate node or before two reads have seen the work grow. A stored value is returned as stored
+    /// indeterminate or cancelled node (one that will never finish) or before two reads have seen the work
+    /// grow. A stored value is returned as stored
     /// (any integer or floating-point type, or a `Duration`); one that is not a number reads `nil`, without
     /// falling back to the estimate. The descriptions skip negative, non-finite and absurd (over 100 years)
     /// values.
