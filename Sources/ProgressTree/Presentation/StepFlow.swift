@@ -343,9 +343,12 @@ public struct StepFlow: Sendable, Equatable {
         }
     }
 
-    /// `duration × factor`, rounded to whole nanoseconds.
+    /// `duration × factor` (`factor` in `0...1`), rounded to whole nanoseconds. A duration too long for
+    /// `Int64` nanoseconds (over 292 years, which `init` accepts) is scaled as a `Duration` instead of
+    /// trapping.
     private func scaled(_ duration: Duration, by factor: Double) -> Duration {
         let nanoseconds = (Double(duration.attoseconds / 1_000_000_000) * factor).rounded()
+        guard nanoseconds < 0x1p63 else { return duration * factor }
         return .nanoseconds(Int64(nanoseconds))
     }
 }
