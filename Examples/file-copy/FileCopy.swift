@@ -16,7 +16,7 @@
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
 // one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
-// being copied is removed. A second Ctrl-C exits at once, also removing it.
+// being copied is removed. A second Ctrl-C exits at once, also removing it; so does SIGTERM (status 143).
 
 #if canImport(Glibc)
 import Glibc
@@ -78,6 +78,17 @@ struct FileCopy {
             keys?.stop()
             partialFile.removeAndExit(130)
         }
+        // SIGTERM (kill, timeout, a service manager) asks the program to end now: like a second Ctrl-C, it
+        // removes the file being copied and exits at once, with 143 (128 + SIGTERM) as the shell reports a
+        // program ended by it. Ignoring the signal first also keeps the renderer's own SIGTERM handler out.
+        signal(SIGTERM, SIG_IGN)
+        let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
+        termination.setEventHandler { @Sendable in  // not on the main actor: a global queue runs it
+            renderer.stop()
+            keys?.stop()
+            partialFile.removeAndExit(143)
+        }
+        termination.resume()
         keys?.start { key in
             switch key {
             case "p": root.pause()
@@ -108,6 +119,7 @@ struct FileCopy {
         renderer.stop()
         keys?.stop()
         interrupts.stop()
+        withExtendedLifetime(termination) {}  // SIGTERM is handled until here, and ignored afterwards
 
         let copied =
             "\(outcome.filesCopied) of \(plan.fileCount) files (\(ProgressFormat.byteCount(outcome.bytesCopied)))"

@@ -52,6 +52,38 @@ final class FileCopyEdgeCaseTests: XCTestCase {
             Data("not a temporary file\n".utf8))
     }
 
+    // MARK: Termination
+
+    /// SIGTERM (`kill`, `timeout`, a service manager stopping the job) in the middle of a file used to end
+    /// the program by the signal's default action, leaving ".big.bin.file-copy-partial" in DEST.
+    func test_sigterm_in_the_middle_of_a_file_leaves_no_partial_file_and_exits_143() throws {
+        try Data(repeating: 7, count: 3_000_000).write(to: source.appendingPathComponent("big.bin"))
+        let process = Process()
+        process.executableURL = try executable()
+        // The test hook pauses the copy once 1 MB is copied (after the first 1 MiB chunk) and says so.
+        process.arguments = [source.path, destination.path, "--progress", "none", "--pause-after-bytes", "1000000"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains("paused after") {
+            let data = errors.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            said.append(data)
+        }
+        XCTAssertTrue(String(decoding: said, as: UTF8.self).contains("paused after 1048576 bytes"))
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: destination.path), [".big.bin.file-copy-partial"])
+
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 143)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path), [])
+    }
+
     // MARK: Helpers
 
     private func executable() throws -> URL {
