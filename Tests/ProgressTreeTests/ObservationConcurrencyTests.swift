@@ -142,12 +142,17 @@ final class ObservationConcurrencyTests: XCTestCase {
             }
             for round in 0..<300 {
                 let invalidated = Atomic<Bool>(false)
+                let delivered = DispatchSemaphore(value: 0)
                 var token: ProgressObservation? = node.observe(
                     \.completedUnitCount, on: queues[(index + round) % 4], options: round.isMultiple(of: 2) ? .initial : []
                 ) { _, _ in
                     handlerRuns.add(1, ordering: .relaxed)
                     if invalidated.load(ordering: .sequentiallyConsistent) { violations.add(1, ordering: .relaxed) }
+                    delivered.signal()
                 }
+                // Every 50th round waits for its `.initial` delivery before letting go, so that some churned
+                // observations certainly deliver (the others race their invalidation, which usually wins).
+                if round.isMultiple(of: 50) { _ = delivered.wait(timeout: .now() + observationHangTimeout) }
                 if round.isMultiple(of: 3) {
                     token?.invalidate()
                 } else {
