@@ -471,6 +471,50 @@ final class LabelPacerTests: XCTestCase {
 
 /// The pacer on real Dispatch queues and threads (run under ThreadSanitizer by `.ci/run`).
 final class LabelPacerConcurrencyTests: XCTestCase {
+    /// `invalidate()` from another thread while the handler runs returns only after that call has finished,
+    /// and no call starts after it returns; from inside the handler it returns at once (no self-deadlock).
+    func test_invalidate_waits_for_a_running_handler_and_no_call_starts_after_it() {
+        let ui = DispatchQueue(label: "ui")
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = Atomic<Bool>(false)
+        let calls = Atomic<Int>(0)
+        let pacer = LabelPacer(minimumDisplayTime: .zero, queue: ui) { _ in
+            if calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+                started.signal()
+                release.wait()
+                finished.store(true, ordering: .sequentiallyConsistent)
+            }
+        }
+        pacer.send(progress: 0.5, label: "first")
+        started.wait()
+        let returned = expectation(description: "invalidate returned")
+        let finishedAtReturn = Atomic<Bool>(false)
+        let callsAtReturn = Atomic<Int>(0)
+        DispatchQueue.global().async {
+            pacer.invalidate()
+            finishedAtReturn.store(finished.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            callsAtReturn.store(calls.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            returned.fulfill()
+        }
+        pacer.send(progress: 0.6, label: "second")  // delivered before the invalidation, or never
+        release.signal()
+        wait(for: [returned], timeout: 10)
+        ui.sync {}  // every turn scheduled so far has run
+        XCTAssertTrue(finishedAtReturn.load(ordering: .sequentiallyConsistent), "returned during the call")
+        XCTAssertEqual(calls.load(ordering: .sequentiallyConsistent), callsAtReturn.load(ordering: .sequentiallyConsistent))
+
+        let box = Lock<LabelPacer?>(nil)
+        let inside = expectation(description: "invalidate from inside the handler returned")
+        let selfStopping = LabelPacer(minimumDisplayTime: .zero, queue: DispatchQueue(label: "ui.2")) { _ in
+            box.withLock { $0 }?.invalidate()
+            inside.fulfill()
+        }
+        box.withLock { $0 = selfStopping }
+        selfStopping.send(progress: 1, label: "last")
+        wait(for: [inside], timeout: 10)
+        box.withLock { $0 = nil }
+    }
     func test_messages_from_many_threads_are_delivered_one_at_a_time_on_the_queue_and_end_with_the_last() {
         let key = DispatchSpecificKey<String>()
         let queue = DispatchQueue(label: "ui", attributes: .concurrent)  // handler calls are still serial

@@ -58,7 +58,7 @@ import Dispatch
 /// ## Thread safety
 /// `send(progress:label:)`, `reset()` and `invalidate()` may be called from any thread, including from inside
 /// the handler. The handler is called on the scheduler, one call at a time, in order, and never while the
-/// pacer holds its lock.
+/// pacer holds the lock of its state (a second lock, held around the call, lets `invalidate()` wait for it).
 ///
 /// ## Complexity
 /// `send(progress:label:)` is O(1) amortized (plus O(`maximumPendingLabels`) in the worst case of a drop)
@@ -93,6 +93,9 @@ public final class LabelPacer: Sendable {
     private let scheduler: any PresentationScheduler
     private let handler: @Sendable (Display) -> Void
     private let state = Lock(State())
+    /// Held while the handler runs, so that `invalidate()` can wait for a running call. Never held together
+    /// with `state` by `invalidate()`, so the handler may call any method of the pacer.
+    private let delivery = Lock(())
 
     private struct PendingLabel {
         /// `nil` is the blank left by a reset.
@@ -205,14 +208,18 @@ public final class LabelPacer: Sendable {
         if scheduleTurn { scheduler.schedule(after: .zero) { self.turn(timer: nil) } }
     }
 
-    /// Stops the pacer: after it returns no new handler call starts (one already running finishes), and
-    /// later messages are ignored.
+    /// Stops the pacer: after it returns no new handler call starts, and later messages are ignored.
+    /// Called from outside the handler, it also waits for a handler call already running; called from
+    /// inside the handler, it returns at once (the running call then finishes).
     ///
-    /// - Complexity: O(`maximumPendingLabels`).
+    /// - Complexity: O(`maximumPendingLabels`), plus the wait for a running handler.
     public func invalidate() {
         state.withLock { state in
             state.isInvalidated = true
             state.pending.removeAll()
+        }
+        if !LabelPacerContext.isInsideHandler {
+            delivery.withLock { _ in }  // wait for a call that passed its check before the flag was set
         }
     }
 
@@ -291,7 +298,17 @@ public final class LabelPacer: Sendable {
             return (display, timer)
         }
         if let (delay, deadline) = timer { scheduler.schedule(after: delay) { self.turn(timer: deadline) } }
-        if let display { handler(display) }
+        if let display { deliver(display) }
+    }
+
+    /// Calls the handler under the delivery gate, unless the pacer was invalidated meanwhile: `invalidate()`
+    /// sets the flag, then takes the gate, so once it returns no call can start (the flag is checked under
+    /// the gate) and none is still running.
+    private func deliver(_ display: Display) {
+        delivery.withLock { _ in
+            guard !state.withLock({ $0.isInvalidated }) else { return }
+            LabelPacerContext.$isInsideHandler.withValue(true) { handler(display) }
+        }
     }
 
     /// Whether the next label may replace the one on screen: there is none, or it has had its minimum time.
@@ -299,4 +316,10 @@ public final class LabelPacer: Sendable {
         guard state.screenLabel != nil, let since = state.screenLabelSince else { return true }
         return now - since >= minimumDisplayTime
     }
+}
+
+/// Whether the current code runs inside a `LabelPacer` handler: `invalidate()` called from there must not
+/// wait for the handler that called it.
+private enum LabelPacerContext {
+    @TaskLocal static var isInsideHandler = false
 }
