@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import XCTest
 
 /// file-copy on names that its temporary files must not trip over.
@@ -86,35 +85,7 @@ final class FileCopyEdgeCaseTests: XCTestCase {
 
     // MARK: Helpers
 
-    private func executable() throws -> URL {
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("file-copy")
-        }
-        #endif
-        let url = Bundle.main.bundleURL.appendingPathComponent("file-copy")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            XCTFail("file-copy is not built at \(url.path): run `swift build` first")
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return url
-    }
+    private func executable() throws -> URL { try FileCopyProcess.executable() }
 
-    private struct Result {
-        var status: Int32
-        var standardError: String
-    }
-
-    private func run(_ arguments: String...) throws -> Result {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, standardError: String(decoding: errorData, as: UTF8.self))
-    }
+    private func run(_ arguments: String...) throws -> FileCopyProcess.Result { try FileCopyProcess.run(arguments) }
 }

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
 import XCTest
 
 /// Drives the built `file-copy` executable on a temporary tree: nested folders, an empty folder, an empty
@@ -179,53 +178,9 @@ final class FileCopyTests: XCTestCase {
 
     // MARK: Helpers
 
-    /// The `file-copy` executable built next to this test bundle.
-    private func executable() throws -> URL {
-        let url = Self.productsDirectory.appendingPathComponent("file-copy")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            XCTFail("file-copy is not built at \(url.path): run `swift build` first")
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return url
-    }
+    private func executable() throws -> URL { try FileCopyProcess.executable() }
 
-    /// Where SwiftPM put the build products (the test bundle's folder).
-    private static var productsDirectory: URL {
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent()
-        }
-        #endif
-        return Bundle.main.bundleURL
-    }
-
-    private struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
-    private func run(_ arguments: String...) throws -> Result {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read both to the end before waiting, so that a full pipe cannot block the process.
-        let errorData = DataBox()
-        let errorReader = errors.fileHandleForReading
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { errorData.set(errorReader.readDataToEndOfFile()) }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.get(), as: UTF8.self))
-    }
+    private func run(_ arguments: String...) throws -> FileCopyProcess.Result { try FileCopyProcess.run(arguments) }
 
     private func allPaths(in folder: URL) throws -> [String] {
         try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
@@ -259,11 +214,4 @@ final class FileCopyTests: XCTestCase {
             }
         }
     }
-}
-
-/// Data handed from a reading thread to the test.
-private final class DataBox: Sendable {
-    private let data = Mutex(Data())
-    func set(_ value: Data) { data.withLock { $0 = value } }
-    func get() -> Data { data.withLock { $0 } }
 }

@@ -9,13 +9,8 @@ final class LiveRenderingTests: XCTestCase {
         layout: TerminalLayout = .default, environment: [String: String] = ["NO_COLOR": "1"],
         configure: (inout TerminalRenderer.Options) -> Void = { _ in }
     ) -> TerminalRenderer {
-        var options = TerminalRenderer.Options()
-        options.drawsOnTimer = false
-        options.initialDelay = .zero
-        configure(&options)
-        return TerminalRenderer(
-            root, mode: .live, layout: layout, options: options, output: terminal, clock: clock,
-            environment: environment)
+        makeTestRenderer(
+            root, output: terminal, clock: clock, layout: layout, environment: environment, configure: configure)
     }
 
     /// album (2 photos) › photo (download 9 + filter 1) › download at 50%.

@@ -9,25 +9,13 @@ final class LogModeTests: XCTestCase {
         _ root: ProgressNode, mode: TerminalRenderer.Mode, output: VirtualTerminal, clock: ManualProgressClock,
         environment: [String: String] = [:]
     ) -> TerminalRenderer {
-        var options = TerminalRenderer.Options()
-        options.drawsOnTimer = false
-        return TerminalRenderer(root, mode: mode, options: options, output: output, clock: clock, environment: environment)
-    }
-
-    private func tree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Sync"
-        let first = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        first.localizedDescription = "a.txt"
-        let second = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        second.localizedDescription = "b.txt"
-        return (root, first, second)
+        makeTestRenderer(root, mode: mode, output: output, clock: clock, environment: environment)
     }
 
     func test_plain_mode_prints_starts_steps_of_ten_percent_at_most_once_a_second_and_the_end() {
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let clock = ManualProgressClock()
-        let (root, first, second) = tree()
+        let (root, first, second) = makeSyncTree()
         let renderer = renderer(root, mode: .plain, output: output, clock: clock)
         renderer.drawFrame()
         first.completedUnitCount = 3  // crossed 10% and 20%, but within a second of its start line
@@ -55,7 +43,7 @@ final class LogModeTests: XCTestCase {
     func test_json_mode_writes_one_parsable_object_per_change_with_a_stable_schema() throws {
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let clock = ManualProgressClock()
-        let (root, first, _) = tree()
+        let (root, first, _) = makeSyncTree()
         let renderer = renderer(root, mode: .json, output: output, clock: clock)
         renderer.drawFrame()
         clock.advance(by: .milliseconds(1500))

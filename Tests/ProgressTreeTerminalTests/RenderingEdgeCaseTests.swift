@@ -14,13 +14,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
         clock: ManualProgressClock = ManualProgressClock(), layout: TerminalLayout = .default,
         configure: (inout TerminalRenderer.Options) -> Void = { _ in }
     ) -> TerminalRenderer {
-        var options = TerminalRenderer.Options()
-        options.drawsOnTimer = false
-        options.initialDelay = .zero
-        configure(&options)
-        return TerminalRenderer(
-            root, mode: mode, layout: layout, options: options, output: output, clock: clock,
-            environment: ["NO_COLOR": "1"])
+        makeTestRenderer(root, mode: mode, output: output, clock: clock, layout: layout, configure: configure)
     }
 
     /// The visible text of the lines of one raw frame (escape codes and carriage returns removed).
@@ -52,7 +46,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
     /// Children that finish in the same frame as the root get their `done` line, after the root's: the
     /// root's known children are reported as finished before its subtree collapses.
     func test_plain_mode_prints_done_for_children_that_finish_with_the_root() {
-        let (root, first, second) = syncTree()
+        let (root, first, second) = makeSyncTree()
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let renderer = renderer(root, output, mode: .plain)
         renderer.drawFrame()
@@ -72,7 +66,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
     /// "A consumer can rebuild the tree from id/parent and keep the last object per id": the last object of
     /// a child that finished together with the root says `finished`, with fraction 1.
     func test_json_last_object_of_a_child_finishing_with_the_root_says_finished() throws {
-        let (root, first, second) = syncTree()
+        let (root, first, second) = makeSyncTree()
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let renderer = renderer(root, output, mode: .json)
         renderer.drawFrame()
@@ -242,17 +236,6 @@ final class RenderingEdgeCaseTests: XCTestCase {
         XCTAssertEqual(frameLines(output.writes.last!).map { DisplayWidth.of($0) }, [59, 59])
     }
 
-    // MARK: Helpers
-
-    private func syncTree() -> (root: ProgressNode, first: ProgressNode, second: ProgressNode) {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Sync"
-        let first = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        first.localizedDescription = "a.txt"
-        let second = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        second.localizedDescription = "b.txt"
-        return (root, first, second)
-    }
 }
 
 /// An output whose size changes when the test says so (a window resized), recording the raw writes.

@@ -9,39 +9,34 @@ import XCTest
 /// `TerminalCursor`, for programs that draw their own lines: the exact sequences it writes.
 final class TerminalCursorTests: XCTestCase {
     func test_hide_then_show_write_the_cursor_sequences_in_order() throws {
-        var ends: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&ends), 0)
-        defer { close(ends[0]) }
-        let output = FileDescriptorOutput(descriptor: ends[1])
-
-        TerminalCursor.hide(on: output)
-        TerminalCursor.show(on: output)
-        close(ends[1])
-
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let count = read(ends[0], &buffer, buffer.count)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
+        let written = try written { output in
+            TerminalCursor.hide(on: output)
+            TerminalCursor.show(on: output)
         }
-        XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "\u{1B}[?25l\u{1B}[?25h")
+        XCTAssertEqual(written, "\u{1B}[?25l\u{1B}[?25h")
     }
 
     /// The snippet of Docs/Terminal.md ("Drawing your own line"), on a pipe (no terminal size: 80 columns).
     func test_guide_drawing_your_own_line() throws {
+        let line = "Step 4 of 5  " + String(repeating: "█", count: 100)
+        let written = try written { output in
+            TerminalCursor.hide(on: output)
+            let columns = output.size()?.columns ?? 80
+            output.write("\r" + DisplayWidth.truncate(line, toColumns: columns - 1) + "\u{1B}[K")
+            TerminalCursor.show(on: output)
+        }
+        let drawn = "Step 4 of 5  " + String(repeating: "█", count: 65) + "…"
+        XCTAssertEqual(DisplayWidth.of(drawn), 79)
+        XCTAssertEqual(written, "\u{1B}[?25l\r" + drawn + "\u{1B}[K\u{1B}[?25h")
+    }
+
+    /// What `body` writes to an output on the write end of a pipe, read back once it is closed.
+    private func written(by body: (FileDescriptorOutput) -> Void) throws -> String {
         var ends: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&ends), 0)
         defer { close(ends[0]) }
-        let line = "Step 4 of 5  " + String(repeating: "█", count: 100)
-
-        let output = FileDescriptorOutput(descriptor: ends[1])
-        TerminalCursor.hide(on: output)
-        let columns = output.size()?.columns ?? 80
-        output.write("\r" + DisplayWidth.truncate(line, toColumns: columns - 1) + "\u{1B}[K")
-        TerminalCursor.show(on: output)
+        body(FileDescriptorOutput(descriptor: ends[1]))
         close(ends[1])
-
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {
@@ -49,9 +44,6 @@ final class TerminalCursorTests: XCTestCase {
             if count <= 0 { break }
             bytes += buffer[0..<count]
         }
-        let drawn = "Step 4 of 5  " + String(repeating: "█", count: 65) + "…"
-        XCTAssertEqual(DisplayWidth.of(drawn), 79)
-        XCTAssertEqual(
-            String(decoding: bytes, as: UTF8.self), "\u{1B}[?25l\r" + drawn + "\u{1B}[K\u{1B}[?25h")
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -159,9 +159,7 @@ struct ChildTable {
             // Reset exactly: no rounding residue survives the last child, and no queue entry can match.
             if slots.capacity > 64 { slots = [] }
             if dirty.capacity > 64 { dirty = [] } else if !dirty.isEmpty { dirty.removeAll(keepingCapacity: true) }
-            contributionSum = 0
-            largestContribution = 0
-            incrementalSteps = 0
+            resetSum()
         } else {
             contributionSum -= contribution
             incrementalSteps += 1
@@ -178,9 +176,7 @@ struct ChildTable {
         slots = []
         dirty = []
         liveCount = 0
-        contributionSum = 0
-        largestContribution = 0
-        incrementalSteps = 0
+        resetSum()
         return nodes
     }
 
@@ -223,6 +219,13 @@ struct ChildTable {
         } else if contributionSum < 0 {
             contributionSum = 0
         }
+    }
+
+    /// The sum of no children: exactly 0, with nothing to recompute.
+    private mutating func resetSum() {
+        contributionSum = 0
+        largestContribution = 0
+        incrementalSteps = 0
     }
 
     private mutating func sumFromScratch() {

@@ -100,13 +100,10 @@ extension ProgressNode {
         while true {
             var pending: Int64 = 0
             var files = FinishedFileFold.nothing
-            guard let parent = node.detachFromParent(pendingUnitCount: &pending, files: &files) else {
-                node.leavePauseIfFinishedWhilePaused()
-                node.markChanged()
-                return
-            }
+            let detachedFrom = node.detachFromParent(pendingUnitCount: &pending, files: &files)
             node.leavePauseIfFinishedWhilePaused()
             node.markChanged()
+            guard let parent = detachedFrom else { return }
             // Descriptions (issue 5): the finished child's files and bytes, decided under the child's lock
             // by `detachFromParent` (nothing to hand, the usual case, or a leaf's own files) or, for a child
             // that still has attached children, summed now one lock at a time; then folded into the

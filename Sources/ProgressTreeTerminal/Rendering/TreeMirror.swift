@@ -64,7 +64,6 @@ struct TreeMirror {
                 continue
             }
             var collapsed: [Row] = []
-            if records[id]!.node == nil { keptLines += 1 }
             if let node = records[id]!.node {
                 let content = read(node, depth, rows.count)
                 records[id]!.content = content
@@ -78,6 +77,8 @@ struct TreeMirror {
                     records[id]!.childIDs = reconcileChildren(
                         of: id, known: known, live: node.children, depth: depth, read: read)
                 }
+            } else {
+                keptLines += 1
             }
             guard let content = records[id]!.content else { continue }
             rows.append(Row(id: id, parentID: records[id]!.parentID, content: content))

@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+import XCTest
+
+/// The `file-copy` executable built next to this test bundle, and a way to run it to the end.
+enum FileCopyProcess {
+    /// What a finished run left: its exit status and everything it wrote.
+    struct Result {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// The executable's location; fails the test (and throws) when it is not built.
+    static func executable(file: StaticString = #filePath, line: UInt = #line) throws -> URL {
+        let url = productsDirectory.appendingPathComponent("file-copy")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            XCTFail("file-copy is not built at \(url.path): run `swift build` first", file: file, line: line)
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return url
+    }
+
+    /// Runs file-copy with `arguments` and waits for it to exit.
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Read both to the end before waiting, so that a full pipe cannot block the process.
+        let errorData = DataBox()
+        let errorReader = errors.fileHandleForReading
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { errorData.set(errorReader.readDataToEndOfFile()) }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.get(), as: UTF8.self))
+    }
+
+    /// Where SwiftPM put the build products (the test bundle's folder).
+    private static var productsDirectory: URL {
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            return bundle.bundleURL.deletingLastPathComponent()
+        }
+        #endif
+        return Bundle.main.bundleURL
+    }
+}
+
+/// Data handed from the thread that reads standard error.
+private final class DataBox: Sendable {
+    private let data = Mutex(Data())
+    func set(_ value: Data) { data.withLock { $0 = value } }
+    func get() -> Data { data.withLock { $0 } }
+}
