@@ -119,10 +119,10 @@ final class FreshChildTests: XCTestCase {
         for node in [fresh, added] {
             XCTAssertTrue(node.parent === root)
             XCTAssertTrue(node.isAttached.load(ordering: .relaxed))
-            XCTAssertTrue(node.isDirty.load(ordering: .relaxed))
+            XCTAssertTrue((node.refreshState.load(ordering: .relaxed) & RefreshState.dirty != 0))
             XCTAssertTrue(node.isQueuedInParent.load(ordering: .relaxed))
         }
-        XCTAssertTrue(root.isDirty.load(ordering: .relaxed))
+        XCTAssertTrue((root.refreshState.load(ordering: .relaxed) & RefreshState.dirty != 0))
         XCTAssertEqual(root.children.map(ObjectIdentifier.init), [fresh, added].map(ObjectIdentifier.init))
         fresh.advance()
         added.advance(by: 2)

@@ -287,7 +287,7 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
                 }
                 // The read clears the sibling's dirty bit just before it blocks on the sibling's lock,
                 // holding the child (taken from the root's queue).
-                while sibling.isDirty.load(ordering: .sequentiallyConsistent) { sched_yield() }
+                while sibling.refreshState.load(ordering: .sequentiallyConsistent) & RefreshState.dirty != 0 { sched_yield() }
                 // The child finishes while the read holds it: credited and let go by the root.
                 child.completedUnitCount = 2
                 XCTAssertEqual(root.completedUnitCount, 5)

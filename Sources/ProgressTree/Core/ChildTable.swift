@@ -267,7 +267,7 @@ struct ChildTable {
 }
 
 /// A child's refreshed fraction, waiting to be recorded in its parent's table. The node is not retained:
-/// the refresh that makes these holds each node it visits until the refresh lock is released.
+/// the refresh that makes these holds each node it visits until the domain lock is released.
 struct RefreshResult {
     let node: Unmanaged<ProgressNode>
     let fraction: Double

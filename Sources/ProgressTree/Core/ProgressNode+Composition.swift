@@ -44,7 +44,9 @@ extension ProgressNode {
                 "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle")
             ancestor = node.state.withLock { $0.link.attachedParent }
         }
-        // 3. Insert it, queued for the next refresh so its current progress counts at once.
+        // 3. Join the trees' refresh domains, before any refresh of this tree can reach the child.
+        RefreshDomain.merge(child, into: self)
+        // 4. Insert it, queued for the next refresh so its current progress counts at once.
         child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
             state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
@@ -52,7 +54,7 @@ extension ProgressNode {
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         child.isAttached.store(true, ordering: .sequentiallyConsistent)
-        // 4. A child that finished (before or during the above) is credited and released now.
+        // 5. A child that finished (before or during the above) is credited and released now.
         child.countsDidChange(
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))

@@ -2,27 +2,29 @@ import Synchronization
 
 // How a change travels up the tree, and how a read brings cached sums up to date.
 //
-// Writers (the hot path) never walk the tree: a change sets the node's `isDirty` bit and, only if that bit
-// was clear, queues the node in its parent's `dirtyChildren` and repeats one level up. The walk stops at
-// the first ancestor already dirty, so a burst of updates between two reads costs one atomic load each.
+// Writers (the hot path) never walk the tree: a change sets the node's `dirty` bit and, only if that bit
+// was clear, queues the node in its parent's dirty queue and repeats one level up. The walk stops at the
+// first ancestor already dirty, so a burst of updates between two reads costs one atomic load each.
 //
-// Readers (`fractionCompleted`) take the refresh lock, then walk down only the dirty part of the tree:
-// for each queued child they clear its bits *before* reading its counts, so a concurrent writer either is
-// seen by this read or re-queues the child for the next one. No update is ever lost.
+// Readers (`fractionCompleted`) of a clean node (`refreshState == 0`) load its cached fraction: no lock.
+// Otherwise they take their tree's refresh domain lock (`RefreshDomain`), then walk down only the dirty part
+// of the tree: for each queued child they clear its bits *before* reading its counts, so a concurrent writer
+// either is seen by this read or re-queues the child for the next one. No update is ever lost.
 //
 // What a read sees: every update that returned before the read began, except while another update to the
 // same part of the tree is still marking the path. A writer that stops at an ancestor already dirty relies
 // on whoever set that bit to queue the ancestor one level up; if that other writer is still between the
 // two steps, a read of the root does not reach the ancestor yet. The update then shows in the first read
 // after the other writer returns, and that writer signals the root's observers, so an observer still gets
-// it (test_an_update_stopping_at_an_ancestor_marked_by_a_writer_in_flight_shows_once_that_writer_returns).
+// it.
+//
+// Why a clean read is right: a refresh replaces `dirty` by `refreshing` before it reads the counts, and
+// clears `refreshing` only after it stored the new `cachedFraction`. An update that returned before the read
+// began left `dirty` set, or a refresh cleared it after the update's store and so computed a fraction that
+// includes it. A reader that finds neither bit therefore loads a fraction at least as new as that update.
+// Refreshes of one tree are serialized by its domain lock, so a later store is never older.
 
 extension ProgressNode {
-    /// Serializes readers that bring cached sums up to date: two concurrent refreshes could otherwise split
-    /// one dirty queue between them, and one could return before the part the other took was applied.
-    /// Writers never take it. (Which updates a read sees: see the top of this file.)
-    static let refreshLock = Lock<RefreshScratch>(RefreshScratch())
-
     // MARK: Writers
 
     /// Called after every change of the counts: finishes (detaches) the node if it just finished, then
@@ -52,18 +54,24 @@ extension ProgressNode {
     /// Signals observers of every node it newly marks.
     @inline(__always)
     func markChanged() {
-        if isDirty.load(ordering: .sequentiallyConsistent) { return }
+        if refreshState.load(ordering: .sequentiallyConsistent) & RefreshState.dirty != 0 { return }
         markChangedSlowPath()
+    }
+
+    /// Sets the `dirty` bit; returns whether it was already set.
+    @inline(__always)
+    func setDirty() -> Bool {
+        refreshState.bitwiseOr(RefreshState.dirty, ordering: .sequentiallyConsistent).oldValue & RefreshState.dirty != 0
     }
 
     @inline(never)
     private func markChangedSlowPath() {
-        if isDirty.exchange(true, ordering: .sequentiallyConsistent) { return }
+        if setDirty() { return }
         var (parent, observers) = state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
         observers?.signal()
         // Then one critical section of each ancestor, which queues the child in it, marks the ancestor and
         // reads what the next level needs. Queueing comes first: a read that takes this ancestor's queue
-        // before that clears its `isDirty` before taking, so the exchange below finds it clear and goes on
+        // before that clears its `dirty` bit before taking, so `setDirty()` below finds it clear and goes on
         // to queue the ancestor one level up (the child is then seen by the next read); a read that takes the
         // queue after it sees the child.
         //
@@ -79,7 +87,7 @@ extension ProgressNode {
             let (next, nodeObservers, wasDirty) = withExtendedLifetime(held) {
                 node.state.withLock { state -> (ProgressNode?, [any ChangeSignalReceiver]?, Bool) in
                     if queue { child._withUnsafeGuaranteedRef { state.children.enqueueDirty($0) } }
-                    if node.isDirty.exchange(true, ordering: .sequentiallyConsistent) { return (nil, nil, true) }
+                    if node.setDirty() { return (nil, nil, true) }
                     return (state.link.attachedParent, state.observers.signalTargets, false)
                 }
             }
@@ -117,9 +125,11 @@ extension ProgressNode {
                 let completed = parent.addToCompleted(pending)
                 return (completed, parent.totalStorage.load(ordering: .sequentiallyConsistent))
             }
-            guard FractionMath.isFinished(completed: completed, total: total),
-                parent.isAttached.load(ordering: .sequentiallyConsistent)
-            else {
+            let parentFinished = FractionMath.isFinished(completed: completed, total: total)
+            guard parentFinished, parent.isAttached.load(ordering: .sequentiallyConsistent) else {
+                // A parent the credit finished is never left paused, attached or not (the loop does the
+                // same for an attached one at its top).
+                if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
                 parent.markChanged()
                 return
             }
@@ -148,27 +158,39 @@ extension ProgressNode {
 
     // MARK: Readers
 
-    /// Brings the cached sums of this node's dirty subtree up to date and returns its fraction.
+    /// Returns this node's fraction: the cached one when nothing changed below it since the last refresh (two
+    /// atomic loads), otherwise the one computed by bringing the cached sums of its dirty subtree up to date.
+    @inline(__always)
+    func refresh() -> Double {
+        if refreshState.load(ordering: .sequentiallyConsistent) == 0 {
+            return Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
+        }
+        return refreshDirty()
+    }
+
+    /// Brings the cached sums of this node's dirty subtree up to date and returns its fraction, under the
+    /// tree's domain lock.
     ///
     /// Iterative (an explicit stack), so a 10,000-deep chain does not exhaust a thread's stack. The stack
-    /// and the other buffers live in the refresh lock's `RefreshScratch` and keep their capacity, so a read
+    /// and the other buffers live in the domain's `RefreshScratch` and keep their capacity, so a read
     /// allocates nothing once they have grown to the size of the dirty part of the tree.
-    func refresh() -> Double {
-        // Fix (test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock): a
-        // child taken by the read may finish meanwhile and lose every other owner, so the read's reference
-        // can be the last one. Dropped inside the lock, it ran the child's `deinit` (and that of what the
-        // child held: handlers, user info, i.e. user code) under the refresh lock. The children a read takes
-        // are kept in `scratch.taken`, moved out of the lock and released after it.
+    @inline(never)
+    private func refreshDirty() -> Double {
+        // A child taken by the read may finish meanwhile and lose every other owner, so the read's reference
+        // can be the last one: it is released after the domain lock, so that no `deinit` (nor the user code
+        // a child holds: handlers, user info) runs under it.
         var taken: [ProgressNode] = []
-        let fraction = Self.refreshLock.withLock { scratch -> Double in
-            isDirty.store(false, ordering: .sequentiallyConsistent)
+        let domain = self.domain
+        let fraction = domain.withRepresentativeLock { scratch -> Double in
+            beginRefresh()
             let fraction = refreshDirtySubtree(&scratch)
+            endRefresh(fraction)
             if !scratch.taken.isEmpty { swap(&taken, &scratch.taken) }
             return fraction
         }
         if !taken.isEmpty {
-            while taken.popLast() != nil {}  // the releases, outside the refresh lock (keeps the capacity)
-            Self.refreshLock.withLock { scratch in
+            while taken.popLast() != nil {}  // the releases, outside the domain lock (keeps the capacity)
+            domain.withRepresentativeLock { scratch in
                 // Hand the empty buffer back for the next read.
                 if scratch.taken.capacity < taken.capacity { swap(&scratch.taken, &taken) }
             }
@@ -176,7 +198,21 @@ extension ProgressNode {
         return fraction
     }
 
-    /// The refresh itself, under the refresh lock. For each queued child it clears the child's bits
+    /// Replaces `dirty` by `refreshing`: from here on an update sets `dirty` again, and a clean read waits
+    /// for `endRefresh`. Before the counts are read (see the top of this file). Under the domain lock.
+    @inline(__always)
+    private func beginRefresh() {
+        refreshState.store(RefreshState.refreshing, ordering: .sequentiallyConsistent)
+    }
+
+    /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
+    @inline(__always)
+    private func endRefresh(_ fraction: Double) {
+        cachedFraction.store(fraction.bitPattern, ordering: .sequentiallyConsistent)
+        refreshState.bitwiseAnd(~RefreshState.refreshing, ordering: .sequentiallyConsistent)
+    }
+
+    /// The refresh itself, under the domain lock. For each queued child it clears the child's bits
     /// *before* reading its counts (see the top of this file), then either records the child's fraction at
     /// once (no dirty child below it) or descends into it.
     private func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
@@ -186,7 +222,7 @@ extension ProgressNode {
         while true {
             let top = scratch.frames[scratch.frames.count - 1]
             if scratch.pending.count > top.pendingBase {
-                // `taken` keeps the child alive until after the refresh lock; it is used through an
+                // `taken` keeps the child alive until after the domain lock; it is used through an
                 // unretained reference (no retain and release around each use: atomic operations).
                 let child = scratch.pending.removeLast()
                 let node = Unmanaged.passUnretained(child)
@@ -194,11 +230,12 @@ extension ProgressNode {
                 let base = scratch.pending.count
                 let outcome = node._withUnsafeGuaranteedRef { child in
                     child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
-                    child.isDirty.store(false, ordering: .sequentiallyConsistent)
+                    child.beginRefresh()
                     return child.takeDirtyChildrenOrFraction(into: &scratch.pending)
                 }
                 switch outcome {
                 case .fraction(let fraction):
+                    node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
                     scratch.results.append(RefreshResult(node: node, fraction: fraction))
                 case .queued:
                     scratch.frames.append(
@@ -209,7 +246,8 @@ extension ProgressNode {
             scratch.frames.removeLast()
             let fraction = top.node._withUnsafeGuaranteedRef { $0.applyRefresh(scratch.results[top.resultsBase...]) }
             while scratch.results.count > top.resultsBase { scratch.results.removeLast() }
-            if scratch.frames.isEmpty { return fraction }
+            if scratch.frames.isEmpty { return fraction }  // the node read: `refreshDirty` ends its refresh
+            top.node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
             scratch.results.append(RefreshResult(node: top.node, fraction: fraction))
         }
     }
@@ -248,7 +286,7 @@ private enum DirtyChildren {
     case queued
 }
 
-/// The buffers of a refresh, kept in the refresh lock between reads so that they keep their capacity.
+/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
 /// Empty between reads.
 struct RefreshScratch {
     /// Children still to visit: each frame's are at the end, above those of the frames below it.
@@ -257,7 +295,7 @@ struct RefreshScratch {
     var frames: [RefreshFrame] = []
     /// Fractions of children not yet recorded in their parent: each frame's at the end.
     var results: [RefreshResult] = []
-    /// Every child the refresh took, held until after the refresh lock (see `refresh()`).
+    /// Every child the refresh took, held until after the domain lock (see `refresh()`).
     var taken: [ProgressNode] = []
 }
 

@@ -28,9 +28,9 @@ import Synchronization
 /// ## Lock order
 /// Each node has one lock (`Lock`: a `Synchronization.Mutex` that ThreadSanitizer can see) guarding its
 /// structure (parent link, children, handlers, metadata). Code in this library never holds two node locks
-/// at once. Readers that bring cached sums up to date first take
-/// the process-wide refresh lock (`ProgressNode.refreshLock`), then node locks one at a time. So the only
-/// nesting is: refresh lock, then one node lock. User code never runs under either. That includes
+/// at once. Readers that bring cached sums up to date first take the refresh lock of the tree's
+/// `RefreshDomain` (one per tree, never shared with an unrelated tree), then node locks one at a time. So
+/// the only nesting is: domain lock, then one node lock. User code never runs under either. That includes
 /// `deinit`s: a value that may hold the last reference to a user object or a node (a replaced handler, a
 /// child taken by a read that finished meanwhile) must be moved out of the critical section and released after it.
 public final class ProgressNode: Sendable {
@@ -39,9 +39,16 @@ public final class ProgressNode: Sendable {
     /// The node's own completed units plus the pending units of children that finished.
     let completedStorage: Atomic<Int64>
     let totalStorage: Atomic<Int64>
-    /// Set when this node's progress (or anything below it) may have changed since it was last refreshed.
-    /// A writer that finds it already set stops there: somebody above already knows.
-    let isDirty: Atomic<Bool>
+    /// `RefreshState` bits: `dirty` when this node's progress (or anything below it) may have changed since
+    /// it was last refreshed (a writer that finds it already set stops there: somebody above already knows);
+    /// `refreshing` while a read is bringing `cachedFraction` up to date. Zero means `cachedFraction` is the
+    /// node's fraction: a clean read is this load and that one, with no lock.
+    let refreshState: Atomic<UInt8>
+    /// The bit pattern of the fraction computed by the last refresh of this node (see `refreshState`).
+    let cachedFraction = Atomic<UInt64>(0)
+    /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
+    /// is first read, or is attached, and shared by every node of the tree.
+    let domainStorage = AtomicLazyReference<RefreshDomain>()
     /// Set while this node sits in its parent's dirty queue (`ChildTable`), so it is queued at most once.
     let isQueuedInParent: Atomic<Bool>
     /// `true` between attaching to a parent and finishing: the only time an update must look at the parent.
@@ -64,7 +71,7 @@ public final class ProgressNode: Sendable {
     init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        isDirty = Atomic(false)
+        refreshState = Atomic(0)
         isQueuedInParent = Atomic(false)
         isAttached = Atomic(false)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
@@ -82,11 +89,13 @@ public final class ProgressNode: Sendable {
     ) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        isDirty = Atomic(true)
+        refreshState = Atomic(RefreshState.dirty)
         isQueuedInParent = Atomic(true)
         // Attached from the start: nobody can update the node before the parent's table publishes it.
         isAttached = Atomic(true)
         state = Lock(NodeState(attachedTo: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
+        // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
+        _ = domainStorage.storeIfNil(parent.domain)
     }
 
     /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).

@@ -1,0 +1,151 @@
+@testable import ProgressTree
+import Dispatch
+import XCTest
+
+/// How reads synchronize (Docs/Architecture.md, "A read"): a clean read takes no lock, reads of unrelated
+/// trees never share one, and the trees' refresh domains follow attachment.
+final class ReadPathTests: XCTestCase {
+    /// Holds the refresh lock of `node`'s tree on another thread until `release` is signalled; returns once
+    /// it is held.
+    private func holdDomainLock(of node: ProgressNode, until release: DispatchSemaphore) -> DispatchSemaphore {
+        let held = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let domain = node.domain
+        Thread {
+            domain.withRepresentativeLock { _ in
+                held.signal()
+                release.wait()
+            }
+            done.signal()
+        }.start()
+        held.wait()
+        return done
+    }
+
+    /// Runs `read` on another thread and returns its result, or `nil` if it did not finish within 10 s.
+    private func readWithin10Seconds(_ read: @escaping @Sendable () -> Double) -> Double? {
+        let result = Lock<Double?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            let value = read()
+            result.withLock { $0 = value }
+            finished.signal()
+        }.start()
+        guard finished.wait(timeout: .now() + 10) == .success else { return nil }
+        return result.withLock { $0 }
+    }
+
+    func test_a_clean_read_returns_the_cached_fraction_without_taking_the_trees_lock() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 2)
+        child.completedUnitCount = 5
+        XCTAssertEqual(root.fractionCompleted, 0.25)  // refreshes; the tree is clean afterwards
+        XCTAssertEqual(root.refreshState.load(ordering: .relaxed), 0)
+
+        let release = DispatchSemaphore(value: 0)
+        let done = holdDomainLock(of: root, until: release)
+        XCTAssertEqual(readWithin10Seconds { root.fractionCompleted }, 0.25)
+        XCTAssertEqual(readWithin10Seconds { child.fractionCompleted }, 0.5)
+        release.signal()
+        done.wait()
+    }
+
+    func test_a_read_of_one_tree_does_not_wait_for_a_read_of_an_unrelated_tree() {
+        let busy = ProgressNode.discreteProgress(totalUnitCount: 1)
+        _ = ProgressNode(totalUnitCount: 1, parent: busy, pendingUnitCount: 1)
+        let other = ProgressNode.discreteProgress(totalUnitCount: 10)
+        let leaf = ProgressNode(totalUnitCount: 10, parent: other, pendingUnitCount: 10)
+        leaf.completedUnitCount = 3  // `other` is dirty: its read must refresh, under its own tree's lock
+
+        let release = DispatchSemaphore(value: 0)
+        let done = holdDomainLock(of: busy, until: release)
+        XCTAssertEqual(readWithin10Seconds { other.fractionCompleted }, 0.3)
+        release.signal()
+        done.wait()
+    }
+
+    func test_attaching_a_tree_puts_both_trees_under_one_refresh_lock() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let sibling = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
+        let subtree = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let leaf = ProgressNode(totalUnitCount: 2, parent: subtree, pendingUnitCount: 2)
+        XCTAssertFalse(parent.domain.representative === subtree.domain.representative)
+
+        parent.addChild(subtree, withPendingUnitCount: 1)
+        let representative = parent.domain.representative
+        for node in [sibling, subtree, leaf] { XCTAssertTrue(node.domain.representative === representative) }
+        leaf.advance()
+        XCTAssertEqual(parent.fractionCompleted, 0.25)
+    }
+
+    func test_a_chain_built_from_the_leaf_up_keeps_its_domain_chains_short() {
+        // Every level is a fresh root that already has a read child: union by rank keeps the forwards short.
+        var top = ProgressNode.discreteProgress(totalUnitCount: 1)
+        _ = top.fractionCompleted
+        var nodes = [top]
+        for _ in 1..<1_000 {
+            let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+            _ = parent.fractionCompleted
+            parent.addChild(top, withPendingUnitCount: 1)
+            top = parent
+            nodes.append(parent)
+        }
+        let representative = top.domain.representative
+        var longest = 0
+        for node in nodes {
+            var hops = 0
+            var domain = node.domain
+            while domain !== representative {
+                domain = domain.forwardTarget!
+                hops += 1
+            }
+            longest = max(longest, hops)
+        }
+        XCTAssertLessThanOrEqual(longest, 10, "union by rank: at most log2(1000) forwards")
+    }
+
+    func test_a_parent_finished_by_its_childs_credit_while_paused_leaves_the_pause() async throws {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 5)
+        root.addChild(child, withPendingUnitCount: 2)
+        let resumed = Lock(0)
+        root.resumingHandler = { resumed.withLock { $0 += 1 } }
+        root.pause()
+        child.advance(by: 5)  // finishes the root through the credit
+        XCTAssertTrue(root.isFinished)
+        XCTAssertFalse(root.isPaused)
+        XCTAssertEqual(resumed.withLock { $0 }, 1)
+        try await root.checkpoint()  // returns at once
+    }
+
+    func test_a_grandparent_finished_through_two_credits_while_paused_leaves_the_pause() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let leaf = ProgressNode(totalUnitCount: 3, parent: middle, pendingUnitCount: 1)
+        root.pause()
+        XCTAssertTrue(middle.isPaused && leaf.isPaused)
+        leaf.advance(by: 3)
+        XCTAssertEqual([root.isFinished, middle.isFinished, leaf.isFinished], [true, true, true])
+        XCTAssertEqual([root.isPaused, middle.isPaused, leaf.isPaused], [false, false, false])
+    }
+
+    func test_a_read_racing_updates_from_another_thread_ends_on_the_final_fraction() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 100)
+        let children = (0..<4).map { _ in ProgressNode(totalUnitCount: 10_000, parent: root, pendingUnitCount: 25) }
+        let writers = DispatchGroup()
+        for child in children {
+            DispatchQueue.global().async(group: writers) {
+                for _ in 0..<9_999 { child.advance() }
+            }
+        }
+        var last = 0.0
+        while writers.wait(timeout: .now()) == .timedOut {
+            let fraction = root.fractionCompleted
+            XCTAssertGreaterThanOrEqual(fraction, last, "the fraction never goes back")
+            last = fraction
+        }
+        XCTAssertEqual(root.fractionCompleted, 0.9999, accuracy: 1e-12)
+        XCTAssertEqual(root.fractionCompleted, root.fractionCompleted)  // clean now: the cached value
+        XCTAssertEqual(root.refreshState.load(ordering: .relaxed), 0)
+    }
+}
