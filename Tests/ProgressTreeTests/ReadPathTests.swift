@@ -148,4 +148,36 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(root.fractionCompleted, root.fractionCompleted)  // clean now: the cached value
         XCTAssertEqual(root.refreshState.load(ordering: .relaxed), 0)
     }
+
+    func test_a_child_outliving_its_released_parent_has_no_parent_and_keeps_counting() {
+        var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 2)
+        weak var weakRoot = root
+        let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 2)
+        child.advance(by: 3)
+        root = nil
+        XCTAssertNil(weakRoot)
+        XCTAssertNil(child.parent)
+        child.advance(by: 7)  // finishes with no parent to credit
+        XCTAssertTrue(child.isFinished)
+        XCTAssertEqual(child.fractionCompleted, 1)
+    }
+
+    func test_releasing_a_parent_while_its_children_are_updated_from_other_threads_loses_nothing() {
+        for _ in 0..<200 {
+            var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 4)
+            let children = (0..<2).map { _ in ProgressNode(totalUnitCount: 1_000, parent: root!, pendingUnitCount: 2) }
+            let writers = DispatchGroup()
+            for child in children {
+                DispatchQueue.global().async(group: writers) {
+                    for _ in 0..<1_000 { child.advance() }
+                }
+            }
+            root = nil  // its deinit races with the children's walks up
+            writers.wait()
+            for child in children {
+                XCTAssertEqual(child.completedUnitCount, 1_000)
+                XCTAssertNil(child.parent)
+            }
+        }
+    }
 }

@@ -177,7 +177,12 @@ public final class ProgressNode: Sendable {
         // `deinit`, and its last release ordered every earlier store before this load.)
         guard hasHadChildren.load(ordering: .relaxed) else { return }
         var children = state.withLock { $0.children.removeAllNodes() }
-        if !children.isEmpty { IterativeRelease.release(&children) }
+        guard !children.isEmpty else { return }
+        // Each child still points here (see `ParentLink`): clear it under the child's lock before this
+        // memory can be freed. An update walking up from the child holds that lock while it looks at us.
+        let me = Unmanaged.passUnretained(self)
+        for child in children { child.state.withLock { $0.link.orphan(from: me) } }
+        IterativeRelease.release(&children)
     }
 
     // MARK: Counts
