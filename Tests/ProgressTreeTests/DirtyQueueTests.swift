@@ -3,10 +3,10 @@ import Synchronization
 
 @testable import ProgressTree
 
-/// The dirty queue of a node holds (slot, id) pairs into its child table, not references to the children
-/// (see `ChildTable`). These tests cover what that adds: entries of finished children are skipped or
-/// dropped, slots reused after the table empties are not confused with old entries, and compaction of the
-/// table keeps the queued children queued.
+/// The dirty queue of a node is an intrusive stack of its changed children, and its child table compacts as
+/// children finish (see `ChildTable`, `ChildSums`). These tests cover what that adds: children that finish
+/// while queued leave the queue and the sums, slots reused after the table empties are new children, and
+/// compaction of the table keeps the queued children queued.
 final class DirtyQueueTests: XCTestCase {
     /// 100 children, all queued; the first 60 finish, which compacts the table (holes outnumber the live
     /// children) while the other 40 sit in the queue at slots that move. Each of the 40 must still count.
@@ -56,7 +56,7 @@ final class DirtyQueueTests: XCTestCase {
         XCTAssertEqual(root.fractionCompleted, 0)
         first.advance()  // queued at slot 0
         first.advance()  // finished: the table empties
-        XCTAssertEqual(root.state.withLock { $0.children.queuedCount }, 0)
+        XCTAssertEqual(root.queuedChildCount, 0)
         let second = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
         XCTAssertEqual(second.slotInParent.load(ordering: .relaxed), 0)
         second.advance()
@@ -65,8 +65,8 @@ final class DirtyQueueTests: XCTestCase {
         XCTAssertEqual(root.fractionCompleted, 1.25 / 2)
     }
 
-    /// Children that finish while queued, but not as the last entry, leave stale entries; the queue drops
-    /// them as it grows, so it stays proportional to the live children even when nobody reads.
+    /// Children that finish while queued are drained at once when no read runs, so the queue (which holds
+    /// them until drained) stays proportional to the live children even when nobody reads.
     func test_the_queue_stays_bounded_without_reads() {
         let root = ProgressNode(totalUnitCount: 20_001)
         let longLived = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
@@ -78,7 +78,7 @@ final class DirtyQueueTests: XCTestCase {
             b.advance()
             a.advance()  // finishes while not the last queue entry
             b.advance()
-            XCTAssertLessThanOrEqual(root.state.withLock { $0.children.queuedCount }, 32)
+            XCTAssertLessThanOrEqual(root.queuedChildCount, 32)
         }
         longLived.advance()
         XCTAssertEqual(root.completedUnitCount, 20_000)
@@ -110,7 +110,7 @@ final class DirtyQueueTests: XCTestCase {
 /// seen yet without going through `addChild` (no claim under the child's lock, no cycle walk, no walk up
 /// through the child). The node must end up exactly as `addChild` would leave it.
 final class FreshChildTests: XCTestCase {
-    func test_a_fresh_child_is_attached_queued_and_marked_like_an_added_one() {
+    func test_a_fresh_child_is_attached_and_queued_at_its_first_update() {
         let root = ProgressNode(totalUnitCount: 10)
         XCTAssertEqual(root.fractionCompleted, 0)
         let fresh = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 5)
@@ -118,13 +118,17 @@ final class FreshChildTests: XCTestCase {
         root.addChild(added, withPendingUnitCount: 5)
         for node in [fresh, added] {
             XCTAssertTrue(node.parent === root)
-            XCTAssertTrue(node.isAttached.load(ordering: .relaxed))
-            XCTAssertTrue((node.refreshState.load(ordering: .relaxed) & RefreshState.dirty != 0))
-            XCTAssertTrue(node.isQueuedInParent.load(ordering: .relaxed))
+            XCTAssertNotEqual(node.flags.load(ordering: .relaxed) & NodeFlags.attached, 0)
         }
-        XCTAssertTrue((root.refreshState.load(ordering: .relaxed) & RefreshState.dirty != 0))
+        // An added child may bring progress: it is queued at once. A fresh one has none until its first update.
+        XCTAssertNotEqual(added.flags.load(ordering: .relaxed) & NodeFlags.queued, 0)
+        XCTAssertEqual(fresh.flags.load(ordering: .relaxed) & NodeFlags.queued, 0)
+        XCTAssertNotEqual(root.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        XCTAssertEqual(root.queuedChildCount, 1)
         XCTAssertEqual(root.children.map(ObjectIdentifier.init), [fresh, added].map(ObjectIdentifier.init))
         fresh.advance()
+        XCTAssertNotEqual(fresh.flags.load(ordering: .relaxed) & NodeFlags.queued, 0)
+        XCTAssertEqual(root.queuedChildCount, 2)
         added.advance(by: 2)
         XCTAssertEqual(root.fractionCompleted, (1.25 + 2.5) / 10)
         fresh.advance(by: 3)

@@ -40,7 +40,7 @@ final class ReadPathTests: XCTestCase {
         let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 2)
         child.completedUnitCount = 5
         XCTAssertEqual(root.fractionCompleted, 0.25)  // refreshes; the tree is clean afterwards
-        XCTAssertEqual(root.refreshState.load(ordering: .relaxed), 0)
+        XCTAssertEqual(root.flags.load(ordering: .relaxed) & NodeFlags.stale, 0)
 
         let release = DispatchSemaphore(value: 0)
         let done = holdDomainLock(of: root, until: release)
@@ -146,7 +146,7 @@ final class ReadPathTests: XCTestCase {
         }
         XCTAssertEqual(root.fractionCompleted, 0.9999, accuracy: 1e-12)
         XCTAssertEqual(root.fractionCompleted, root.fractionCompleted)  // clean now: the cached value
-        XCTAssertEqual(root.refreshState.load(ordering: .relaxed), 0)
+        XCTAssertEqual(root.flags.load(ordering: .relaxed) & NodeFlags.stale, 0)
     }
 
     func test_a_child_outliving_its_released_parent_has_no_parent_and_keeps_counting() {

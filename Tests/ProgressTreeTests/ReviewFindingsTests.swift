@@ -243,26 +243,22 @@ private final class ReadsFractionOnDeinit: Sendable {
 
 /// Multi-threaded tests of the review (run again under ThreadSanitizer by `.ci/run`).
 final class ReviewFindingsConcurrencyTests: XCTestCase {
-    // MARK: User code (a deinit) run under the refresh lock
+    // MARK: User code (a deinit) run under the domain lock
 
-    /// A read (`fractionCompleted`) takes strong references to the queued children it refreshes. When
-    /// such a child finished meanwhile and its owner let it go, the read held the last reference and
-    /// dropped it inside the process-wide refresh lock, so the child's `deinit` (and that of everything it
-    /// held: handlers, user info) ran under it; user code reading any node there took the lock again
-    /// ("Fatal error: Recursive call to lock Mutex").
+    /// A child that finishes while a read of its tree runs is retired into its parent's dirty queue, which
+    /// holds a reference to it until a read drains it. That read may hold the last reference: it must drop
+    /// it after the domain lock, since the child's `deinit` (and that of everything it held: handlers, user
+    /// info) is user code, which may read the tree again ("Recursive call to lock Mutex" otherwise).
     ///
-    /// Deterministic: the read takes both queued children of the root at once. A helper thread holds the
-    /// sibling's lock, so the read stops there while it holds the child (still to visit, or visited and
-    /// waiting for the end of the read); the test then finishes the child (the root credits it and lets it
-    /// go), drops its own reference and lets the read go on. (A child that finished before the read began is not taken at all:
-    /// the dirty queue holds no reference to it, and its entry no longer matches the root's table.)
-    func test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_refresh_lock() {
+    /// Deterministic: a helper thread holds the tree's domain lock (as a running read does) while the child
+    /// finishes, so the finish retires it into the queue; the test drops its own references, lets the lock
+    /// go, and reads.
+    func test_a_finished_child_released_last_by_a_read_is_deinitialized_outside_the_domain_lock() {
         let root = ProgressNode(totalUnitCount: 10)
         let sibling = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
         let lockHeld = DispatchSemaphore(value: 0)
         let releaseLock = DispatchSemaphore(value: 0)
-        let readDone = DispatchSemaphore(value: 0)
-        let fractionRead = Atomic<UInt64>(0)
+        let lockReleased = DispatchSemaphore(value: 0)
         weak var weakChild: ProgressNode?
         do {
             let child = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 5)
@@ -270,143 +266,57 @@ final class ReviewFindingsConcurrencyTests: XCTestCase {
             let reporter = ReadsFractionOnDeinit(root)
             child.cancellationHandler = { _ = reporter }  // the child is the reporter's last owner
             XCTAssertEqual(root.fractionCompleted, 0)
-            child.advance()  // queues the child in the root
-            sibling.advance()  // and the sibling
-
-            withExtendedLifetime(child) {
-                Thread.detachNewThread {
-                    sibling.state.withLock { _ in
-                        lockHeld.signal()
-                        releaseLock.wait()
-                    }
-                }
-                lockHeld.wait()
-                Thread.detachNewThread {
-                    fractionRead.store(root.fractionCompleted.bitPattern, ordering: .relaxed)
-                    readDone.signal()
-                }
-                // The read clears the sibling's dirty bit just before it blocks on the sibling's lock,
-                // holding the child (taken from the root's queue).
-                while sibling.refreshState.load(ordering: .sequentiallyConsistent) & RefreshState.dirty != 0 { sched_yield() }
-                // The child finishes while the read holds it: credited and let go by the root.
-                child.completedUnitCount = 2
-                XCTAssertEqual(root.completedUnitCount, 5)
-            }
-        }
-        // Only the blocked read holds the child now.
-        releaseLock.signal()
-        XCTAssertEqual(readDone.wait(timeout: .now() + 60), .success, "the read never finished: a deadlock")
-        // The root's 5 units of the finished child, and a quarter of the sibling's 1.
-        XCTAssertEqual(Double(bitPattern: fractionRead.load(ordering: .relaxed)), 0.525, accuracy: 1e-12)
-        XCTAssertNil(weakChild)
-        XCTAssertEqual(root.fractionCompleted, 0.525, accuracy: 1e-12)
-    }
-
-
-    // MARK: Preconditions, checked in a child process
-
-    /// `a.addChild(b)` and `b.addChild(a)` at once: each checked for a cycle before either had claimed its
-    /// child, so both could pass and then both claim: a silent cycle (a → b → a), after which any
-    /// `addChild` under either node loops for ever in its ancestor walk, and `cancel()` or `description`
-    /// loop for ever down the children. SEMANTICS.md: "a preconditionFailure whose message names the
-    /// problem. Never a silent corrupt tree."
-    ///
-    /// Each child process races the two calls once; a helper holds `b`'s lock while both calls start, so
-    /// that they meet at it. Before the fix about half the runs formed the cycle; every run must now stop
-    /// on the precondition.
-    func test_concurrent_reciprocal_addChild_stops_on_the_cycle_precondition() throws {
-        for run in 1...12 {
-            let result = try runInChildProcess(
-                "ReviewFindingsConcurrencyTests/test_scenario_run_in_a_child_process", scenario: "reciprocalAddChild")
-            XCTAssertFalse(
-                result.output.contains("SILENT CYCLE"), "run \(run): both calls returned and made a cycle")
-            XCTAssertTrue(
-                result.output.contains("adding it would make a cycle"),
-                "run \(run): expected the cycle precondition, got status \(result.status): "
-                    + preconditionLines(result.output))
-            if result.output.contains("SILENT CYCLE") { break }
-        }
-    }
-
-    /// The multi-threaded scenarios run in a child process (skipped in an ordinary run).
-    func test_scenario_run_in_a_child_process() throws {
-        switch try scenarioOfThisChildProcess() {
-        case "reciprocalAddChild":
-            let a = ProgressNode(totalUnitCount: 1)
-            let b = ProgressNode(totalUnitCount: 1)
-            let held = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
+            child.advance()
+            sibling.advance()
+            let domain = root.domain
             Thread.detachNewThread {
-                b.state.withLock { _ in
-                    held.signal()
-                    release.wait()
+                domain.withRepresentativeLock { _ in
+                    lockHeld.signal()
+                    releaseLock.wait()
                 }
+                lockReleased.signal()
             }
-            held.wait()
-            let group = DispatchGroup()
-            DispatchQueue.global().async(group: group) { a.addChild(b, withPendingUnitCount: 1) }
-            DispatchQueue.global().async(group: group) { b.addChild(a, withPendingUnitCount: 1) }
-            usleep(50_000)  // only makes it likely that both calls wait at b's lock; the outcome is checked
-            release.signal()
-            group.wait()
-            print("SILENT CYCLE: a's parent is b: \(a.parent === b), b's parent is a: \(b.parent === a)")
-        case let scenario:
-            XCTFail("unknown scenario \(scenario)")
+            lockHeld.wait()
+            child.completedUnitCount = 2  // credited at once; the child waits in the root's queue
+            XCTAssertEqual(root.completedUnitCount, 5)
+            XCTAssertEqual(root.queuedChildCount, 2)
         }
+        XCTAssertNotNil(weakChild, "the root's queue holds the finished child until a read drains it")
+        releaseLock.signal()
+        lockReleased.wait()
+        // The root's 5 units of the finished child, and a quarter of the sibling's 1.
+        XCTAssertEqual(root.fractionCompleted, 0.525, accuracy: 1e-12)
+        XCTAssertNil(weakChild, "the read let the child go, after the domain lock")
     }
 
     // MARK: What a read sees while another update is in flight
 
     /// Documents the one window in which a read does not see an update that already returned (see the top
     /// of ProgressNode+Propagation.swift): the update stopped at an ancestor that another writer marked and
-    /// has not queued one level up yet. Once that writer returns, the root shows both updates and its
-    /// observers were signalled: nothing is lost.
+    /// has not queued one level up yet. Once that writer has queued it, the root shows both updates: nothing
+    /// is lost. The writer in flight is played by the test, step by step, as `markChanged` does them.
     func test_an_update_stopping_at_an_ancestor_marked_by_a_writer_in_flight_shows_once_that_writer_returns() {
         let root = ProgressNode(totalUnitCount: 2)
         let middle = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 2)
         let first = ProgressNode(totalUnitCount: 2, parent: middle, pendingUnitCount: 1)
         let second = ProgressNode(totalUnitCount: 2, parent: middle, pendingUnitCount: 1)
         XCTAssertEqual(root.fractionCompleted, 0)
-        // Stops the first writer just after it marked `middle`, before it queues `middle` in `root`.
-        let blocker = BlockingSignalReceiver()
-        middle.state.withLock { $0.observers.add(blocker) }
-        let rootSignals = CountingSignalReceiver()
-        root.state.withLock { $0.observers.add(rootSignals) }
+        // The first writer: its count, its own mark, its queueing in `middle` and `middle`'s mark; it stops
+        // before it queues `middle` in `root`.
+        first.completedStorage.store(1, ordering: .sequentiallyConsistent)
+        first.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
+        first.enqueue(in: .passUnretained(middle))
+        middle.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
 
-        let firstDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            first.advance()
-            firstDone.signal()
-        }
-        blocker.entered.wait()
         second.advance()  // returns at once: `middle` is already marked
-        _ = root.fractionCompleted  // the window: this read does not reach `middle` yet (it reads 0)
-        XCTAssertEqual(rootSignals.count, 0)
+        XCTAssertEqual(root.fractionCompleted, 0)  // the window: this read does not reach `middle` yet
 
-        blocker.proceed.signal()
-        XCTAssertEqual(firstDone.wait(timeout: .now() + 60), .success)
-        XCTAssertEqual(rootSignals.count, 1, "the first writer signals the root's observers")
+        // The first writer goes on: `middle` queued in `root`, `root` marked.
+        middle.enqueue(in: .passUnretained(root))
+        root.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
         XCTAssertEqual(root.fractionCompleted, 0.5)  // both halves: (0.5 + 0.5) / 2 of middle, all of root's
         XCTAssertEqual(middle.fractionCompleted, 0.5)
     }
-}
-
-/// Blocks the first signal until `proceed` is signalled.
-private final class BlockingSignalReceiver: ChangeSignalReceiver {
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    private let hasBlocked = Atomic<Bool>(false)
-    func signal() {
-        guard !hasBlocked.exchange(true, ordering: .relaxed) else { return }
-        entered.signal()
-        proceed.wait()
-    }
-}
-
-private final class CountingSignalReceiver: ChangeSignalReceiver {
-    private let signals = Atomic<Int>(0)
-    var count: Int { signals.load(ordering: .relaxed) }
-    func signal() { signals.add(1, ordering: .relaxed) }
 }
 
 // MARK: Running a scenario in a child process (to check a precondition's message)

@@ -21,7 +21,7 @@ import Synchronization
 /// Used for every lock of the package (library, terminal module and tests), so that the concurrency tests
 /// run clean under ThreadSanitizer without suppressions.
 package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
-    private let mutex: Mutex<Value>
+    fileprivate let mutex: Mutex<Value>
 
     package init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
@@ -39,6 +39,25 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
         // before the first access to the value inside the critical section.
         let address = withUnsafePointer(to: mutex) { UnsafeMutableRawPointer(mutating: $0) }
         return try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            annotations.acquire(address)
+            defer { annotations.release(address) }
+            return try body(&value)
+        }
+    }
+}
+
+extension Lock where Value: ~Copyable {
+    /// Runs `body` with exclusive access to the value if the lock is free, and returns `nil` without
+    /// waiting otherwise, as `Mutex.withLockIfAvailable` does.
+    @inline(__always)
+    package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result? {
+        guard let annotations = ThreadSanitizerAnnotations.available else {
+            return try mutex.withLockIfAvailable(body)
+        }
+        let address = withUnsafePointer(to: mutex) { UnsafeMutableRawPointer(mutating: $0) }
+        return try mutex.withLockIfAvailable { (value: inout sending Value) throws(E) -> sending Result in
             annotations.acquire(address)
             defer { annotations.release(address) }
             return try body(&value)

@@ -16,45 +16,45 @@ extension ProgressNode {
             "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
         precondition(child !== self, "addChild(_:withPendingUnitCount:): a node cannot be its own child")
 
-        // 1. Claim the child. Until `isAttached` is set below, its updates do not try to finish into us.
+        // 1. Claim the child. Until it is flagged `attached` below, its updates do not try to finish into us.
         child.state.withLock { state in
             switch state.link.kind {
             case .none:
-                state.link.attach(to: self, pendingUnitCount: pendingUnitCount)
+                state.link.attach(pendingUnitCount: pendingUnitCount)
             case .attached:
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
             case .detached:
-                // Fix (test_adding_a_finished_and_detached_child_again_names_the_problem): the message
-                // said "already has a parent", which a finished child no longer has.
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child was already added to a parent, finished and was "
                         + "detached from it; a node can be added to one parent only, once")
             }
         }
-        // 2. Check for a cycle: the child must not be this node's ancestor. Fix
-        // (test_concurrent_reciprocal_addChild_stops_on_the_cycle_precondition): the walk used to come before
-        // the claim, so `a.addChild(b)` and `b.addChild(a)` at once could both walk (neither had claimed yet)
-        // and then both claim: a silent cycle. Walking after the claim (all links read and written under node
-        // locks) means that of the claims closing a cycle, the last one's walk sees every other one.
-        var ancestor = state.withLock { $0.link.attachedParent }
+        // 2. Check for a cycle: the child must not be this node's ancestor. After the claim, so that of two
+        // claims closing a cycle at once, the later one's walk sees the other (links change only under the
+        // nodes' locks, and each step of the walk reads one).
+        var ancestor = parentUnderLock()
         while let node = ancestor {
             precondition(
                 node !== child,
                 "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle")
-            ancestor = node.state.withLock { $0.link.attachedParent }
+            ancestor = node.parentUnderLock()
         }
-        // 3. Join the trees' refresh domains, before any refresh of this tree can reach the child.
+        // 3. Join the trees' refresh domains, before any refresh or walk can cross the new edge.
         RefreshDomain.merge(child, into: self)
-        // 4. Insert it, queued for the next refresh so its current progress counts at once.
-        child.isQueuedInParent.store(true, ordering: .sequentiallyConsistent)
+        // 4. Insert it, then link it up: from here on its updates walk into this node.
+        child.pendingInParent.store(pendingUnitCount, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
-            state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
-            hasHadChildren.store(true, ordering: .relaxed)
+            state.children.insert(child, pendingUnitCount: pendingUnitCount)
+            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
-        child.isAttached.store(true, ordering: .sequentiallyConsistent)
-        // 5. A child that finished (before or during the above) is credited and released now.
+        child.parentAddress.store(
+            UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .sequentiallyConsistent)
+        child.flags.bitwiseOr(NodeFlags.attached, ordering: .sequentiallyConsistent)
+        // 5. Queued, so that its current progress counts at once.
+        child.enqueue(in: .passUnretained(self))
+        // 6. A child that finished (before or during the above) is credited and released now.
         child.countsDidChange(
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))
@@ -65,22 +65,22 @@ extension ProgressNode {
     /// `addChild` for a node created already linked to this one (`ProgressNode.init(total:userInfo:
     /// freshChildOf:pendingUnitCount:)`), before its initializer returns. Nobody else has seen the child, so
     /// it cannot have a parent already nor be an ancestor of this node: no claim under its lock, no cycle
-    /// walk. It is created marked changed, queued and attached, so its own lock is not taken at all; and
-    /// since nobody can update it before this node's table publishes it (under this node's lock), an
-    /// update that finishes it always finishes it into this node: there is nothing to check afterwards.
+    /// walk. It has no progress yet, so it is not queued: its first update queues it. Since nobody can update
+    /// it before this node's table publishes it, an update that finishes it always finishes it into this
+    /// node: there is nothing to check afterwards.
     func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
-            state.children.insert(child, pendingUnitCount: pendingUnitCount, queued: true)
-            hasHadChildren.store(true, ordering: .relaxed)
+            state.children.insert(child, pendingUnitCount: pendingUnitCount)
+            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         markChanged()
         if !inherited.isEmpty { child.inheritControlState(inherited) }
     }
 
-    /// The node this node is attached to, while it is attached (`nil` for roots and finished children).
-    var parent: ProgressNode? {
-        state.withLock { $0.link.attachedParent }
+    /// The parent, read under this node's lock (the cycle check's view of the links).
+    private func parentUnderLock() -> ProgressNode? {
+        state.withLock { state in state.link.kind == .attached ? parent : nil }
     }
 
     /// The attached, unfinished children, in the order they were added: a snapshot, for user interfaces

@@ -1,15 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
 import Synchronization
 
 // How a change travels up the tree, and how a read brings cached sums up to date.
 //
-// Writers (the hot path) never walk the tree: a change sets the node's `dirty` bit and, only if that bit
-// was clear, queues the node in its parent's dirty queue and repeats one level up. The walk stops at the
-// first ancestor already dirty, so a burst of updates between two reads costs one atomic load each.
+// Writers (the hot path) never walk the tree: a change sets the node's `dirty` bit and, only if that bit was
+// clear, queues the node in its parent's dirty queue (a lock-free intrusive stack) and repeats one level up,
+// without taking a lock. The walk stops at the first ancestor already dirty, so a burst of updates between
+// two reads costs one atomic load each.
 //
-// Readers (`fractionCompleted`) of a clean node (`refreshState == 0`) load its cached fraction: no lock.
+// Readers (`fractionCompleted`) of a clean node load its cached fraction: two atomic loads, no lock.
 // Otherwise they take their tree's refresh domain lock (`RefreshDomain`), then walk down only the dirty part
 // of the tree: for each queued child they clear its bits *before* reading its counts, so a concurrent writer
-// either is seen by this read or re-queues the child for the next one. No update is ever lost.
+// either is seen by this read or re-queues the child for the next one. No update is ever lost. The sums of
+// the children's progress (`ChildSums`) belong to the domain lock: a read takes no node lock at all.
 //
 // What a read sees: every update that returned before the read began, except while another update to the
 // same part of the tree is still marking the path. A writer that stops at an ancestor already dirty relies
@@ -32,7 +43,7 @@ extension ProgressNode {
     @inline(__always)
     func countsDidChange(completed: Int64, total: Int64) {
         if FractionMath.isFinished(completed: completed, total: total) {
-            if isAttached.load(ordering: .sequentiallyConsistent) {
+            if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0 {
                 finishAndCreditAncestors()
                 return
             }
@@ -42,11 +53,10 @@ extension ProgressNode {
     }
 
     /// A finished node is not paused (`pause()` skips it): one that finishes while paused leaves the pause
-    /// as `resume()` does, so that its checkpoints return and its `resumingHandler` runs. Without this, a
-    /// child that finished while paused would stay paused for ever, since its parent's `resume()` no longer
-    /// reaches a detached child. One atomic load when not paused.
+    /// as `resume()` does, so that its checkpoints return and its `resumingHandler` runs. One atomic load
+    /// when not paused.
     @inline(__always)
-    private func leavePauseIfFinishedWhilePaused() {
+    func leavePauseIfFinishedWhilePaused() {
         if isPaused { resume() }
     }
 
@@ -54,79 +64,115 @@ extension ProgressNode {
     /// Signals observers of every node it newly marks.
     @inline(__always)
     func markChanged() {
-        if refreshState.load(ordering: .sequentiallyConsistent) & RefreshState.dirty != 0 { return }
+        if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.dirty != 0 { return }
         markChangedSlowPath()
-    }
-
-    /// Sets the `dirty` bit; returns whether it was already set.
-    @inline(__always)
-    func setDirty() -> Bool {
-        refreshState.bitwiseOr(RefreshState.dirty, ordering: .sequentiallyConsistent).oldValue & RefreshState.dirty != 0
     }
 
     @inline(never)
     private func markChangedSlowPath() {
-        if setDirty() { return }
-        var (parent, observers) = state.withLock { ($0.link.attachedParent, $0.observers.signalTargets) }
-        observers?.signal()
-        // Then one critical section of each ancestor, which queues the child in it, marks the ancestor and
-        // reads what the next level needs. Queueing comes first: a read that takes this ancestor's queue
-        // before that clears its `dirty` bit before taking, so `setDirty()` below finds it clear and goes on
-        // to queue the ancestor one level up (the child is then seen by the next read); a read that takes the
-        // queue after it sees the child.
-        //
-        // `held` keeps the child of the current level alive (the strong reference its own child's link
-        // gave); the child itself is used through an unretained reference, so that the walk costs one
-        // retain and one release per level (each an atomic operation), not one around every use.
-        var child = Unmanaged.passUnretained(self)
-        var held: ProgressNode?
-        while let node = parent.take() {
-            let queue = withExtendedLifetime(held) {
-                child._withUnsafeGuaranteedRef { !$0.isQueuedInParent.exchange(true, ordering: .sequentiallyConsistent) }
-            }
-            let (next, nodeObservers, wasDirty) = withExtendedLifetime(held) {
-                node.state.withLock { state -> (ProgressNode?, [any ChangeSignalReceiver]?, Bool) in
-                    if queue { child._withUnsafeGuaranteedRef { state.children.enqueueDirty($0) } }
-                    if node.setDirty() { return (nil, nil, true) }
-                    return (state.link.attachedParent, state.observers.signalTargets, false)
+        let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
+        if old & NodeFlags.dirty != 0 { return }
+        var signals = old & NodeFlags.observed != 0 ? observerTargets() : nil
+        if old & NodeFlags.attached != 0, let domain = domainStorage.load() {
+            let walk = domain.enterWalk()
+            // Inside the walk every parent reached stays allocated; no reference is taken or dropped.
+            var child = Unmanaged.passUnretained(self)
+            while true {
+                let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
+                guard let pointer = UnsafeRawPointer(bitPattern: address) else { break }
+                let parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
+                // Queue first, then mark: a refresh that drains the parent's queue before the push cleared
+                // the parent's `dirty` first, so the mark below finds it clear and goes on up (the child is
+                // seen by the next refresh); one that drains after it sees the child.
+                child._withUnsafeGuaranteedRef { $0.enqueue(in: parent) }
+                let parentOld = parent._withUnsafeGuaranteedRef {
+                    $0.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
                 }
+                if parentOld & NodeFlags.dirty != 0 { break }
+                if parentOld & NodeFlags.observed != 0 {
+                    let targets = parent._withUnsafeGuaranteedRef { $0.observerTargets() }
+                    if let targets { signals = (signals ?? []) + targets }
+                }
+                if parentOld & NodeFlags.attached == 0 { break }
+                child = parent
             }
-            if wasDirty { return }
-            nodeObservers?.signal()
-            child = Unmanaged.passUnretained(node)
-            held = consume node
-            parent = next
+            walk.exit()
+        }
+        signals?.signal()  // after the walk: signalling may release the last reference to a node
+    }
+
+    /// The observations to signal, read under the lock (only for nodes flagged `observed`).
+    private func observerTargets() -> [any ChangeSignalReceiver]? {
+        state.withLock { $0.observers.signalTargets }
+    }
+
+    /// Puts this node in `parent`'s dirty queue unless it is there already, or has retired (its last
+    /// change is the finish, which the parent's credit reports).
+    @inline(__always)
+    func enqueue(in parent: Unmanaged<ProgressNode>) {
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while current & (NodeFlags.queued | NodeFlags.retired) == 0 {
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: current | NodeFlags.queued,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged {
+                push(onto: parent)
+                return
+            }
+            current = original
         }
     }
 
+    /// Pushes this node onto `parent`'s dirty queue; the caller set `queued`.
+    @inline(__always)
+    private func push(onto parent: Unmanaged<ProgressNode>) {
+        let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
+        parent._withUnsafeGuaranteedRef { parent in
+            var head = parent.queueHead.load(ordering: .relaxed)
+            while true {
+                queueNext.store(head, ordering: .relaxed)
+                let (exchanged, original) = parent.queueHead.compareExchange(
+                    expected: head, desired: me, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
+                if exchanged { return }
+                head = original
+            }
+        }
+    }
+
+    /// The parent, retained, while attached and alive.
+    var parent: ProgressNode? { parent(clearing: false) }
+
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
-    /// upward while credits finish further ancestors. Two node locks per level, one after the other: the
-    /// child's (detach, and what it hands the parent) and the parent's (remove, fold and credit).
+    /// upward while credits finish further ancestors.
+    ///
+    /// Per level: the child's lock (detach, and what it hands the parent's file summary), then the credit,
+    /// then the parent's lock (remove from the table, fold the files). The child's share leaves the parent's
+    /// sum together with the credit, as one step for readers: directly, under the domain lock, when no
+    /// refresh runs; otherwise the child is *retired* into the parent's dirty queue between two increments
+    /// of the parent's `creditSequence`, and the refresh that drains it removes the share (a refresh that
+    /// saw the sequence move reads again). Updates never wait for a refresh.
     @inline(never)
     private func finishAndCreditAncestors() {
         var node = self
         while true {
-            var pending: Int64 = 0
             var files = FinishedFileFold.nothing
-            let detachedFrom = node.detachFromParent(pendingUnitCount: &pending, files: &files)
+            guard let (parent, pending) = node.detachFromParent(files: &files) else {
+                node.leavePauseIfFinishedWhilePaused()
+                node.markChanged()
+                return
+            }
             node.leavePauseIfFinishedWhilePaused()
             node.markChanged()
-            guard let parent = detachedFrom else { return }
-            // Descriptions (issue 5): the finished child's files and bytes, decided under the child's lock
-            // by `detachFromParent` (nothing to hand, the usual case, or a leaf's own files) or, for a child
-            // that still has attached children, summed now one lock at a time; then folded into the
-            // parent below in the same critical section that removes it. Never two node locks at once.
             let finishedFiles = node.fileSummaryForFinishedParentFold(files)
-            let (completed, total) = parent.state.withLock { state in
-                // Remove and credit under the parent's lock, so no reader sees the child's share twice or
-                // not at all.
+            let completed = parent.credit(pending, for: node)
+            let parentFinished = FractionMath.isFinished(
+                completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+            parent.state.withLock { state in
                 state.children.remove(node)
                 state.metadata.foldFinishedChild(finishedFiles)
-                let completed = parent.addToCompleted(pending)
-                return (completed, parent.totalStorage.load(ordering: .sequentiallyConsistent))
             }
-            let parentFinished = FractionMath.isFinished(completed: completed, total: total)
-            guard parentFinished, parent.isAttached.load(ordering: .sequentiallyConsistent) else {
+            guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
+            else {
                 // A parent the credit finished is never left paused, attached or not (the loop does the
                 // same for an attached one at its top).
                 if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
@@ -137,23 +183,72 @@ extension ProgressNode {
         }
     }
 
-    /// If attached, switches the link to `.detached` and returns the parent, with the pending count and what
-    /// this node hands its parent's file summary, all read in the same critical section. (The two are
-    /// passed back through `inout` rather than in an optional tuple or struct with the parent, which
-    /// Swift destroys through generic runtime calls: more than the rest of the detach.)
-    private func detachFromParent(
-        pendingUnitCount: inout Int64, files: inout FinishedFileFold
-    ) -> ProgressNode? {
-        state.withLock { state -> ProgressNode? in
-            guard let (parent, pending) = state.link.detach() else { return nil }
-            // Only a hint for updates (a stale `true` makes one take this lock and find the link detached),
-            // so no store-load barrier is needed: on x86 a plain store instead of an exchange.
-            isAttached.store(false, ordering: .releasing)
+    /// If attached, switches the link to `.detached` and returns the parent (retained) and the pending
+    /// count, with what this node hands its parent's file summary, all in one critical section.
+    private func detachFromParent(files: inout FinishedFileFold) -> (ProgressNode, Int64)? {
+        state.withLock { state -> (ProgressNode, Int64)? in
+            guard let pending = state.link.detach() else { return nil }
+            // From here on updates no longer look at the parent.
+            flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
+            let parent = self.parent(clearing: true)
             guard let parent else { return nil }
-            pendingUnitCount = pending
             files = finishedFileFold(of: state)
-            return parent
+            return (parent, pending)
         }
+    }
+
+    /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the
+    /// pointer, so no later walk reaches the parent from here.
+    private func parent(clearing: Bool) -> ProgressNode? {
+        guard let domain = domainStorage.load() else { return nil }
+        let walk = domain.enterWalk()
+        defer { walk.exit() }
+        let address =
+            clearing
+            ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)
+            : parentAddress.load(ordering: .sequentiallyConsistent)
+        guard let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) else { return nil }
+        return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
+    }
+
+    /// Credits `pending` units of `child`, which just detached, and takes the child's share out of this
+    /// node's sum in the same step for readers (see `finishAndCreditAncestors`). Returns the new completed
+    /// count. The child's table entry is removed by the caller.
+    ///
+    /// Marking the child `retired` ends its walks' pushes: a walk never queues a retired node. A walk that
+    /// queued it just before may still be pushing it, so the queue is handed a reference whenever the child
+    /// is, or is about to be, in it; the refresh that drains it releases that reference.
+    private func credit(_ pending: Int64, for child: ProgressNode) -> Int64 {
+        let me = Unmanaged.passUnretained(self)
+        var released: [ProgressNode] = []
+        let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
+            // No refresh runs in the tree: take the share out and credit, as one step for readers.
+            let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+            childSums.load()?.remove(.passUnretained(child))
+            let completed = addToCompleted(pending)
+            if old & NodeFlags.queued != 0 {
+                _ = Unmanaged.passRetained(child)  // the queue's reference
+                // Drain it now rather than at the next read: a finished child costs no memory for long.
+                _ = refreshDirtySubtree(&scratch)
+                swap(&released, &scratch.released)
+            }
+            return completed
+        }
+        if let direct { return direct }
+        // A refresh runs: retire the child into the queue, between two moves of the credit sequence.
+        creditSequence.add(1, ordering: .sequentiallyConsistent)
+        let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
+        _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
+        if old & NodeFlags.queued == 0 {
+            child.push(onto: me)
+        } else {
+            // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
+            // child is in the queue before the sequence settles.
+            domain.representative.waitForWalks()
+        }
+        let completed = addToCompleted(pending)
+        creditSequence.add(1, ordering: .sequentiallyConsistent)
+        return completed
     }
 
     // MARK: Readers
@@ -162,7 +257,7 @@ extension ProgressNode {
     /// atomic loads), otherwise the one computed by bringing the cached sums of its dirty subtree up to date.
     @inline(__always)
     func refresh() -> Double {
-        if refreshState.load(ordering: .sequentiallyConsistent) == 0 {
+        if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
             return Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
         }
         return refreshDirty()
@@ -176,135 +271,166 @@ extension ProgressNode {
     /// allocates nothing once they have grown to the size of the dirty part of the tree.
     @inline(never)
     private func refreshDirty() -> Double {
-        // A child taken by the read may finish meanwhile and lose every other owner, so the read's reference
-        // can be the last one: it is released after the domain lock, so that no `deinit` (nor the user code
-        // a child holds: handlers, user info) runs under it.
-        var taken: [ProgressNode] = []
+        // Retired children drained by the read hold the queue's reference, released after the domain lock so
+        // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
+        var released: [ProgressNode] = []
         let domain = self.domain
         let fraction = domain.withRepresentativeLock { scratch -> Double in
-            beginRefresh()
             let fraction = refreshDirtySubtree(&scratch)
-            endRefresh(fraction)
-            if !scratch.taken.isEmpty { swap(&taken, &scratch.taken) }
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
             return fraction
         }
-        if !taken.isEmpty {
-            while taken.popLast() != nil {}  // the releases, outside the domain lock (keeps the capacity)
+        if !released.isEmpty {
+            while released.popLast() != nil {}  // the releases, outside the domain lock (keeps the capacity)
             domain.withRepresentativeLock { scratch in
-                // Hand the empty buffer back for the next read.
-                if scratch.taken.capacity < taken.capacity { swap(&scratch.taken, &taken) }
+                if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
             }
         }
         return fraction
     }
 
-    /// Replaces `dirty` by `refreshing`: from here on an update sets `dirty` again, and a clean read waits
-    /// for `endRefresh`. Before the counts are read (see the top of this file). Under the domain lock.
+    /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here
+    /// on an update marks this node again (and queues it again), and a clean read waits for `endRefresh`.
+    /// Before the counts are read (see the top of this file). Returns the flags as they were. Under the
+    /// domain lock. The node a read starts from keeps `queued`: it may sit in its parent's queue.
     @inline(__always)
-    private func beginRefresh() {
-        refreshState.store(RefreshState.refreshing, ordering: .sequentiallyConsistent)
+    private func beginRefresh(takenFromQueue: Bool = false) -> UInt32 {
+        let cleared = takenFromQueue ? NodeFlags.dirty | NodeFlags.queued : NodeFlags.dirty
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while true {
+            let desired = current & ~cleared | NodeFlags.refreshing
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { return current }
+            current = original
+        }
+    }
+
+    /// A queued node taken from its parent's queue: `beginRefresh()`, or for a retired node only the end of
+    /// `queued`. Returns the flags as they were.
+    @inline(__always)
+    private func takeFromQueue() -> UInt32 {
+        let current = flags.load(ordering: .sequentiallyConsistent)
+        if current & NodeFlags.retired != 0 {
+            return flags.bitwiseAnd(~NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
+        }
+        return beginRefresh(takenFromQueue: true)
     }
 
     /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
     @inline(__always)
     private func endRefresh(_ fraction: Double) {
         cachedFraction.store(fraction.bitPattern, ordering: .sequentiallyConsistent)
-        refreshState.bitwiseAnd(~RefreshState.refreshing, ordering: .sequentiallyConsistent)
+        flags.bitwiseAnd(~NodeFlags.refreshing, ordering: .sequentiallyConsistent)
     }
 
-    /// The refresh itself, under the domain lock. For each queued child it clears the child's bits
-    /// *before* reading its counts (see the top of this file), then either records the child's fraction at
-    /// once (no dirty child below it) or descends into it.
+    /// The number of children in this node's dirty queue (for tests; not safe while it changes).
+    var queuedChildCount: Int {
+        var count = 0
+        var entry = queueHead.load(ordering: .sequentiallyConsistent)
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            count += 1
+            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+        }
+        return count
+    }
+
+    /// Takes this node's whole dirty queue, appending it to `nodes`; returns whether it added any.
+    @inline(__always)
+    private func drainQueue(into nodes: inout [Unmanaged<ProgressNode>]) -> Bool {
+        var entry = queueHead.exchange(0, ordering: .sequentiallyConsistent)
+        guard entry != 0 else { return false }
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+            nodes.append(node)
+        }
+        return true
+    }
+
+    /// The credit sequence once no credit is in progress (an odd value: a credit between its two steps,
+    /// which take a few atomic operations and no lock).
+    @inline(__always)
+    private func settledCreditSequence() -> UInt64 {
+        while true {
+            let sequence = creditSequence.load(ordering: .sequentiallyConsistent)
+            if sequence & 1 == 0 { return sequence }
+            sched_yield()
+        }
+    }
+
+    /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
+    /// queue is drained, its queued children are refreshed (each cleared *before* its counts are read, see
+    /// the top of this file) and recorded in its sums, then its own fraction is computed from its counts and
+    /// sums, read between two equal values of its credit sequence.
     private func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
-        // Fast path, the common case of a clean subtree: one lock, no allocation.
-        if case .fraction(let fraction) = takeDirtyChildrenOrFraction(into: &scratch.pending) { return fraction }
-        scratch.frames.append(RefreshFrame(node: .passUnretained(self), pendingBase: 0, resultsBase: 0))
+        _ = beginRefresh()
+        scratch.frames.append(
+            RefreshFrame(
+                node: .passUnretained(self), pendingBase: scratch.pending.count,
+                sequence: settledCreditSequence()))
+        _ = drainQueue(into: &scratch.pending)
         while true {
             let top = scratch.frames[scratch.frames.count - 1]
+            let node = top.node
             if scratch.pending.count > top.pendingBase {
-                // `taken` keeps the child alive until after the domain lock; it is used through an
-                // unretained reference (no retain and release around each use: atomic operations).
                 let child = scratch.pending.removeLast()
-                let node = Unmanaged.passUnretained(child)
-                scratch.taken.append(consume child)
-                let base = scratch.pending.count
-                let outcome = node._withUnsafeGuaranteedRef { child in
-                    child.isQueuedInParent.store(false, ordering: .sequentiallyConsistent)
-                    child.beginRefresh()
-                    return child.takeDirtyChildrenOrFraction(into: &scratch.pending)
+                let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
+                if old & NodeFlags.retired != 0 {
+                    // Finished and credited: its share leaves the sum, and the queue's reference goes.
+                    node._withUnsafeGuaranteedRef { $0.childSums.load()?.remove(child) }
+                    scratch.released.append(child.takeRetainedValue())
+                    continue
                 }
-                switch outcome {
-                case .fraction(let fraction):
-                    node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-                    scratch.results.append(RefreshResult(node: node, fraction: fraction))
-                case .queued:
-                    scratch.frames.append(
-                        RefreshFrame(node: node, pendingBase: base, resultsBase: scratch.results.count))
+                let sequence = child._withUnsafeGuaranteedRef { $0.settledCreditSequence() }
+                scratch.frames.append(RefreshFrame(node: child, pendingBase: scratch.pending.count, sequence: sequence))
+                _ = child._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
+                continue
+            }
+            // Every queued child is recorded: the node's fraction, from counts and sums read together.
+            let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
+                let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
+                let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
+                let childUnits = node.childSums.load()?.sum ?? 0
+                let sequence = node.creditSequence.load(ordering: .sequentiallyConsistent)
+                guard sequence == top.sequence else { return (0, false) }
+                return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
+            }
+            if !settled {
+                // A child finished meanwhile: its credit may be in the count and its share still in the sum.
+                // The credit retired it into the queue: drain again, and read again.
+                scratch.frames[scratch.frames.count - 1].sequence = node._withUnsafeGuaranteedRef {
+                    $0.settledCreditSequence()
                 }
+                _ = node._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
                 continue
             }
             scratch.frames.removeLast()
-            let fraction = top.node._withUnsafeGuaranteedRef { $0.applyRefresh(scratch.results[top.resultsBase...]) }
-            while scratch.results.count > top.resultsBase { scratch.results.removeLast() }
-            if scratch.frames.isEmpty { return fraction }  // the node read: `refreshDirty` ends its refresh
-            top.node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-            scratch.results.append(RefreshResult(node: top.node, fraction: fraction))
+            node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
+            guard let below = scratch.frames.last else { return fraction }
+            below.node._withUnsafeGuaranteedRef { $0.childSumsForRefresh }.record(node, fraction: fraction)
         }
     }
-
-    /// Moves this node's queued children to the end of `nodes` or, when none of them is still attached,
-    /// returns the node's fraction, in one critical section.
-    private func takeDirtyChildrenOrFraction(into nodes: inout [ProgressNode]) -> DirtyChildren {
-        state.withLock { state -> DirtyChildren in
-            if state.children.takeDirty(into: &nodes) { return .queued }
-            return .fraction(currentFraction(state))
-        }
-    }
-
-    /// Records the refreshed fractions of some children and returns this node's fraction, reading the
-    /// counts and the children's sum under one lock so that a child finishing concurrently is counted once.
-    private func applyRefresh(_ results: ArraySlice<RefreshResult>) -> Double {
-        state.withLock { state in
-            if !results.isEmpty { state.children.update(results) }
-            return currentFraction(state)
-        }
-    }
-
-    /// The node's fraction from its counts and its children's cached sum; under its lock.
-    private func currentFraction(_ state: borrowing NodeState) -> Double {
-        FractionMath.fraction(
-            completed: completedStorage.load(ordering: .sequentiallyConsistent),
-            total: totalStorage.load(ordering: .sequentiallyConsistent),
-            childUnits: state.children.contributionSum)
-    }
-}
-
-private enum DirtyChildren {
-    /// The node had no queued child still attached: its fraction.
-    case fraction(Double)
-    /// Its queued children were added to the list of nodes to visit.
-    case queued
 }
 
 /// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
 /// Empty between reads.
 struct RefreshScratch {
-    /// Children still to visit: each frame's are at the end, above those of the frames below it.
-    var pending: [ProgressNode] = []
+    /// Nodes still to visit: each frame's are at the end, above those of the frames below it. Each is
+    /// alive: attached (its parent's table holds it) or retired (its parent's queue holds it).
+    var pending: [Unmanaged<ProgressNode>] = []
     /// The nodes being refreshed, root first.
     var frames: [RefreshFrame] = []
-    /// Fractions of children not yet recorded in their parent: each frame's at the end.
-    var results: [RefreshResult] = []
-    /// Every child the refresh took, held until after the domain lock (see `refresh()`).
-    var taken: [ProgressNode] = []
+    /// Retired children the refresh drained, released after the domain lock.
+    var released: [ProgressNode] = []
 }
 
-/// One level of the dirty subtree being refreshed. The node is held by `RefreshScratch.taken` (or is the
-/// node being read).
+/// One level of the dirty subtree being refreshed.
 struct RefreshFrame {
     let node: Unmanaged<ProgressNode>
     /// Where this frame's children start in `RefreshScratch.pending`.
     let pendingBase: Int
-    /// Where this frame's children's results start in `RefreshScratch.results`.
-    let resultsBase: Int
+    /// The node's credit sequence when its queue was drained.
+    var sequence: UInt64
 }

@@ -39,27 +39,38 @@ public final class ProgressNode: Sendable {
     /// The node's own completed units plus the pending units of children that finished.
     let completedStorage: Atomic<Int64>
     let totalStorage: Atomic<Int64>
-    /// `RefreshState` bits: `dirty` when this node's progress (or anything below it) may have changed since
-    /// it was last refreshed (a writer that finds it already set stops there: somebody above already knows);
-    /// `refreshing` while a read is bringing `cachedFraction` up to date. Zero means `cachedFraction` is the
-    /// node's fraction: a clean read is this load and that one, with no lock.
-    let refreshState: Atomic<UInt8>
-    /// The bit pattern of the fraction computed by the last refresh of this node (see `refreshState`).
+    /// `NodeFlags` bits.
+    let flags: Atomic<UInt32>
+    /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
+    /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     let cachedFraction = Atomic<UInt64>(0)
+    /// Cancellation and pausing bits, readable without the lock (see `ControlFlags`).
+    let controlFlags = Atomic<UInt8>(0)
+    /// The parent's address while attached (0 otherwise), for the walk up an update makes without locks.
+    /// Safe to follow only inside a walk of the tree's domain (`RefreshDomain.enterWalk`): a parent going
+    /// away clears it in each of its children and then waits for the walks in progress.
+    let parentAddress = Atomic<UInt>(0)
+    /// The share of the parent's units this node stands for, while attached.
+    let pendingInParent = Atomic<Int64>(0)
+    /// The children queued for the next refresh: the top of an intrusive stack linked by `queueNext`.
+    let queueHead = Atomic<UInt>(0)
+    /// The next node in the parent's dirty queue, while `queued`.
+    let queueNext = Atomic<UInt>(0)
+    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
+    let slotInParent = Atomic<Int>(-1)
+    /// What this node adds to its parent's sum (`pendingInParent × fraction` at the last refresh), and its
+    /// index among the parent's contributors (-1: none). Owned by the tree's domain lock (`ChildSums`).
+    let contributionBits = Atomic<UInt64>(0)
+    let contributorIndex = Atomic<Int>(-1)
+    /// The weighted sum of the attached children's progress, kept by refreshes under the domain lock;
+    /// created by the first refresh that records a child.
+    let childSums = AtomicLazyReference<ChildSums>()
+    /// Incremented before and after a child's credit that races with a refresh (see `ChildSums`), so that
+    /// the refresh reads the credit and the child's removal together.
+    let creditSequence = Atomic<UInt64>(0)
     /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
     /// is first read, or is attached, and shared by every node of the tree.
     let domainStorage = AtomicLazyReference<RefreshDomain>()
-    /// Set while this node sits in its parent's dirty queue (`ChildTable`), so it is queued at most once.
-    let isQueuedInParent: Atomic<Bool>
-    /// `true` between attaching to a parent and finishing: the only time an update must look at the parent.
-    let isAttached: Atomic<Bool>
-    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
-    let slotInParent = Atomic<Int>(-1)
-    /// Cancellation and pausing bits, readable without the lock (see `ControlFlags`).
-    let controlFlags = Atomic<UInt8>(0)
-    /// Set (under the lock) when a child is first inserted, so that `deinit` of a node that never had one,
-    /// the usual leaf, needs no lock.
-    let hasHadChildren = Atomic<Bool>(false)
 
     // MARK: Structure (guarded by the node's lock)
 
@@ -71,31 +82,31 @@ public final class ProgressNode: Sendable {
     init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        refreshState = Atomic(0)
-        isQueuedInParent = Atomic(false)
-        isAttached = Atomic(false)
+        flags = Atomic(0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
         state = Lock(NodeState(userInfo: userInfo))
     }
 
-    /// Creates a node already linked to `parent`, and marked changed and queued in it, as `addChild` would
-    /// leave it: the caller must then insert it with `parent.attachFreshChild(_:withPendingUnitCount:)`
-    /// before the node is used. (`parent` is borrowed, here and in the initializers that lead here: each
-    /// retain and release of a parent is an atomic operation on its reference count.)
+    /// Creates a node already linked to `parent`, as `addChild` would leave it: the caller must then insert
+    /// it with `parent.attachFreshChild(_:withPendingUnitCount:)` before the node is used. (`parent` is
+    /// borrowed, here and in the initializers that lead here: each retain and release of a parent is an
+    /// atomic operation on its reference count.)
     private init(
         total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
         pendingUnitCount: Int64
     ) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        refreshState = Atomic(RefreshState.dirty)
-        isQueuedInParent = Atomic(true)
-        // Attached from the start: nobody can update the node before the parent's table publishes it.
-        isAttached = Atomic(true)
+        // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
+        // refresh until its first update. Attached from the start: nobody can update the node before the
+        // parent's table publishes it.
+        flags = Atomic(NodeFlags.attached)
         state = Lock(NodeState(attachedTo: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
+        pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
         _ = domainStorage.storeIfNil(parent.domain)
+        parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
     }
 
     /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
@@ -173,16 +184,24 @@ public final class ProgressNode: Sendable {
     /// Releases the attached children one after the other rather than one inside the other, so that
     /// releasing the root of a deep unfinished tree needs no deep stack (see `IterativeRelease`).
     deinit {
-        // No lock for a node that never had a child: its table is empty. (Nobody else can reach a node in its
-        // `deinit`, and its last release ordered every earlier store before this load.)
-        guard hasHadChildren.load(ordering: .relaxed) else { return }
+        // Nothing to do for a node that never had a child, the usual leaf. (Nobody else can reach a node in
+        // its `deinit`, and its last release ordered every earlier store before this load.)
+        guard flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren != 0 else { return }
         var children = state.withLock { $0.children.removeAllNodes() }
-        guard !children.isEmpty else { return }
-        // Each child still points here (see `ParentLink`): clear it under the child's lock before this
-        // memory can be freed. An update walking up from the child holds that lock while it looks at us.
-        let me = Unmanaged.passUnretained(self)
-        for child in children { child.state.withLock { $0.link.orphan(from: me) } }
-        IterativeRelease.release(&children)
+        // Each child may still point here: clear the pointers, then wait for the walks that may have read
+        // one before it was cleared (see `parentAddress`). No walk starts here afterwards.
+        for child in children { child.parentAddress.store(0, ordering: .sequentiallyConsistent) }
+        if let domain = domainStorage.load() { domain.representative.waitForWalks() }
+        // Children that finished into this node and wait in its queue hold a reference handed to the queue.
+        var entry = queueHead.exchange(0, ordering: .acquiring)
+        while let address = UnsafeRawPointer(bitPattern: entry) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(address)
+            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+            if node._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .acquiring) & NodeFlags.retired != 0 }) {
+                children.append(node.takeRetainedValue())
+            }
+        }
+        if !children.isEmpty { IterativeRelease.release(&children) }
     }
 
     // MARK: Counts

@@ -1,3 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
 import Synchronization
 
 /// The lock that serializes the reads of one tree, and the buffers those reads reuse.
@@ -54,6 +63,84 @@ final class RefreshDomain: Sendable {
         }
     }
 
+    /// Runs `body` under the representative's lock if nobody holds it, and returns `nil` otherwise: for
+    /// updates, which never wait for a refresh.
+    func withRepresentativeLockIfAvailable<Result>(_ body: (inout RefreshScratch) -> Result) -> Result? {
+        var domain = representative
+        while true {
+            var result: Result?
+            var busy = false
+            let locked = domain.lock.withLockIfAvailable { scratch in
+                guard domain.forward.load() == nil else { return }
+                result = body(&scratch)
+            }
+            if locked == nil { busy = true }
+            if busy { return nil }
+            if let result { return result }
+            domain = domain.representative
+        }
+    }
+
+    // MARK: Walks up the tree
+
+    // An update walks up through its ancestors without locks, following `ProgressNode.parentAddress`, which
+    // holds no reference. A node going away therefore clears that pointer in each of its children and then
+    // waits for every walk that may have read it before (`waitForWalks`); a walk never blocks, so the wait
+    // is short. Walks register in one of two counters, chosen by the parity of `walkEpoch`; a waiter moves
+    // the epoch on and waits for the old counter to drain, so walks that start meanwhile (and can no longer
+    // reach the node) never make it wait longer.
+
+    private let walkEpoch = Atomic<UInt64>(0)
+    private let evenWalks = Atomic<Int>(0)
+    private let oddWalks = Atomic<Int>(0)
+    /// Serializes waiters, so that each one's epoch move and drain are one step.
+    private let waiters = Lock<Void>(())
+
+    private func addWalk(_ parity: UInt64, _ delta: Int) {
+        if parity == 0 {
+            evenWalks.add(delta, ordering: .sequentiallyConsistent)
+        } else {
+            oddWalks.add(delta, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    private func walkCount(_ parity: UInt64) -> Int {
+        parity == 0 ? evenWalks.load(ordering: .sequentiallyConsistent) : oddWalks.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// A walk registered in a domain; `exit()` ends it (once).
+    struct Walk {
+        fileprivate let domain: RefreshDomain
+        fileprivate let parity: UInt64
+
+        func exit() { domain.addWalk(parity, -1) }
+    }
+
+    /// Registers a walk up from a node of this domain's tree, in its representative (where a node going
+    /// away waits). While the walk is registered, every parent reached through `parentAddress` stays
+    /// allocated. No user code and no release that could run a `deinit` may happen before `exit()`.
+    func enterWalk() -> Walk {
+        while true {
+            let domain = representative
+            let epoch = domain.walkEpoch.load(ordering: .sequentiallyConsistent)
+            domain.addWalk(epoch & 1, 1)
+            // Registered in the current epoch of a domain still representative: any waiter from here on
+            // waits for this walk, and any merge forwards only after waiting for it.
+            if domain.walkEpoch.load(ordering: .sequentiallyConsistent) == epoch, domain.forward.load() == nil {
+                return Walk(domain: domain, parity: epoch & 1)
+            }
+            domain.addWalk(epoch & 1, -1)
+        }
+    }
+
+    /// Waits until every walk registered before this call has ended. Must not be called from a walk.
+    func waitForWalks() {
+        waiters.withLock { _ in
+            let epoch = walkEpoch.add(1, ordering: .sequentiallyConsistent).oldValue
+            while walkCount(epoch & 1) != 0 { sched_yield() }
+        }
+    }
+
     /// Joins the domains of `child` and `parent`, called by `addChild` before the child is inserted in the
     /// parent's table. A node with no domain yet (never read, never a parent) takes the other's; otherwise
     /// the representative of lower rank forwards to the other (union by rank), so that the chains a read
@@ -89,6 +176,9 @@ final class RefreshDomain: Sendable {
             if merged {
                 // The rank is only a hint for keeping chains short; a lost increment costs no correctness.
                 if sourceRank == destinationRank { destination.rank.add(1, ordering: .relaxed) }
+                // Walks registered in the source before the forward end before the child is attached, so
+                // no walk registered there crosses into the destination's tree (where waiters look).
+                source.waitForWalks()
                 return
             }
         }
@@ -100,12 +190,4 @@ extension ProgressNode {
     var domain: RefreshDomain {
         domainStorage.load() ?? domainStorage.storeIfNil(RefreshDomain())
     }
-}
-
-/// The bits of `ProgressNode.refreshState`.
-enum RefreshState {
-    /// This node's progress, or something below it, may have changed since the last refresh.
-    static let dirty: UInt8 = 1
-    /// A refresh, under the domain lock, has cleared `dirty` and not yet stored the new `cachedFraction`.
-    static let refreshing: UInt8 = 2
 }

@@ -135,7 +135,7 @@ extension ProgressNode {
             children: includingChildren && !state.children.isEmpty ? state.children.entries.map(\.node) : [],
             completed: completedStorage.load(ordering: .sequentiallyConsistent),
             total: totalStorage.load(ordering: .sequentiallyConsistent),
-            childUnits: state.children.contributionSum)
+            childUnits: recentChildUnits)
     }
 
     /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral

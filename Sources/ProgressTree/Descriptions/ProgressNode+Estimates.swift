@@ -27,11 +27,8 @@ extension ProgressNode {
     func resolvedEstimationClock() -> any ProgressClock {
         var node: ProgressNode? = self
         while let current = node {
-            let (clock, parent) = current.state.withLock {
-                ($0.metadata.extras?.clock, $0.link.attachedParent)
-            }
-            if let clock { return clock }
-            node = parent
+            if let clock = current.state.withLock({ $0.metadata.extras?.clock }) { return clock }
+            node = current.parent
         }
         return SystemProgressClock()
     }

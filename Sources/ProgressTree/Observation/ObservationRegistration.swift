@@ -109,7 +109,14 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
 
     func invalidate() {
         if isInvalidated.exchange(true, ordering: .sequentiallyConsistent) { return }
-        node?.state.withLock { $0.observers.remove(self) }
+        if let node {
+            node.state.withLock { state in
+                state.observers.remove(self)
+                if state.observers.signalTargets == nil {
+                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .sequentiallyConsistent)
+                }
+            }
+        }
         if !ObservationContext.isInsideHandler {
             delivery.withLock { _ in }  // wait for a handler already running
         }

@@ -64,7 +64,11 @@ extension ProgressNode {
         let registration = ObservationRegistration(
             node: self, read: { $0[keyPath: keyPath] }, queue: queue,
             minimumInterval: minimumInterval, handler: changeHandler)
-        state.withLock { $0.observers.add(registration) }
+        state.withLock { state in
+            state.observers.add(registration)
+            // Walks that mark this node from now on take its lock to signal (see `NodeFlags.observed`).
+            flags.bitwiseOr(NodeFlags.observed, ordering: .sequentiallyConsistent)
+        }
         // Read the baseline after registering: a change from here on either is in the baseline or signals.
         registration.start(initial: options.contains(.initial))
         return ProgressObservation(registration)

@@ -1,0 +1,117 @@
+import Synchronization
+
+/// The weighted sum of a node's attached children's progress, in the node's units, as of the last refresh:
+/// Σ pendingᵢ × fractionᵢ over the children a refresh has recorded.
+///
+/// Owned by the tree's refresh domain: only code holding the domain lock (`RefreshDomain`) reads or writes
+/// it, and the children's `contributionBits` and `contributorIndex`. That is the proof behind
+/// `@unchecked Sendable`: the lock orders every access, and `Lock` makes that order visible to
+/// ThreadSanitizer. Updates never touch it: a child that finishes while a refresh runs is *retired* into
+/// its parent's dirty queue instead, and the next refresh of the parent removes its share (see
+/// `ProgressNode.finishAndCreditAncestors`).
+///
+/// The sum is exact where it matters: a node with at most 16 contributors, the usual case, is summed from
+/// scratch at every change (a handful of additions). A wider node is adjusted by the difference and summed
+/// again from scratch when that could have lost more than the last bits: when the sum fell below 2⁻²⁰ of the
+/// largest contribution it held since it was last summed (a huge child that came and went would otherwise
+/// take a small sibling's progress with it), or after more incremental steps than contributors plus 1,024
+/// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
+final class ChildSums: @unchecked Sendable {
+    /// The children with a recorded contribution; each knows its index (`contributorIndex`).
+    private var contributors: [Unmanaged<ProgressNode>] = []
+    private(set) var sum: Double = 0 {
+        didSet { publishedSum.store(sum.bitPattern, ordering: .relaxed) }
+    }
+    /// `sum`, for readers outside the domain lock that only need a recent value (file summaries).
+    let publishedSum = Atomic<UInt64>(0)
+    private var largestContribution: Double = 0
+    private var incrementalSteps = 0
+
+    private static let alwaysSummedCount = 16
+
+    /// Records `child`'s new contribution (`pendingInParent × fraction`).
+    func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
+        child._withUnsafeGuaranteedRef { child in
+            let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
+            var index = child.contributorIndex.load(ordering: .relaxed)
+            var old = 0.0
+            if index < 0 {
+                if contribution == 0 { return }  // nothing to record, and nothing to remove later
+                index = contributors.count
+                contributors.append(.passUnretained(child))
+                child.contributorIndex.store(index, ordering: .relaxed)
+            } else {
+                old = Double(bitPattern: child.contributionBits.load(ordering: .relaxed))
+                if old == contribution { return }
+            }
+            child.contributionBits.store(contribution.bitPattern, ordering: .relaxed)
+            if contribution > largestContribution { largestContribution = contribution }
+            sum += contribution - old
+        }
+        settle()
+    }
+
+    /// Removes `child`'s contribution (a child that finished and was credited instead, or left).
+    func remove(_ child: Unmanaged<ProgressNode>) {
+        let index = child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) }
+        guard index >= 0 else { return }
+        let contribution = child._withUnsafeGuaranteedRef { child in
+            child.contributorIndex.store(-1, ordering: .relaxed)
+            return Double(bitPattern: child.contributionBits.exchange(0, ordering: .relaxed))
+        }
+        let last = contributors.removeLast()
+        if index < contributors.count {
+            contributors[index] = last
+            last._withUnsafeGuaranteedRef { $0.contributorIndex.store(index, ordering: .relaxed) }
+        }
+        if contributors.isEmpty {
+            // Exactly 0: no rounding residue survives the last child.
+            sum = 0
+            largestContribution = 0
+            incrementalSteps = 0
+            return
+        }
+        sum -= contribution
+        settle()
+    }
+
+    private func settle() {
+        incrementalSteps += 1
+        if contributors.count <= Self.alwaysSummedCount || sum < largestContribution * 0x1p-20
+            || incrementalSteps > contributors.count + 1_024
+        {
+            sumFromScratch()
+        } else if sum < 0 {
+            sum = 0
+        }
+    }
+
+    private func sumFromScratch() {
+        var total = 0.0
+        var largest = 0.0
+        for child in contributors {
+            let contribution = child._withUnsafeGuaranteedRef {
+                Double(bitPattern: $0.contributionBits.load(ordering: .relaxed))
+            }
+            total += contribution
+            if contribution > largest { largest = contribution }
+        }
+        sum = total
+        largestContribution = largest
+        incrementalSteps = 0
+    }
+}
+
+extension ProgressNode {
+    /// This node's children's sum, for code under the domain lock; created on first use.
+    var childSumsForRefresh: ChildSums {
+        childSums.load() ?? childSums.storeIfNil(ChildSums())
+    }
+
+    /// The children's sum as of the last refresh (0 before any), for readers outside the domain lock that
+    /// only need a recent value (file summaries).
+    var recentChildUnits: Double {
+        guard let sums = childSums.load() else { return 0 }
+        return Double(bitPattern: sums.publishedSum.load(ordering: .relaxed))
+    }
+}

@@ -1,0 +1,24 @@
+/// The bits of `ProgressNode.flags`: everything an update, a walk up the tree or a clean read needs to know
+/// about a node without taking its lock.
+enum NodeFlags {
+    /// This node's progress, or something below it, may have changed since the last refresh. A writer that
+    /// finds it set stops there: somebody above already knows.
+    static let dirty: UInt32 = 1 << 0
+    /// This node sits in its parent's dirty queue (`queueNext` links it), so it is queued at most once.
+    static let queued: UInt32 = 1 << 1
+    /// A refresh, under the tree's domain lock, has cleared `dirty` and not yet stored the new
+    /// `cachedFraction`: a clean read must not use the cached one meanwhile.
+    static let refreshing: UInt32 = 1 << 2
+    /// This node finished and left its parent, whose dirty queue holds it (and a reference to it) until a
+    /// refresh removes what it still contributed to the parent's sum (see `finishAndCreditAncestors`).
+    static let retired: UInt32 = 1 << 3
+    /// Someone observes this node: a walk that marks it takes its lock to signal the observers.
+    static let observed: UInt32 = 1 << 4
+    /// Attached to a parent and not finished yet: the only time an update must look at the parent.
+    static let attached: UInt32 = 1 << 5
+    /// This node has had a child: its `deinit` must orphan its children and wait for walks in its tree.
+    static let hasHadChildren: UInt32 = 1 << 6
+
+    /// The bits that tell a read the cached fraction may be stale.
+    static let stale: UInt32 = dirty | refreshing
+}
