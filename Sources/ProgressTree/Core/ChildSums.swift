@@ -18,14 +18,14 @@ import Synchronization
 /// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
 final class ChildSums: @unchecked Sendable {
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
-    private var contributors: [Unmanaged<ProgressNode>] = []
-    private(set) var sum: Double = 0 {
+    @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []
+    @exclusivity(unchecked) private(set) var sum: Double = 0 {
         didSet { publishedSum.store(sum.bitPattern, ordering: .relaxed) }
     }
     /// `sum`, for readers outside the domain lock that only need a recent value (file summaries).
     let publishedSum = Atomic<UInt64>(0)
-    private var largestContribution: Double = 0
-    private var incrementalSteps = 0
+    @exclusivity(unchecked) private var largestContribution: Double = 0
+    @exclusivity(unchecked) private var incrementalSteps = 0
 
     private static let alwaysSummedCount = 16
 

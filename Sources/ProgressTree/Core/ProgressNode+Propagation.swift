@@ -379,7 +379,7 @@ extension ProgressNode {
                 let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
                 if old & NodeFlags.retired != 0 {
                     // Finished and credited: its share leaves the sum, and the queue's reference goes.
-                    node._withUnsafeGuaranteedRef { $0.childSums.load()?.remove(child) }
+                    node._withUnsafeGuaranteedRef { $0.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) } }
                     scratch.released.append(child.takeRetainedValue())
                     continue
                 }
@@ -392,7 +392,7 @@ extension ProgressNode {
             let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
                 let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
                 let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
-                let childUnits = node.childSums.load()?.sum ?? 0
+                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.sum } ?? 0
                 let sequence = node.creditSequence.load(ordering: .sequentiallyConsistent)
                 guard sequence == top.sequence else { return (0, false) }
                 return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
@@ -409,7 +409,13 @@ extension ProgressNode {
             scratch.frames.removeLast()
             node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
             guard let below = scratch.frames.last else { return fraction }
-            below.node._withUnsafeGuaranteedRef { $0.childSumsForRefresh }.record(node, fraction: fraction)
+            below.node._withUnsafeGuaranteedRef { below in
+                if let sums = below.childSums.unretained() {
+                    sums._withUnsafeGuaranteedRef { $0.record(node, fraction: fraction) }
+                } else {
+                    below.childSumsForRefresh.record(node, fraction: fraction)
+                }
+            }
         }
     }
 }

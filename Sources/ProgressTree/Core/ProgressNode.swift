@@ -64,13 +64,13 @@ public final class ProgressNode: Sendable {
     let contributorIndex = Atomic<Int>(-1)
     /// The weighted sum of the attached children's progress, kept by refreshes under the domain lock;
     /// created by the first refresh that records a child.
-    let childSums = AtomicLazyReference<ChildSums>()
+    let childSums = OnceReference<ChildSums>()
     /// Incremented before and after a child's credit that races with a refresh (see `ChildSums`), so that
     /// the refresh reads the credit and the child's removal together.
     let creditSequence = Atomic<UInt64>(0)
     /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
     /// is first read, or is attached, and shared by every node of the tree.
-    let domainStorage = AtomicLazyReference<RefreshDomain>()
+    let domainStorage = OnceReference<RefreshDomain>()
 
     // MARK: Structure (guarded by the node's lock)
 

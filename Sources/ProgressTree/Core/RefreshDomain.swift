@@ -32,7 +32,7 @@ import Synchronization
 final class RefreshDomain: Sendable {
     let lock = Lock<RefreshScratch>(RefreshScratch())
     /// The domain this one was merged into; set once, under `lock`.
-    private let forward = AtomicLazyReference<RefreshDomain>()
+    private let forward = OnceReference<RefreshDomain>()
     /// An upper bound of the length of the forward chains that end here (union by rank).
     private let rank = Atomic<Int>(0)
 
