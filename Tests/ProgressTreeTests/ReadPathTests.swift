@@ -151,7 +151,7 @@ final class ReadPathTests: XCTestCase {
 
     func test_a_child_outliving_its_released_parent_has_no_parent_and_keeps_counting() {
         var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 2)
-        weak var weakRoot = root
+        weak let weakRoot = root
         let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 2)
         child.advance(by: 3)
         root = nil

@@ -69,13 +69,11 @@ final class RefreshDomain: Sendable {
         var domain = representative
         while true {
             var result: Result?
-            var busy = false
-            let locked = domain.lock.withLockIfAvailable { scratch in
+            let locked: Bool = domain.lock.withLockIfAvailable { scratch in
                 guard domain.forward.load() == nil else { return }
                 result = body(&scratch)
-            }
-            if locked == nil { busy = true }
-            if busy { return nil }
+            } != nil
+            if !locked { return nil }
             if let result { return result }
             domain = domain.representative
         }
