@@ -1,0 +1,144 @@
+import Foundation
+@testable import ProgressTree
+import Synchronization
+import XCTest
+
+/// Issue 13's two pause bugs. S(EMANTICS.md): "A finished node is never paused: `pause()` skips it, and a
+/// paused node that finishes, by its own update or through its children's credit, leaves the pause as
+/// `resume()` would (handler, checkpoints return)"; and pause flows down to *attached* children only
+/// (Docs/Cancellation.md: "Only attached nodes").
+final class FinishedNodesLeavePauseTests: XCTestCase {
+    // MARK: A root finished through its children's credit
+
+    /// The issue's reproduction: the credit finishes the root, which has no parent.
+    func test_a_paused_root_finished_by_its_childs_credit_leaves_the_pause() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 5)
+        root.addChild(child, withPendingUnitCount: 2)
+        let resumed = CallCounter()
+        root.resumingHandler = resumed.increment
+        root.pause()
+
+        child.advance(by: 5)  // the root finishes through the credit
+
+        XCTAssertTrue(root.isFinished)
+        XCTAssertFalse(root.isPaused, "a finished node is never paused")
+        XCTAssertEqual(resumed.value, 1, "it leaves the pause as resume() would: its handler runs once")
+        XCTAssertFalse(child.isPaused)
+    }
+
+    /// The same through `addChild` of a child already finished (found by `ModelBasedTests`).
+    func test_a_paused_root_finished_by_adding_a_finished_child_leaves_the_pause() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 1)
+        child.advance()
+        let resumed = CallCounter()
+        root.resumingHandler = resumed.increment
+        root.pause()
+
+        root.addChild(child, withPendingUnitCount: 1)
+
+        XCTAssertTrue(root.isFinished)
+        XCTAssertFalse(root.isPaused)
+        XCTAssertEqual(resumed.value, 1)
+    }
+
+    /// Two levels: the middle node (attached) leaves its pause today; the root above it must too.
+    func test_a_paused_root_finished_by_a_credit_two_levels_up_leaves_the_pause() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let leaf = ProgressNode(totalUnitCount: 1, parent: middle, pendingUnitCount: 1)
+        root.pause()
+
+        leaf.advance()
+
+        XCTAssertEqual([root, middle, leaf].map(\.isFinished), [true, true, true])
+        XCTAssertEqual([root, middle, leaf].map(\.isPaused), [false, false, false])
+    }
+
+    /// The consequence: work awaiting a checkpoint of the finished root must go on. (On failure the wait
+    /// ends after 10 s and the root is resumed, so that the test ends.)
+    func test_checkpoint_of_a_paused_root_finished_by_its_childs_credit_returns() async {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 5)
+        root.addChild(child, withPendingUnitCount: 2)
+        root.pause()
+        child.advance(by: 5)
+
+        let returned = expectation(description: "checkpoint() returned")
+        let task = Task {
+            try? await root.checkpoint()
+            returned.fulfill()
+        }
+        await fulfillment(of: [returned], timeout: 10)
+        root.resume()  // releases a checkpoint left waiting
+        await task.value
+    }
+
+    // MARK: A child detached while a pause of its parent is under way
+
+    /// `pause()` lists a node's children, then marks them one at a time. A child that finishes (and so
+    /// detaches) and is set back below its total in between must not be marked: no `resume()` of the
+    /// parent reaches it any more, so it would stay paused for good.
+    ///
+    /// One thread pauses and resumes the parent in a loop; the other creates leaves, finishes each and sets
+    /// it back to 0. Ten children attached first make each pause visit the new leaf last, which widens the
+    /// window. Without the fix every run here left leaves paused: 12 to 10,000 of the 100,000, on 2 busy
+    /// cores, in 0.5–1 s. No sleep: the looping thread stops when the other is done (or after 60 s, as a
+    /// guard).
+    func test_a_leaf_finished_and_reset_during_a_pause_of_its_parent_is_not_left_paused() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1_000_000)
+        let siblings = (0..<10).map { _ in ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1) }
+        let leafCount = 100_000
+        let shared = RaceResults()
+        let finished = DispatchGroup()
+
+        finished.enter()
+        let pauser = Thread { [parent] in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !shared.creatorDone && ContinuousClock.now < deadline {
+                parent.pause()
+                parent.resume()
+            }
+            finished.leave()
+        }
+        finished.enter()
+        let creator = Thread { [parent] in
+            var created: [ProgressNode] = []
+            created.reserveCapacity(leafCount)
+            for _ in 0..<leafCount {
+                let leaf = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 0)
+                leaf.completedUnitCount = 1  // finished: detached from the parent
+                leaf.completedUnitCount = 0  // set back below its total, still detached
+                created.append(leaf)
+            }
+            shared.creatorFinished(with: created)
+            finished.leave()
+        }
+        pauser.start()
+        creator.start()
+        finished.wait()
+        parent.resume()
+
+        let all = shared.leaves
+        XCTAssertEqual(all.count, leafCount)
+        XCTAssertEqual(all.filter(\.isPaused).count, 0, "leaves paused although every ancestor resumed")
+        XCTAssertEqual(all.filter(\.isFinished).count, 0)
+        XCTAssertEqual(parent.children.count, siblings.count, "every leaf detached")
+        XCTAssertEqual(siblings.filter(\.isPaused).count, 0)
+    }
+}
+
+/// What the creating thread hands the test.
+private final class RaceResults: Sendable {
+    private let done = Atomic<Bool>(false)
+    private let created = Lock<[ProgressNode]>([])
+
+    var creatorDone: Bool { done.load(ordering: .acquiring) }
+    var leaves: [ProgressNode] { created.withLock { $0 } }
+
+    func creatorFinished(with leaves: [ProgressNode]) {
+        created.withLock { $0 = leaves }
+        done.store(true, ordering: .releasing)
+    }
+}
