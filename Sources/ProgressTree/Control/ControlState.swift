@@ -107,13 +107,22 @@ extension ProgressNode {
         waitersThrow: Bool, _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
     ) {
         var effects = ControlTransitionEffects()
-        var stack: [ProgressNode] = [self]
-        while let node = stack.popLast() {
+        // Each node with whether it was listed as a child (so must still be attached when visited).
+        var stack: [(node: ProgressNode, isListedChild: Bool)] = [(self, false)]
+        while let (node, isListedChild) = stack.popLast() {
             let children = node.state.withLock { state -> [ProgressNode] in
+                // Fix (test_a_leaf_finished_and_reset_during_a_pause_of_its_parent_is_not_left_paused): a
+                // child is listed under its parent's lock and visited later under its own, so it may have
+                // finished (and so detached) in between and been set back below its total: `pause()` then
+                // marked a node no ancestor's `resume()` reaches any more, paused for good. A child is
+                // visited only if still attached; a node has one parent, once, so still attached means
+                // attached to the node that listed it. (Finishing detaches under this same lock, so a child
+                // marked before that detach leaves the pause when it finishes, as any paused node does.)
+                if isListedChild && state.link.kind != .attached { return [] }
                 if apply(node, &state, &effects) { effects.changedNodes.append(node) }
                 return state.children.entries.map(\.node)
             }
-            stack.append(contentsOf: children.reversed())
+            stack.append(contentsOf: children.reversed().lazy.map { ($0, true) })
         }
         effects.perform(waitersThrow: waitersThrow)
     }
