@@ -106,15 +106,17 @@ final class ModelBasedTests: XCTestCase {
     }
 }
 
-/// The seeds named by `PROGRESSTREE_MODEL_SEEDS`: comma-separated seeds or ranges `first-last`.
+/// The seeds named by an environment variable (`PROGRESSTREE_MODEL_SEEDS`): comma-separated seeds or
+/// ranges `first-last`.
 enum ModelSeeds {
     struct BadValue: Error, CustomStringConvertible {
+        let variable: String
         let value: String
-        var description: String { "PROGRESSTREE_MODEL_SEEDS: expected seeds or ranges like 1-500,17, got \(value)" }
+        var description: String { "\(variable): expected seeds or ranges like 1-500,17, got \(value)" }
     }
 
-    static func fromEnvironment() throws -> [UInt64]? {
-        guard let value = ProcessInfo.processInfo.environment["PROGRESSTREE_MODEL_SEEDS"], !value.isEmpty else {
+    static func fromEnvironment(variable: String = "PROGRESSTREE_MODEL_SEEDS") throws -> [UInt64]? {
+        guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
             return nil
         }
         var seeds: [UInt64] = []
@@ -122,13 +124,13 @@ enum ModelSeeds {
             let bounds = item.split(separator: "-").map { UInt64($0.trimmingCharacters(in: .whitespaces)) }
             switch bounds.count {
             case 1:
-                guard let seed = bounds[0] else { throw BadValue(value: value) }
+                guard let seed = bounds[0] else { throw BadValue(variable: variable, value: value) }
                 seeds.append(seed)
             case 2:
-                guard let first = bounds[0], let last = bounds[1], first <= last else { throw BadValue(value: value) }
+                guard let first = bounds[0], let last = bounds[1], first <= last else { throw BadValue(variable: variable, value: value) }
                 seeds.append(contentsOf: first...last)
             default:
-                throw BadValue(value: value)
+                throw BadValue(variable: variable, value: value)
             }
         }
         return seeds
