@@ -127,6 +127,45 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
         XCTAssertEqual(parent.children.count, siblings.count, "every leaf detached")
         XCTAssertEqual(siblings.filter(\.isPaused).count, 0)
     }
+
+    /// The same one level down (found by `ConcurrentInvariantTests`): `pause()` of the root marks `node`,
+    /// lists its children and visits them one at a time. If `node` finishes before the pause reaches its last
+    /// child, it detaches and leaves its pause (its `resume()` finds that child not yet paused), and the pause
+    /// then marks the child, which is still attached to `node` but out of reach of any `resume()` above.
+    ///
+    /// To make that order likely rather than lucky: `node`'s first child is a cancelled subtree of 10,000
+    /// nodes, which the pause walks through (marking nothing) before it reaches `child`. As soon as `node`
+    /// shows paused, this thread finishes that first child (which detaches, so `node`'s `resume()` skips it)
+    /// and then `node`. Without the fix most of the 8 rounds end with `child` paused.
+    func test_a_child_of_a_node_finished_during_a_pause_of_the_root_is_not_left_paused() {
+        var pausedRounds = 0
+        for _ in 0..<8 {
+            let root = ProgressNode.discreteProgress(totalUnitCount: 10)
+            let node = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+            let cancelled = ProgressNode.discreteProgress(totalUnitCount: 1)
+            for _ in 0..<10_000 { _ = ProgressNode(totalUnitCount: 1, parent: cancelled, pendingUnitCount: 0) }
+            cancelled.cancel()
+            node.addChild(cancelled, withPendingUnitCount: 0)
+            let child = ProgressNode(totalUnitCount: 1, parent: node, pendingUnitCount: 0)
+
+            let paused = DispatchSemaphore(value: 0)
+            Thread { [root] in
+                root.pause()
+                paused.signal()
+            }.start()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !node.isPaused && ContinuousClock.now < deadline {}
+            cancelled.completedUnitCount = 1  // detaches from `node`
+            node.completedUnitCount = 1  // finishes while paused: detaches and leaves the pause
+            paused.wait()
+            root.resume()
+
+            XCTAssertTrue(node.isFinished)
+            XCTAssertFalse(node.isPaused)
+            if child.isPaused { pausedRounds += 1 }
+        }
+        XCTAssertEqual(pausedRounds, 0, "rounds that left the child paused although every node above it resumed")
+    }
 }
 
 /// What the creating thread hands the test.
