@@ -103,26 +103,60 @@ extension ProgressNode {
     /// chain needs no deep stack). `apply` runs under each node's lock in turn, never two at once, and
     /// returns whether that node changed state; nodes are visited parent before children, in the order
     /// the children were added.
+    ///
+    /// A child is listed under its parent's lock and visited later under its own, so a child is visited
+    /// only if, at that moment, it is still attached and, with `belowPausedNodesOnly` (`pause()`), the node
+    /// that listed it is still paused.
+    ///
+    /// Fix (test_a_leaf_finished_and_reset_during_a_pause_of_its_parent_is_not_left_paused): a child may
+    /// finish (and so detach) between the two and be set back below its total; `pause()` then marked a node
+    /// no ancestor's `resume()` reaches any more, paused for good. A node has one parent, once, so "still
+    /// attached" means attached to the node that listed it; finishing detaches under the child's lock, so a
+    /// child marked before that leaves the pause when it finishes, as any paused node does.
+    ///
+    /// Fix (test_a_child_of_a_node_finished_during_a_pause_of_the_root_is_not_left_paused): the node that
+    /// listed the child may itself finish in between: it detaches and leaves its pause, and its `resume()`
+    /// can visit the child before this pause does, which then marked the child (still attached, to a node
+    /// now out of reach) for good. The same holds for a `resume()` of the node that overtakes the pause. So a
+    /// pause goes on below a node only while that node is paused: a `resume()` that un-pauses the node
+    /// before this check makes the pause skip the child; one that does so after it visits the child after
+    /// this pause has marked it (it clears the node's flag before it takes the child's lock), and resumes
+    /// it. Below the node `pause()` was called on, when that node is not paused (finished or cancelled),
+    /// the pause still reaches its children, as documented.
     func applyControlTransition(
-        waitersThrow: Bool, _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
+        waitersThrow: Bool, belowPausedNodesOnly: Bool = false,
+        _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
     ) {
         var effects = ControlTransitionEffects()
-        // Each node with whether it was listed as a child (so must still be attached when visited).
-        var stack: [(node: ProgressNode, isListedChild: Bool)] = [(self, false)]
-        while let (node, isListedChild) = stack.popLast() {
+        /// A node to visit, the node that listed it (`nil` for `self`), and whether that one must still
+        /// be paused when this one is visited.
+        struct Visit {
+            let node: ProgressNode
+            let lister: ProgressNode?
+            let listerMustBePaused: Bool
+        }
+        var stack = [Visit(node: self, lister: nil, listerMustBePaused: false)]
+        while let visit = stack.popLast() {
+            let node = visit.node
+            var childrenNeedPausedLister = false
             let children = node.state.withLock { state -> [ProgressNode] in
-                // Fix (test_a_leaf_finished_and_reset_during_a_pause_of_its_parent_is_not_left_paused): a
-                // child is listed under its parent's lock and visited later under its own, so it may have
-                // finished (and so detached) in between and been set back below its total: `pause()` then
-                // marked a node no ancestor's `resume()` reaches any more, paused for good. A child is
-                // visited only if still attached; a node has one parent, once, so still attached means
-                // attached to the node that listed it. (Finishing detaches under this same lock, so a child
-                // marked before that detach leaves the pause when it finishes, as any paused node does.)
-                if isListedChild && state.link.kind != .attached { return [] }
+                if let lister = visit.lister {
+                    guard state.link.kind == .attached else { return [] }
+                    if visit.listerMustBePaused && !lister.currentControlFlags.contains(.paused) { return [] }
+                }
                 if apply(node, &state, &effects) { effects.changedNodes.append(node) }
+                if belowPausedNodesOnly {
+                    let isPaused = node.currentControlFlags.contains(.paused)
+                    // Deeper than `self`, only below paused nodes (one not paused is finishing, or cancelled
+                    // with cancelled children). Below `self` itself always; while it stays paused, if it is.
+                    if visit.lister != nil && !isPaused { return [] }
+                    childrenNeedPausedLister = isPaused
+                }
                 return state.children.entries.map(\.node)
             }
-            stack.append(contentsOf: children.reversed().lazy.map { ($0, true) })
+            for child in children.reversed() {
+                stack.append(Visit(node: child, lister: node, listerMustBePaused: childrenNeedPausedLister))
+            }
         }
         effects.perform(waitersThrow: waitersThrow)
     }

@@ -27,7 +27,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false) { node, state, effects in
+        applyControlTransition(waitersThrow: false, belowPausedNodesOnly: true) { node, state, effects in
             let flags = node.currentControlFlags
             guard flags.isDisjoint(with: [.cancelled, .paused]),
                 !FractionMath.isFinished(
