@@ -167,6 +167,40 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
         XCTAssertEqual(pausedRounds, 0, "rounds that left the child paused although every node above it resumed")
     }
 
+    /// The mirror image, found while fixing the above: `resume()` of the root lists its children and visits
+    /// them one at a time; a `pause()` of the root that overtook it (finding the child still paused, so
+    /// leaving it alone) was followed by the resume un-pausing the child: the root paused, its child running.
+    /// To make that order likely: the root's first child has 10,000 paused children, which the resume walks
+    /// through first. Once it has resumed the first of them, this thread finishes that first child (it
+    /// detaches) and pauses the root, which then goes straight to `child`. Without the fix most of the 8
+    /// rounds end with `child` running.
+    func test_a_pause_that_overtakes_a_resume_of_the_root_leaves_the_child_paused() {
+        var runningRounds = 0
+        for _ in 0..<8 {
+            let root = ProgressNode.discreteProgress(totalUnitCount: 10)
+            let big = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 0)
+            let first = ProgressNode(totalUnitCount: 1, parent: big, pendingUnitCount: 0)
+            for _ in 1..<10_000 { _ = ProgressNode(totalUnitCount: 1, parent: big, pendingUnitCount: 0) }
+            let child = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+            root.pause()
+
+            let resumed = DispatchSemaphore(value: 0)
+            Thread { [root] in
+                root.resume()
+                resumed.signal()
+            }.start()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while first.isPaused && ContinuousClock.now < deadline {}
+            big.completedUnitCount = 1  // detaches from `root` (not paused any more: no resume() of its own)
+            root.pause()  // the last call: the root and its child end paused
+            resumed.wait()
+
+            XCTAssertTrue(root.isPaused)
+            if !child.isPaused { runningRounds += 1 }
+        }
+        XCTAssertEqual(runningRounds, 0, "rounds that left the child running under its paused parent")
+    }
+
     // MARK: A node finishing by its own update while another thread pauses it
 
     /// `pause()` read the counts and then set the paused flag; a node finishing by its own update in between
