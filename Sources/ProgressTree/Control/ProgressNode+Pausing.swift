@@ -27,7 +27,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false, belowPausedNodesOnly: true) { node, state, effects in
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused) { node, state, effects in
             guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused]), !node.isFinished else {
                 return false
             }
@@ -56,7 +56,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func resume() {
-        applyControlTransition(waitersThrow: false) { node, state, effects in
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning) { node, state, effects in
             let flags = node.currentControlFlags
             guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
             _ = node.updateControlFlags(removing: .paused)
