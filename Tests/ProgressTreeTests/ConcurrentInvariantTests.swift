@@ -13,10 +13,11 @@ import XCTest
 ///   minus resuming calls is 1 for a paused node, 0 otherwise;
 /// - a finished node is not paused (unless it was cancelled while paused: `resume()` after `cancel()` does
 ///   nothing);
-/// - the attached children of a node are unfinished, attached to it, cancelled if it is cancelled;
+/// - the attached children of a node are unfinished, attached to it, cancelled if it is cancelled, and
+///   paused or cancelled if it is paused (pause and resume are only ever called on the roots);
 /// - `fractionCompleted` of every node is the formula over its counts and its attached children;
-/// - after `resume()` of every root, no node is paused but those cancelled while paused (pause and resume
-///   are only ever called on the roots, so a paused node anywhere else is one no `resume()` reaches).
+/// - after `resume()` of every root, no node is paused but those cancelled while paused (a paused node
+///   anywhere else is one no `resume()` reaches).
 ///
 /// Every node gets counting handlers before it is attached, so no transition can come before them.
 /// More rounds: `PROGRESSTREE_CONCURRENT_MODEL_SEEDS=1-5000 swift test --filter ConcurrentInvariantTests`.
@@ -164,6 +165,11 @@ private final class ConcurrentRound: Sendable {
                 if child.isFinished { problems.append("\(name) lists \(childName), which is finished") }
                 if isCancelled && !child.isCancelled {
                     problems.append("\(name) is cancelled, its attached child \(childName) is not")
+                }
+                // Only the roots are ever paused or resumed, so below a paused node everything is paused
+                // (or cancelled, which pause leaves alone).
+                if isPaused && !isCancelled && !child.isPaused && !child.isCancelled {
+                    problems.append("\(name) \(describe) is paused, its attached child \(childName) is not")
                 }
                 childUnits += Double(pending) * child.fractionCompleted
             }
