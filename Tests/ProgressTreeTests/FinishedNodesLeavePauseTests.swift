@@ -75,6 +75,25 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
         await task.value
     }
 
+    /// A child that is finished when it is added is credited and let go at once: it never stays attached,
+    /// so a pause must not flow into it. It did: `addChild` passed the parent's pause on to it, which skipped
+    /// the finished child but paused the nodes still attached below it, out of reach of any `resume()` of the
+    /// parent (found while reviewing `ReferenceModel` against the library).
+    func test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.pause()
+        let child = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let grandchild = ProgressNode(totalUnitCount: 1, parent: child, pendingUnitCount: 0)
+        child.completedUnitCount = 1  // finished, with `grandchild` still attached to it
+
+        root.addChild(child, withPendingUnitCount: 1)
+
+        XCTAssertEqual(root.completedUnitCount, 1, "credited at once")
+        XCTAssertEqual(root.children.count, 0)
+        XCTAssertFalse(child.isPaused)
+        XCTAssertFalse(grandchild.isPaused, "paused through a node the parent let go")
+    }
+
     // MARK: A child detached while a pause of its parent is under way
 
     /// `pause()` lists a node's children, then marks them one at a time. A child that finishes (and so

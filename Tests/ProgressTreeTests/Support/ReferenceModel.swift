@@ -174,13 +174,18 @@ struct ReferenceModel {
 
     /// S: "Cancel and pause flow down to every attached child, including children attached later (a child
     /// attached to a cancelled or paused parent becomes cancelled or paused)" — with its subtree, as
-    /// `cancel()`/`pause()` of the child would.
+    /// `cancel()`/`pause()` of the child would. A child finished on arrival is credited and let go at once
+    /// (S: "a child already finished credits its pending count at once"), so it is never attached and a
+    /// pause does not flow into it: pausing the nodes below it would leave them paused out of reach of the
+    /// parent's `resume()` (S: "a finished node is never paused"; issue 13). A cancellation still does, as
+    /// the library does today: permanent either way, and Docs/Composition.md says such a child "becomes
+    /// cancelled".
     private mutating func attach(_ child: Int, to parent: Int, pendingUnitCount: Int64) {
         nodes[child].link = .attached(parent: parent, pendingUnitCount: pendingUnitCount)
         nodes[parent].children.append(child)
         if nodes[parent].isCancelled {
             cancel(child)
-        } else if nodes[parent].isPaused {
+        } else if nodes[parent].isPaused && !isFinished(child) {
             pause(child)
         }
     }
