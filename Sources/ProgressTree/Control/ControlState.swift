@@ -223,13 +223,19 @@ extension ProgressNode {
         if flags.contains(.cancelled) {
             cancel()
         } else if flags.contains(.paused) {
+            // Fix (test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused): a child
+            // that finished (on arrival, or since) was credited and let go: the pause does not flow into it.
+            // It did, and paused the nodes still attached below it, out of reach of the parent's `resume()`.
+            guard parent != nil else { return }
             pause()
             // Fix (test_child_attached_while_the_parent_is_resumed_ends_up_running): `flags` was read when
             // the child was inserted. A `resume()` of the parent since then may have visited this child
             // before the `pause()` above (finding it running, so leaving it alone), which left the child
             // paused under a running parent. Our pause is now done, so any resume of the parent after this
-            // check will visit the child and find it paused; one before it shows here.
-            if let parent, !parent.isPaused { resume() }
+            // check will visit the child and find it paused; one before it shows here. So does a child that
+            // finished (and detached) meanwhile, with the nodes below it that our pause reached.
+            if let parent, parent.isPaused { return }
+            resume()
         }
     }
 }
