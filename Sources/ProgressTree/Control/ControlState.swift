@@ -33,6 +33,24 @@ struct ControlState {
     }
 }
 
+/// How far down a control transition goes (see `applyControlTransition`).
+enum ControlTransitionScope {
+    /// Every attached node below (`cancel()`).
+    case always
+    /// Only below nodes that are paused (`pause()`).
+    case whilePaused
+    /// Only below nodes that are not paused (`resume()`).
+    case whileRunning
+
+    func holds(for flags: ControlFlags) -> Bool {
+        switch self {
+        case .always: true
+        case .whilePaused: flags.contains(.paused)
+        case .whileRunning: !flags.contains(.paused)
+        }
+    }
+}
+
 /// Which handler of a node a transition calls.
 enum ControlHandlerKind {
     case cancellation, pausing, resuming
@@ -103,17 +121,63 @@ extension ProgressNode {
     /// chain needs no deep stack). `apply` runs under each node's lock in turn, never two at once, and
     /// returns whether that node changed state; nodes are visited parent before children, in the order
     /// the children were added.
+    ///
+    /// A child is listed under its parent's lock and visited later under its own, so a child is visited
+    /// only if, at that moment, it is still attached and, for `pause()` (`.whilePaused`) and `resume()`
+    /// (`.whileRunning`), the node that listed it is still paused, or still running.
+    ///
+    /// Fix (test_a_leaf_finished_and_reset_during_a_pause_of_its_parent_is_not_left_paused): a child may
+    /// finish (and so detach) between the two and be set back below its total; `pause()` then marked a node
+    /// no ancestor's `resume()` reaches any more, paused for good. A node has one parent, once, so "still
+    /// attached" means attached to the node that listed it; finishing detaches under the child's lock, so a
+    /// child marked before that leaves the pause when it finishes, as any paused node does.
+    ///
+    /// Fix (test_a_child_of_a_node_finished_during_a_pause_of_the_root_is_not_left_paused and
+    /// test_a_pause_that_overtakes_a_resume_of_the_root_leaves_the_child_paused): a `resume()` of the node
+    /// that listed the child (its own, or the one a node that finishes does to leave its pause) could pass
+    /// the child before this pause reached it, and the pause then marked the child, under a running node,
+    /// for good when that node had finished and detached. The same with the roles swapped: a `pause()`
+    /// passed the child, still paused, before a `resume()` reached it and un-paused it under a paused node.
+    /// So a pause goes on below a node only while that node is paused, a resume only while it is running: a
+    /// transition that changes the node before this check makes this one skip the child; one that changes
+    /// it after visits the child after this one (it sets the node's flag before it takes the child's lock)
+    /// and has the last word. Below the node `pause()` or `resume()` was called on, when the call did not
+    /// leave it in that state (finished, or cancelled), the transition still reaches its children.
     func applyControlTransition(
-        waitersThrow: Bool, _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
+        waitersThrow: Bool, goesOnBelow rule: ControlTransitionScope = .always,
+        _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
     ) {
         var effects = ControlTransitionEffects()
-        var stack: [ProgressNode] = [self]
-        while let node = stack.popLast() {
+        /// A node to visit, the node that listed it (`nil` for `self`), and whether that one must still
+        /// be as the transition left it when this one is visited.
+        struct Visit {
+            let node: ProgressNode
+            let lister: ProgressNode?
+            let listerMustStayAsLeft: Bool
+        }
+        var stack = [Visit(node: self, lister: nil, listerMustStayAsLeft: false)]
+        while let visit = stack.popLast() {
+            let node = visit.node
+            var childrenNeedListerAsLeft = false
             let children = node.state.withLock { state -> [ProgressNode] in
+                if let lister = visit.lister {
+                    guard state.link.kind == .attached else { return [] }
+                    if visit.listerMustStayAsLeft && !rule.holds(for: lister.currentControlFlags) { return [] }
+                }
                 if apply(node, &state, &effects) { effects.changedNodes.append(node) }
+                if rule != .always {
+                    let holds = rule.holds(for: node.currentControlFlags)
+                    // Deeper than `self`, only below nodes the transition left in its state (one it did not is
+                    // finishing, or cancelled with cancelled children). Below `self` itself always; while it
+                    // stays in that state, if the call left it so.
+                    if visit.lister != nil && !holds { return [] }
+                    childrenNeedListerAsLeft = holds
+                }
                 return state.children.entries.map(\.node)
             }
-            stack.append(contentsOf: children.reversed())
+            for child in children.reversed() {
+                stack.append(Visit(node: child, lister: node, listerMustStayAsLeft: childrenNeedListerAsLeft))
+            }
         }
         effects.perform(waitersThrow: waitersThrow)
     }
@@ -159,13 +223,19 @@ extension ProgressNode {
         if flags.contains(.cancelled) {
             cancel()
         } else if flags.contains(.paused) {
+            // Fix (test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused): a child
+            // that finished (on arrival, or since) was credited and let go: the pause does not flow into it.
+            // It did, and paused the nodes still attached below it, out of reach of the parent's `resume()`.
+            guard parent != nil else { return }
             pause()
             // Fix (test_child_attached_while_the_parent_is_resumed_ends_up_running): `flags` was read when
             // the child was inserted. A `resume()` of the parent since then may have visited this child
             // before the `pause()` above (finding it running, so leaving it alone), which left the child
             // paused under a running parent. Our pause is now done, so any resume of the parent after this
-            // check will visit the child and find it paused; one before it shows here.
-            if let parent, !parent.isPaused { resume() }
+            // check will visit the child and find it paused; one before it shows here. So does a child that
+            // finished (and detached) meanwhile, with the nodes below it that our pause reached.
+            if let parent, parent.isPaused { return }
+            resume()
         }
     }
 }

@@ -27,14 +27,22 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false) { node, state, effects in
-            let flags = node.currentControlFlags
-            guard flags.isDisjoint(with: [.cancelled, .paused]),
-                !FractionMath.isFinished(
-                    completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
-                    total: node.totalStorage.load(ordering: .sequentiallyConsistent))
-            else { return false }
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused) { node, state, effects in
+            guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused]), !node.isFinished else {
+                return false
+            }
+            // Fix (test_a_node_finishing_while_another_thread_pauses_it_is_not_left_paused): the counts are
+            // read again after the flag is set. A node finishing by its own update stores its counts and then
+            // reads the flag (a root takes no lock for that), so with the counts read only before, both could
+            // miss the other: finished and paused. Now (all sequentially consistent) either this pause sees
+            // the node finished and takes the flag back, or the finishing update sees the flag and leaves the
+            // pause with `resume()`, which waits for this lock. (The check above keeps a node finished
+            // before from showing paused even for that moment.)
             _ = node.updateControlFlags(inserting: .paused)
+            if node.isFinished {
+                _ = node.updateControlFlags(removing: .paused)
+                return false
+            }
             effects.callHandler(of: node, .pausing, state: &state.control)
             return true
         }
@@ -48,7 +56,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func resume() {
-        applyControlTransition(waitersThrow: false) { node, state, effects in
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning) { node, state, effects in
             let flags = node.currentControlFlags
             guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
             _ = node.updateControlFlags(removing: .paused)
