@@ -118,12 +118,12 @@ private final class ConcurrentRound: Sendable {
 
     /// Where `node` hangs: attached to which node (and that one's state), detached, or never added.
     private func placement(of node: ProgressNode, _ names: [ObjectIdentifier: String]) -> String {
-        let (kind, parent) = node.state.withLock { ($0.link.kind, $0.link.attachedParent) }
-        guard let parent else { return kind == .none ? "never added" : "finished and detached" }
+        let kind = node.state.withLock { $0.link.kind }
+        guard let parent = node.parent else { return kind == .none ? "never added" : "finished and detached" }
         let name = names[ObjectIdentifier(parent)] ?? "?"
-        return "attached to \(name) (\(parent.completedUnitCount) of \(parent.totalUnitCount)"
-            + (parent.isPaused ? ", paused" : "") + (parent.isCancelled ? ", cancelled" : "") + ", "
-            + placement(of: parent, names) + ")"
+        let counts = "\(parent.completedUnitCount) of \(parent.totalUnitCount)"
+        let marks = (parent.isPaused ? ", paused" : "") + (parent.isCancelled ? ", cancelled" : "")
+        return "attached to \(name) (" + counts + marks + ", " + placement(of: parent, names) + ")"
     }
 
     private func check(afterResumingRoots: Bool) -> [String] {
@@ -157,7 +157,7 @@ private final class ConcurrentRound: Sendable {
             var childUnits = 0.0
             for child in node.children {
                 let childName = names[ObjectIdentifier(child)] ?? "?"
-                let link = child.state.withLock { ($0.link.attachedParent, $0.link.pendingUnitCount) }
+                let link = (child.parent, child.state.withLock { $0.link.pendingUnitCount })
                 guard link.0 === node, let pending = link.1 else {
                     problems.append("\(name) lists \(childName), which is not attached to it")
                     continue
