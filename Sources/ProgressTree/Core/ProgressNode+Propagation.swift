@@ -232,12 +232,15 @@ extension ProgressNode {
         }
     }
 
-    /// The node's fraction from its counts and its children's cached sum; under its lock.
+    /// The node's fraction from its counts, its children's cached sum and the frozen share of its failed
+    /// children; under its lock.
     private func currentFraction(_ state: borrowing NodeState) -> Double {
         FractionMath.fraction(
             completed: completedStorage.load(ordering: .sequentiallyConsistent),
             total: totalStorage.load(ordering: .sequentiallyConsistent),
-            childUnits: state.children.contributionSum)
+            // Failure hook (ProgressNode+Failure.swift): a failed child left `children` and its share at
+            // failure moved to `failedChildUnits` in one critical section of this lock, so it counts once.
+            childUnits: state.children.contributionSum + state.control.outcomes.failedChildUnits)
     }
 }
 
