@@ -238,7 +238,15 @@ public final class TerminalRenderer: Sendable {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
                 }
-                let lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                var lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
+                    // The last line of a run with failures says so; it takes the place of the last row when
+                    // the frame is as tall as the terminal allows.
+                    if lines.count >= capacity { lines.removeLast() }
+                    let width = max(1, size.columns - 1)
+                    lines.append(
+                        layout.colors.failed.apply(to: DisplayWidth.pad("! " + summary, toColumns: width), colors: colors))
+                }
                 let printed = state.printed
                 state.printed = []
                 if let bytes = state.live.compose(
@@ -247,7 +255,10 @@ public final class TerminalRenderer: Sendable {
                     output.write(bytes)
                 }
             case .plain:
-                let lines = state.plain.lines(for: rows, now: elapsed)
+                var lines = state.plain.lines(for: rows, now: elapsed)
+                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
+                    lines.append(summary)
+                }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
             case .json:
                 let lines = state.json.lines(for: rows, now: elapsed)
