@@ -139,4 +139,57 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertEqual(objects[2]["state"] as? String, "cancelled")
         XCTAssertTrue(objects[2]["reason"] is NSNull)
     }
+
+    // MARK: OSC 9;4
+
+    func test_the_taskbar_progress_follows_the_root_and_is_cleared_at_stop() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, output: terminal)
+        first.completedUnitCount = 5
+        renderer.drawFrame()
+        renderer.drawFrame()  // nothing changed: nothing written
+        root.pause()
+        renderer.drawFrame()
+        root.resume()
+        renderer.drawFrame()
+        second.fail(Reason(description: "the disk is full"))
+        renderer.drawFrame()
+        renderer.stop()
+        XCTAssertEqual(terminal.operatingSystemCommands, ["9;4;1;25", "9;4;4;25", "9;4;1;25", "9;4;2;25", "9;4;0;0"])
+        XCTAssertEqual(terminal.visibleLines.count, 4, "the sequences draw nothing")
+    }
+
+    func test_the_taskbar_progress_is_indeterminate_for_an_indeterminate_root_and_cleared_when_cancelled() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.cancel()
+        renderer.drawFrame()
+        renderer.stop()
+        XCTAssertEqual(terminal.operatingSystemCommands, ["9;4;3;0", "9;4;0;0"])
+    }
+
+    func test_no_taskbar_progress_with_TERM_dumb_when_switched_off_off_a_terminal_or_in_plain_mode() {
+        func sequences(
+            mode: TerminalRenderer.Mode = .live, isTerminal: Bool = true, environment: [String: String] = [:],
+            enabled: Bool = true
+        ) -> [String] {
+            let output = VirtualTerminal(columns: 70, rows: 10, isTerminal: isTerminal)
+            let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+            root.completedUnitCount = 1
+            let renderer = makeTestRenderer(
+                root, mode: mode, output: output, environment: environment, configure: { $0.showsTaskbarProgress = enabled })
+            renderer.drawFrame()
+            renderer.stop()
+            return output.operatingSystemCommands
+        }
+        XCTAssertEqual(sequences(), ["9;4;1;25", "9;4;0;0"], "on by default, live, on a terminal")
+        XCTAssertEqual(sequences(environment: ["TERM": "dumb"]), [])
+        XCTAssertEqual(sequences(enabled: false), [])
+        XCTAssertEqual(sequences(isTerminal: false), [])
+        XCTAssertEqual(sequences(mode: .plain), [])
+        XCTAssertEqual(sequences(mode: .json), [])
+    }
 }
