@@ -73,7 +73,7 @@ extension ProgressNode {
         }
     }
 
-    private func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
+    func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
         let fraction = fractionCompleted
         var input = DescriptionFormatter.MainInput(
             kind: kind, fraction: fraction,
