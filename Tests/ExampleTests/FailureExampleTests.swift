@@ -33,4 +33,35 @@ final class FailureExampleTests: XCTestCase {
             "1 failed, 1 cancelled: IMG_0004.jpg: the camera stopped answering (simulated with --fail-every 4)",
             "the summary: the photo failed, which cancelled its download")
     }
+
+    func test_file_copy_marks_the_file_that_hit_an_io_error_failed_stops_and_exits_1() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("failure-\(UUID().uuidString)")
+        let source = folder.appendingPathComponent("source")
+        let destination = folder.appendingPathComponent("copy")
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent("media"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("hello\n".utf8).write(to: source.appendingPathComponent("a.txt"))
+        try Data(repeating: 7, count: 3_000_000).write(to: source.appendingPathComponent("media/big.bin"))
+        try Data("after\n".utf8).write(to: source.appendingPathComponent("media/z.txt"))
+
+        // The hidden test hook fails the read of the chunk that crosses 1.5 MB, in big.bin.
+        let result = try FileCopyProcess.run([
+            source.path, destination.path, "--progress", "json", "--fail-after-bytes", "1500000",
+        ])
+        XCTAssertEqual(result.status, 1)
+        let reason = source.path + "/media/big.bin: Input/output error"
+        let objects = try result.standardError.split(separator: "\n").compactMap { line -> [String: Any]? in
+            guard line.hasPrefix("{") else { return nil }
+            return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let root = try XCTUnwrap(objects.last { $0["parent"] is NSNull })
+        XCTAssertEqual(root["state"] as? String, "failed")
+        XCTAssertEqual(root["reason"] as? String, reason)
+        XCTAssertEqual(root["failedBelow"] as? Int, 1, "the file's node failed")
+        XCTAssertTrue(result.standardError.contains("file-copy: \(reason)\n"), result.standardError)
+        // It stopped there: the file before it is copied, nothing after it, no partial file.
+        let copied = try FileManager.default.subpathsOfDirectory(atPath: destination.path).sorted()
+        XCTAssertEqual(copied, ["a.txt", "media"])
+    }
 }
