@@ -23,6 +23,21 @@ private struct Numbered: Error, CustomStringConvertible {
     var description: String { "failure \(number)" }
 }
 
+// BEGIN snippet: migrating-failure
+/// Runs `download` as `progress`'s work: finished, cancelled or failed, never a failure shown as one of
+/// the others.
+func runDownload(_ progress: ProgressNode, _ download: () throws -> Void) {
+    do {
+        try download()
+        progress.completedUnitCount = progress.totalUnitCount
+    } catch is CancellationError {
+        progress.cancel()
+    } catch {
+        progress.fail(error)  // Foundation: completedUnitCount = totalUnitCount, or cancel()
+    }
+}
+// END snippet: migrating-failure
+
 /// Single-threaded semantics of `fail(_:)` (SEMANTICS.md, "Failure"; issue 14).
 final class FailureTests: XCTestCase {
     // MARK: The outcome
@@ -428,6 +443,37 @@ final class FailureTests: XCTestCase {
         node.completedUnitCount = 5
         node.fail(ArchiveDown())
         XCTAssertEqual(node.description, "ProgressNode: 50.00% (5 of 10), failed: the archive is not answering")
+    }
+
+    // MARK: The guides
+
+    func test_migration_guide_snippet_finishes_cancels_or_fails() {
+        let album = ProgressNode(totalUnitCount: 3)
+        let done = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
+        let stopped = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
+        let broken = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
+        runDownload(done) {}
+        runDownload(stopped) { throw CancellationError() }
+        runDownload(broken) { throw ArchiveDown() }
+        XCTAssertTrue(done.isFinished)
+        XCTAssertTrue(stopped.isCancelled)
+        XCTAssertEqual(broken.failure as? ArchiveDown, ArchiveDown())
+        XCTAssertEqual(album.completedUnitCount, 1)
+        XCTAssertEqual(
+            album.descendantOutcomes,
+            ProgressNode.DescendantOutcomes(
+                failedCount: 1, cancelledCount: 1, firstFailureDescription: "the archive is not answering"))
+    }
+
+    /// The example at the top of Cancellation.md's "Failure".
+    func test_cancellation_guide_failure_example() {
+        let album = ProgressNode(totalUnitCount: 12)
+        let photo = ProgressNode(totalUnitCount: 100, parent: album, pendingUnitCount: 1)
+        photo.completedUnitCount = 40
+        photo.fail(ArchiveDown())
+        XCTAssertTrue(photo.isFailed)
+        XCTAssertEqual(album.descendantOutcomes.failedCount, 1)
+        XCTAssertEqual(album.fractionCompleted, 0.4 / 12)
     }
 
     // MARK: Helpers
