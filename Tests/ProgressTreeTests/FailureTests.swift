@@ -165,6 +165,17 @@ final class FailureTests: XCTestCase {
         XCTAssertFalse(node.isCancelled)
     }
 
+    func test_a_task_linked_to_a_failed_node_starts_cancelled() async throws {
+        let node = ProgressNode(totalUnitCount: 10)
+        node.fail(ArchiveDown())
+        let startedCancelled = try await node.withCancellationLink { Task.isCancelled }
+        XCTAssertTrue(startedCancelled)
+        let task = node.task { Task.isCancelled }
+        let taskStartedCancelled = try await task.value
+        XCTAssertTrue(taskStartedCancelled)
+        XCTAssertEqual(node.linkedTaskCount, 0)
+    }
+
     // MARK: Down: the descendants are cancelled
 
     func test_failing_cancels_the_unfinished_descendants_parent_before_children() {
