@@ -45,9 +45,10 @@ final class FailureExampleTests: XCTestCase {
         try Data(repeating: 7, count: 3_000_000).write(to: source.appendingPathComponent("media/big.bin"))
         try Data("after\n".utf8).write(to: source.appendingPathComponent("media/z.txt"))
 
-        // The hidden test hook fails the read of the chunk that crosses 1.5 MB, in big.bin.
+        // The hidden test hook fails the read of the chunk that crosses 1.5 MB, in big.bin; at 2 MB a second,
+        // big.bin runs for about 0.7 s first, so the renderer (15 frames a second) has seen its node.
         let result = try FileCopyProcess.run([
-            source.path, destination.path, "--progress", "json", "--fail-after-bytes", "1500000",
+            source.path, destination.path, "--progress", "json", "--limit", "2M", "--fail-after-bytes", "1500000",
         ])
         XCTAssertEqual(result.status, 1)
         let reason = source.path + "/media/big.bin: Input/output error"
@@ -59,6 +60,9 @@ final class FailureExampleTests: XCTestCase {
         XCTAssertEqual(root["state"] as? String, "failed")
         XCTAssertEqual(root["reason"] as? String, reason)
         XCTAssertEqual(root["failedBelow"] as? Int, 1, "the file's node failed")
+        let file = try XCTUnwrap(objects.last { $0["name"] as? String == "Copying “big.bin”…" }, result.standardError)
+        XCTAssertEqual(file["state"] as? String, "failed", "failed, not cancelled")
+        XCTAssertEqual(file["reason"] as? String, reason)
         XCTAssertTrue(result.standardError.contains("file-copy: \(reason)\n"), result.standardError)
         // It stopped there: the file before it is copied, nothing after it, no partial file.
         let copied = try FileManager.default.subpathsOfDirectory(atPath: destination.path).sorted()
