@@ -193,3 +193,26 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertEqual(sequences(mode: .json), [])
     }
 }
+
+extension FailureRenderingTests {
+    func test_a_failed_line_stays_while_finished_lines_give_way_to_the_limit() {
+        let terminal = VirtualTerminal(columns: 60, rows: 20)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Batch"
+        let jobs = (1...4).map { index in
+            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+            job.localizedDescription = "job \(index)"
+            return job
+        }
+        let renderer = makeTestRenderer(root, output: terminal) { $0.keptFinishedChildren = 2 }
+        renderer.drawFrame()
+        jobs[0].fail(Reason(description: "lost"))
+        for job in jobs.dropFirst() { job.completedUnitCount = 2 }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch · 1 failed       ████████████████▌░░░░░  75% 3 of 4",
+            "  ! job 1 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ✓ job 4                ██████████████████████ 100% 2 of 2",
+        ])
+    }
+}
