@@ -12,15 +12,16 @@ final class FailureConcurrencyTests: XCTestCase {
         var failures = 0
         for _ in 0..<rounds {
             let parent = ProgressNode(totalUnitCount: 10)
-            let child = ProgressNode(totalUnitCount: 400, parent: parent, pendingUnitCount: 10)
+            // Enough updates that the failure usually lands among them, whatever order the threads start in.
+            let child = ProgressNode(totalUnitCount: 4_000, parent: parent, pendingUnitCount: 10)
             DispatchQueue.concurrentPerform(iterations: 3) { index in
                 if index == 0 {
                     child.fail(ArchiveDown())
                 } else {
-                    for _ in 0..<200 { child.advance() }
+                    for _ in 0..<2_000 { child.advance() }
                 }
             }
-            XCTAssertEqual(child.completedUnitCount, 400, "no update is lost")
+            XCTAssertEqual(child.completedUnitCount, 4_000, "no update is lost")
             XCTAssertNotEqual(child.isFailed, child.isFinished, "exactly one final outcome")
             XCTAssertTrue(parent.children.isEmpty)
             if child.isFailed {
@@ -98,12 +99,12 @@ final class FailureConcurrencyTests: XCTestCase {
         for _ in 0..<rounds {
             let root = ProgressNode(totalUnitCount: 10)
             let node = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 10)
-            let children = (0..<4).map { _ in ProgressNode(totalUnitCount: 50, parent: node, pendingUnitCount: 1) }
+            let children = (0..<4).map { _ in ProgressNode(totalUnitCount: 500, parent: node, pendingUnitCount: 1) }
             DispatchQueue.concurrentPerform(iterations: 5) { index in
                 if index == 0 {
                     node.fail(ArchiveDown())
                 } else {
-                    for _ in 0..<50 { children[index - 1].advance() }
+                    for _ in 0..<500 { children[index - 1].advance() }
                 }
             }
             XCTAssertEqual(node.completedUnitCount, 4, "every child reached its total and credited the node")
