@@ -15,6 +15,8 @@ struct Copier: Sendable {
     /// The most bytes per second to copy (`--limit`), or `nil`.
     let limit: Int64?
     let pauseAfterBytes: Int64?
+    /// The test hook `--fail-after-bytes`: see `Options.failAfterBytes`.
+    var failAfterBytes: Int64? = nil
 
     /// 1 MiB, or less under a low `--limit`, so that a chunk never takes more than a tenth of a second and
     /// Ctrl-C stays prompt.
@@ -95,7 +97,12 @@ struct Copier: Sendable {
             outcome.isCancelled = true
         } catch {
             let path = current.map { plan.destination + "/" + $0 } ?? plan.destination
-            outcome.error = (error as? Failure) ?? Failure(path: path, underlying: error)
+            let failure = (error as? Failure) ?? Failure(path: path, underlying: error)
+            outcome.error = failure
+            // Files are copied one at a time, so the root's only attached child is the file being copied
+            // (finished ones are detached): it failed, with the error. (An empty file, a folder or a link
+            // has no node: then only the root fails, in main.)
+            root.children.first?.fail(failure)
         }
         // Nothing partial stays behind, whatever happened.
         if partialFile.remove() { outcome.interruptedFile = current }
@@ -143,6 +150,9 @@ struct Copier: Sendable {
             let chunk: Data?
             do {
                 chunk = try input.read(upToCount: chunkSize)
+                if let failAfterBytes, bytesBefore + written + Int64(chunkSize) > failAfterBytes {
+                    throw NSError(domain: NSPOSIXErrorDomain, code: Int(EIO))  // the test hook
+                }
             } catch {
                 throw Failure(path: sourcePath, underlying: error)
             }

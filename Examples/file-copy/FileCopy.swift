@@ -17,6 +17,9 @@
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
 // one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
 // being copied is removed. A second Ctrl-C exits at once, also removing it; so does SIGTERM (status 143).
+// An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
+// (the renderer marks it `!` with the reason), then the root; its partial copy is removed, the files
+// already copied stay, and the exit status is 1.
 
 #if canImport(Glibc)
 import Glibc
@@ -108,12 +111,12 @@ struct FileCopy {
                     progress: nil,
                     label: "  \(position)/\(plan.fileCount)  \(path)  (\(ProgressFormat.byteCount(size)))")
             },
-            limit: options.limit, pauseAfterBytes: options.pauseAfterBytes)
+            limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
         let start = ContinuousClock.now
         renderer.start()
         let outcome = await copier.copy(into: root)
-        if outcome.error != nil { root.cancel() }  // the display marks the copy as stopped
+        if let error = outcome.error { root.fail(error) }  // the copy stopped on an error: failed, with it
         pacer.invalidate()
         labelQueue.sync {}  // a label being printed lands before the final frame
         renderer.stop()

@@ -12,6 +12,9 @@ struct Options: Sendable {
     /// For tests (not in the usage): after copying this many bytes, pause the copy and say so on standard
     /// error, so a test can send Ctrl-C at a known point, in the middle of a file.
     var pauseAfterBytes: Int64?
+    /// For tests (not in the usage): the read of the chunk that crosses this many bytes fails with an I/O
+    /// error (EIO), as a disk going away mid-copy would.
+    var failAfterBytes: Int64?
 
     static let usage = """
         usage: file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
@@ -24,6 +27,8 @@ struct Options: Sendable {
         Each file is written under a temporary name in its destination folder and renamed when complete,
         so DEST never holds a partially written file. Keys while live: p pause, r resume, c cancel.
         Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on SIGTERM).
+        An error (a file that cannot be read or written) stops the copy: that file is marked failed with
+        the error, its partial copy is removed, and the files already copied stay.
         Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled, 143 terminated.
         """
 
@@ -45,6 +50,11 @@ struct Options: Sendable {
                     throw UsageError("--pause-after-bytes takes a positive number of bytes")
                 }
                 pauseAfterBytes = bytes
+            case "--fail-after-bytes":
+                guard let bytes = Int64(try reader.value(of: argument)), bytes > 0 else {
+                    throw UsageError("--fail-after-bytes takes a positive number of bytes")
+                }
+                failAfterBytes = bytes
             case "--help", "-h": showHelp = true
             case "--": positional.append(contentsOf: reader.rest())
             default:

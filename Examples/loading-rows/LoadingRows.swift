@@ -5,7 +5,8 @@
 //
 // The size of the work is unknown, so there is no bar: `performActivity` makes the node indeterminate
 // while the fetch runs (the renderer draws a spinner) and finishes it when the rows arrive, back on the
-// caller's actor; an error or a cancellation also ends it. The table goes to standard output and the
+// caller's actor; an error fails it (`--fail`: the renderer marks the load failed with the reason, and the
+// program exits with status 1) and a cancellation cancels it. The table goes to standard output and the
 // progress to standard error, so `loading-rows > rows.txt` writes only the table.
 
 #if canImport(Glibc)
@@ -49,7 +50,7 @@ struct LoadingRows {
         } catch {
             result = .failure(error)
         }
-        renderer.stop()  // the node has ended: the spinner is gone from the final frame
+        renderer.stop()  // the node has ended (finished, failed or cancelled): the spinner is gone
         interrupts.stop()
 
         switch result {

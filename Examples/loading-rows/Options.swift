@@ -14,7 +14,7 @@ struct Options: Sendable {
 
           --rows N           how many rows to fetch (default 12)
           --delay SECONDS    how long the simulated archive takes to answer (default 2)
-          --fail             make the archive fail, to see the error path (exit status 1)
+          --fail             make the archive fail: the load is shown as failed (exit status 1)
           --progress M       how to show progress (default auto: live on a terminal, plain otherwise)
 
         The rows are printed as a table on standard output; progress goes to standard error.

@@ -5,10 +5,28 @@ import ProgressTree
 struct Importer: Sendable {
     let options: Options
 
-    /// Imports every photo into `album`; returns how many were imported before a cancellation.
-    func importAlbum(into album: ProgressNode) async -> Int {
-        await withTaskGroup(of: Bool.self) { group in
-            var imported = 0
+    /// How an import ended.
+    struct Outcome: Sendable {
+        var imported = 0
+        var failed = 0
+    }
+
+    /// What `--fail-every N` makes every Nth download do, half way through.
+    struct CameraStopped: Error, CustomStringConvertible {
+        let fileName: String
+        let every: Int
+        var description: String { "\(fileName): the camera stopped answering (simulated with --fail-every \(every))" }
+    }
+
+    private enum PhotoResult: Sendable {
+        case imported, failed, cancelled
+    }
+
+    /// Imports every photo into `album`; returns how many were imported and how many failed. A photo that
+    /// fails is marked failed (which cancels its download and filter) and the import goes on with the others.
+    func importAlbum(into album: ProgressNode) async -> Outcome {
+        await withTaskGroup(of: PhotoResult.self) { group in
+            var outcome = Outcome()
             var next = 0
             func startNext() {
                 guard next < options.photos, !album.isCancelled else { return }
@@ -21,18 +39,25 @@ struct Importer: Sendable {
                 group.addTask {
                     do {
                         try await photo.withCancellationLink { try await importPhoto(index, into: photo) }
-                        return true
+                        return .imported
+                    } catch let error as CameraStopped {
+                        photo.fail(error)  // its share stays where it stopped; the album goes on
+                        return .failed
                     } catch {
-                        return false  // cancelled: the photo keeps what it had done
+                        return .cancelled  // the photo keeps what it had done
                     }
                 }
             }
             for _ in 0..<options.concurrentImports { startNext() }
-            while let photoImported = await group.next() {
-                if photoImported { imported += 1 }
+            while let result = await group.next() {
+                switch result {
+                case .imported: outcome.imported += 1
+                case .failed: outcome.failed += 1
+                case .cancelled: break
+                }
                 startNext()
             }
-            return imported
+            return outcome
         }
     }
 
@@ -44,10 +69,14 @@ struct Importer: Sendable {
         download.fileOperationKind = .downloading
         download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/" + Self.fileName(index))
         let chunk = max(1, size / 40)
+        let fails = options.failEvery.map { (index + 1) % $0 == 0 } ?? false
         while download.completedUnitCount < size {
             try await download.checkpoint()  // waits while paused, throws when cancelled
             try await Task.sleep(for: tick(milliseconds: 30 + (index % 3) * 10))
             download.advance(by: min(chunk, size - download.completedUnitCount))
+            if fails, download.completedUnitCount >= size / 2 {
+                throw CameraStopped(fileName: Self.fileName(index), every: options.failEvery ?? 0)
+            }
         }
         // The filter: 1 unit, attached implicitly. `applyFilter` knows nothing about the photo: the first
         // node it creates attaches to the node made current here.

@@ -5,9 +5,13 @@
 // implicit, task-local composition (`withCurrent`), as in Apple's PhotoProgress sample. The album's node
 // composes the photos and the terminal renderer shows the whole tree live.
 //
-//   swift run photo-import [--photos N] [--speed X] [--progress auto|live|plain|json|none]
+//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--progress auto|live|plain|json|none]
 //
 // Keys while live: p pause, r resume, c cancel. Ctrl-C cancels cleanly.
+//
+// `--fail-every N` makes every Nth download fail half way: that photo is marked failed (its download and
+// filter are cancelled), the import goes on with the others, and at the end the album is failed too, since
+// it is incomplete: "Imported 11 photos, 1 failed", exit status 1.
 
 #if canImport(Glibc)
 import Glibc
@@ -55,7 +59,12 @@ struct PhotoImport {
 
         let start = ContinuousClock.now
         renderer.start()
-        let imported = await Importer(options: options).importAlbum(into: album)
+        let outcome = await Importer(options: options).importAlbum(into: album)
+        let imported = outcome.imported
+        if outcome.failed > 0 {
+            // A failed photo is never counted as done, so the album cannot finish: we decide it failed.
+            album.fail(IncompleteImport(failed: outcome.failed, photos: options.photos))
+        }
         renderer.stop()
         keys?.stop()
         interrupts.stop()
@@ -64,9 +73,19 @@ struct PhotoImport {
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
             print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
+        } else if outcome.failed > 0 {
+            print("Imported \(imported) photos, \(outcome.failed) failed, in \(seconds(elapsed)) s")
+            exit(1)
         } else {
             print("Imported \(imported) photos in \(seconds(elapsed)) s")
         }
+    }
+
+    /// Why the album failed: some of its photos did.
+    struct IncompleteImport: Error, CustomStringConvertible {
+        let failed: Int
+        let photos: Int
+        var description: String { "\(failed) of \(photos) photos failed" }
     }
 
     static func seconds(_ duration: Duration) -> String {

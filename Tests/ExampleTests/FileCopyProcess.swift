@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import XCTest
 
-/// The `file-copy` executable built next to this test bundle, and a way to run it to the end.
+/// The `file-copy` executable (or another example) built next to this test bundle, and a way to run it to
+/// the end.
 enum FileCopyProcess {
     /// What a finished run left: its exit status and everything it wrote.
     struct Result {
@@ -12,19 +13,21 @@ enum FileCopyProcess {
     }
 
     /// The executable's location; fails the test (and throws) when it is not built.
-    static func executable(file: StaticString = #filePath, line: UInt = #line) throws -> URL {
-        let url = productsDirectory.appendingPathComponent("file-copy")
+    static func executable(
+        named name: String = "file-copy", file: StaticString = #filePath, line: UInt = #line
+    ) throws -> URL {
+        let url = productsDirectory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            XCTFail("file-copy is not built at \(url.path): run `swift build` first", file: file, line: line)
+            XCTFail("\(name) is not built at \(url.path): run `swift build` first", file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
         }
         return url
     }
 
-    /// Runs file-copy with `arguments` and waits for it to exit.
-    static func run(_ arguments: [String]) throws -> Result {
+    /// Runs file-copy (or the example `named`) with `arguments` and waits for it to exit.
+    static func run(_ arguments: [String], named name: String = "file-copy") throws -> Result {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = try executable(named: name)
         process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()

@@ -57,7 +57,7 @@ final class LogModeTests: XCTestCase {
         }
         let keys: Set<String> = [
             "time", "id", "parent", "name", "completed", "total", "fraction", "state", "indeterminate",
-            "throughput", "timeRemaining",
+            "throughput", "timeRemaining", "reason", "failedBelow", "cancelledBelow",
         ]
         for object in objects { XCTAssertEqual(Set(object.keys), keys) }
         XCTAssertEqual(objects[0]["id"] as? Int, 1)

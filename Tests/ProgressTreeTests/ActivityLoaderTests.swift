@@ -53,7 +53,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         XCTAssertEqual(node.fractionCompleted, 1)
     }
 
-    func test_async_error_ends_the_activity_finished_and_is_rethrown() async {
+    func test_async_error_ends_the_activity_failed_with_that_error_and_is_rethrown() async {
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
         do {
             _ = try await node.performActivity { () async throws -> Int in throw LoadFailed() }
@@ -61,8 +61,11 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         } catch {
             XCTAssertEqual(error as? LoadFailed, LoadFailed())
         }
-        XCTAssertTrue(node.isFinished)
+        XCTAssertTrue(node.isFailed)
+        XCTAssertEqual(node.failure as? LoadFailed, LoadFailed())
+        XCTAssertFalse(node.isFinished)
         XCTAssertFalse(node.isCancelled)
+        XCTAssertEqual(node.fractionCompleted, 0)
     }
 
     func test_cancelling_the_node_cancels_the_async_work_and_throws() async {
@@ -178,7 +181,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         XCTAssertTrue(node.isFinished)
     }
 
-    func test_closure_error_ends_the_activity_finished_and_is_passed_on() {
+    func test_closure_error_ends_the_activity_failed_and_is_passed_on() {
         let (workQueue, completionQueue) = queues()
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
         let delivered = expectation(description: "completion")
@@ -186,7 +189,8 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
             throw LoadFailed()
         } completion: { result in
             XCTAssertEqual(result.error as? LoadFailed, LoadFailed())
-            XCTAssertTrue(node.isFinished)
+            XCTAssertTrue(node.isFailed)
+            XCTAssertFalse(node.isFinished)
             delivered.fulfill()
         }
         wait(for: [delivered], timeout: 10)
@@ -291,7 +295,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         loading.performActivity(on: .global(qos: .userInitiated), deliveringOn: mainQueue) {
             try database.fetchRows()
         } completion: { result in
-            switch result {  // on mainQueue; loading is finished (or cancelled) by now
+            switch result {  // on mainQueue; loading is finished (or cancelled, or failed) by now
             case .success(let rows): show(rows)
             case .failure(let error): show(error)
             }

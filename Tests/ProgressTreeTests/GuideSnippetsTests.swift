@@ -431,6 +431,7 @@ final class GuideSnippetsTests: XCTestCase {
     static let snippetFiles = [
         "Tests/ProgressTreeTests/GuideSnippetsTests.swift",
         "Tests/ProgressTreeTests/MigrationGuideTests.swift",
+        "Tests/ProgressTreeTests/FailureTests.swift",
         "Tests/ProgressTreeTerminalTests/TerminalGuideSnippetsTests.swift",
     ]
 

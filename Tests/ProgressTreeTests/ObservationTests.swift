@@ -806,7 +806,8 @@ final class ObservationTests: XCTestCase {
         }
         let cancelled = ProgressNode.Snapshot(
             totalUnitCount: 4, completedUnitCount: 0, fractionCompleted: 0.25, isIndeterminate: false,
-            isFinished: false, isCancelled: true, isPaused: false)
+            isFinished: false, isCancelled: true, isPaused: false,
+            descendantOutcomes: ProgressNode.DescendantOutcomes(cancelledCount: 1))  // the child
         waitForDelivery(of: cancelled, to: snapshots)
         waitForDelivery(of: 0, to: otherLog)
         other.advance(by: 3)

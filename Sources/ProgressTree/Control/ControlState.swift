@@ -1,10 +1,14 @@
-/// The cancellation and pausing bits of a node, kept in an atomic so that hot loops can check them
-/// without a lock. Changed only under the node's lock, so that a transition and the snapshot of the
+/// The cancellation, pausing and failure bits of a node, kept in an atomic so that hot loops can check
+/// them without a lock. Changed only under the node's lock, so that a transition and the snapshot of the
 /// children it flows to are one step.
+///
+/// `cancelled` and `failed` are final and exclusive: once one is set, the other is never set.
 struct ControlFlags: OptionSet, Sendable {
     let rawValue: UInt8
     static let cancelled = ControlFlags(rawValue: 1 << 0)
     static let paused = ControlFlags(rawValue: 1 << 1)
+    /// Set by `fail(_:)`, with the paused bit cleared in the same store (a failed node is never paused).
+    static let failed = ControlFlags(rawValue: 1 << 2)
 }
 
 /// The handlers, advisory flags and waiters of a node, guarded by the node's lock.
@@ -25,6 +29,8 @@ struct ControlState {
     var linkedTaskCancellations: [Int: @Sendable () -> Void] = [:]
     /// Tasks suspended in `checkpoint()` while this node is paused.
     var pauseWaiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+    /// The failure of this node and what failed or was cancelled below it (see `ProgressNode+Failure.swift`).
+    var outcomes = OutcomeState()
     private var lastToken = 0
 
     mutating func makeToken() -> Int {
@@ -218,9 +224,10 @@ extension ProgressNode {
         return runsAtOnce
     }
 
-    /// Applies a parent's cancelled or paused state to a newly attached child.
+    /// Applies a parent's cancelled, failed or paused state to a newly attached child: below a cancelled or
+    /// failed node a child is cancelled.
     func inheritControlState(_ flags: ControlFlags) {
-        if flags.contains(.cancelled) {
+        if !flags.isDisjoint(with: [.cancelled, .failed]) {
             cancel()
         } else if flags.contains(.paused) {
             // Fix (test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused): a child

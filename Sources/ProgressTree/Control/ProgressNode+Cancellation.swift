@@ -17,6 +17,8 @@ extension ProgressNode {
     /// Cancels this node and every attached node below it, including children attached later.
     ///
     /// Cancellation flows down, never up, and is permanent: later `pause()` and `resume()` do nothing.
+    /// A failed node is not cancelled (the first final outcome stays), but the cancellation still reaches
+    /// the nodes below it. Each ancestor counts the nodes cancelled in `descendantOutcomes`.
     /// Counts and `fractionCompleted` stay as they were (a user interface can show "cancelled at 42%").
     /// Calling it again does nothing.
     ///
@@ -27,15 +29,12 @@ extension ProgressNode {
     ///
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func cancel() {
-        applyControlTransition(waitersThrow: true) { node, state, effects in
-            guard !node.updateControlFlags(inserting: .cancelled).contains(.cancelled) else { return false }
-            effects.callHandler(of: node, .cancellation, state: &state.control)
-            effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
-            state.control.linkedTaskCancellations = [:]
-            effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
-            state.control.pauseWaiters = [:]
-            return true
-        }
+        var effects = ControlTransitionEffects()
+        // Marks the subtree and counts it in its own nodes' outcomes, then in the ancestors' (see
+        // `ProgressNode+Failure.swift`); all before the effects, so a handler sees the counts.
+        let (cancelled, parent) = cancelSubtrees([self], effects: &effects)
+        if cancelled > 0 { Self.recordOutcomes(from: parent, failed: 0, cancelled: cancelled, firstFailure: nil) }
+        effects.perform(waitersThrow: true)
     }
 
     /// Called once when this node is cancelled, on the thread that called `cancel()` (on this node or an
@@ -53,10 +52,11 @@ extension ProgressNode {
         }
     }
 
-    /// Throws `CancellationError` if this node is cancelled: a checkpoint for synchronous loops.
+    /// Throws `CancellationError` if this node is cancelled or failed (`fail(_:)`): a checkpoint for
+    /// synchronous loops.
     ///
     /// - Complexity: O(1), one atomic load.
     public func checkCancellation() throws(CancellationError) {
-        if isCancelled { throw CancellationError() }
+        if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { throw CancellationError() }
     }
 }

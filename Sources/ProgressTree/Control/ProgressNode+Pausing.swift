@@ -16,7 +16,7 @@ extension ProgressNode {
 
     /// Pauses this node and every attached node below it, including children attached later.
     ///
-    /// A node already paused, cancelled or finished does not change (its handler does not run), but
+    /// A node already paused, cancelled, failed or finished does not change (its handler does not run), but
     /// the pause still reaches the attached nodes below it. A paused node that finishes leaves the pause
     /// as if `resume()` were called on it (its `resumingHandler` runs on the finishing thread and its
     /// checkpoints return), so a finished node is never paused. Pausing is cooperative: the work sees it
@@ -28,7 +28,7 @@ extension ProgressNode {
     /// - Complexity: O(attached nodes in the subtree), iterative.
     public func pause() {
         applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused) { node, state, effects in
-            guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused]), !node.isFinished else {
+            guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused, .failed]), !node.isFinished else {
                 return false
             }
             // Fix (test_a_node_finishing_while_another_thread_pauses_it_is_not_left_paused): the counts are
@@ -86,8 +86,8 @@ extension ProgressNode {
     }
 
     /// A checkpoint for long-running `async` work: returns at once while the node runs, suspends (without
-    /// blocking a thread) while it is paused, and throws `CancellationError` when the node is cancelled —
-    /// also while suspended — or when the calling task is cancelled.
+    /// blocking a thread) while it is paused, and throws `CancellationError` when the node is cancelled or
+    /// failed — also while suspended — or when the calling task is cancelled.
     ///
     /// ```swift
     /// for file in files {
@@ -101,7 +101,7 @@ extension ProgressNode {
     public func checkpoint() async throws(CancellationError) {
         while true {
             let flags = currentControlFlags
-            if flags.contains(.cancelled) || Task.isCancelled { throw CancellationError() }
+            if !flags.isDisjoint(with: [.cancelled, .failed]) || Task.isCancelled { throw CancellationError() }
             if !flags.contains(.paused) { return }
             do { try await waitUntilResumed() } catch { throw CancellationError() }
         }

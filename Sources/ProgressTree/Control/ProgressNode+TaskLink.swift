@@ -5,8 +5,9 @@ import Synchronization
 extension ProgressNode {
     /// Runs `operation` in a new task linked to this node both ways, and returns its result.
     ///
-    /// - Cancelling this node (or an ancestor) cancels the task running `operation`, so
-    ///   `Task.checkCancellation()` and cancellation-aware calls inside it stop the work.
+    /// - Cancelling this node (or an ancestor), or its failing (`fail(_:)`, on it or an ancestor), cancels
+    ///   the task running `operation`, so `Task.checkCancellation()` and cancellation-aware calls inside it
+    ///   stop the work.
     /// - Cancelling the calling task (or one of its parents) cancels this node, and through it the
     ///   attached nodes below it.
     ///
@@ -65,22 +66,24 @@ extension ProgressNode {
         return task
     }
 
-    /// Runs `operation` in a task linked to this node, cancelling the task first when the node already is.
+    /// Runs `operation` in a task linked to this node, cancelling the task first when the node is already
+    /// cancelled or failed.
     ///
     /// Fix (test_task_on_a_cancelled_node_starts_cancelled and
     /// test_operation_linked_to_a_cancelled_node_starts_cancelled): the link is registered just after the
     /// task is created, and cancels it then if the node is cancelled; but the task may already have run
     /// `operation` (or all of it) by then, uncancelled.
     private func runLinked<Result>(_ operation: () async throws -> Result) async throws -> Result {
-        if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
+        if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { withUnsafeCurrentTask { $0?.cancel() } }
         return try await operation()
     }
 
-    /// Registers `task` to be cancelled with this node; returns the unregistration. A node already
-    /// cancelled cancels the task at once.
+    /// Registers `task` to be cancelled with this node (when it is cancelled or fails); returns the
+    /// unregistration. A node already cancelled or failed cancels the task at once.
     private func link<Success, Failure>(_ task: Task<Success, Failure>) -> @Sendable () -> Void {
         let token = state.withLock { state -> Int? in
-            guard !currentControlFlags.contains(.cancelled) else { return nil }
+            // A cancelled or failed node's work is over: a task linked now is cancelled at once.
+            guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]) else { return nil }
             let token = state.control.makeToken()
             state.control.linkedTaskCancellations[token] = { task.cancel() }
             return token

@@ -19,11 +19,24 @@ import Synchronization
 final class ChildSums: @unchecked Sendable {
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
     @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []
-    @exclusivity(unchecked) private(set) var sum: Double = 0 {
-        didSet { publishedSum.store(sum.bitPattern, ordering: .relaxed) }
+    @exclusivity(unchecked) private var sum: Double = 0 {
+        didSet { publishedSum.store(total.bitPattern, ordering: .relaxed) }
     }
-    /// `sum`, for readers outside the domain lock that only need a recent value (file summaries).
+    /// Σ pendingᵢ × fractionᵢ over the children that failed, each fraction taken when that child failed:
+    /// the share those children keep after they left. Only grows; never credited to `completedUnitCount`
+    /// (failure is not done work).
+    @exclusivity(unchecked) private var failedUnits: Double = 0 {
+        didSet { publishedSum.store(total.bitPattern, ordering: .relaxed) }
+    }
+    /// What the children add to the node's units: the live children's progress and the failed ones' shares.
+    var total: Double { sum + failedUnits }
+    /// `total`, for readers outside the domain lock that only need a recent value (file summaries).
     let publishedSum = Atomic<UInt64>(0)
+
+    /// Keeps the share of a child that failed and left.
+    func addFailedShare(_ share: Double) {
+        if share > 0 { failedUnits += share }
+    }
     @exclusivity(unchecked) private var largestContribution: Double = 0
     @exclusivity(unchecked) private var incrementalSteps = 0
 

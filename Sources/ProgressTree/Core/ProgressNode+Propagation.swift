@@ -164,7 +164,7 @@ extension ProgressNode {
             node.leavePauseIfFinishedWhilePaused()
             node.markChanged()
             let finishedFiles = node.fileSummaryForFinishedParentFold(files)
-            let completed = parent.credit(pending, for: node)
+            let completed = parent.retire(node, crediting: pending)
             let parentFinished = FractionMath.isFinished(
                 completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
             parent.state.withLock { state in
@@ -199,7 +199,7 @@ extension ProgressNode {
 
     /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the
     /// pointer, so no later walk reaches the parent from here.
-    private func parent(clearing: Bool) -> ProgressNode? {
+    func parent(clearing: Bool) -> ProgressNode? {
         guard let domain = domainStorage.load() else { return nil }
         let walk = domain.enterWalk()
         defer { walk.exit() }
@@ -211,21 +211,26 @@ extension ProgressNode {
         return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
     }
 
-    /// Credits `pending` units of `child`, which just detached, and takes the child's share out of this
-    /// node's sum in the same step for readers (see `finishAndCreditAncestors`). Returns the new completed
-    /// count. The child's table entry is removed by the caller.
+    /// Takes `child`, which just detached, out of this node's sums, credits `pending` units of it (a
+    /// finished child) or keeps `failedShare` of it (a failed one), as one step for readers (see
+    /// `finishAndCreditAncestors`). Returns the completed count then. The child's table entry is removed
+    /// by the caller.
     ///
     /// Marking the child `retired` ends its walks' pushes: a walk never queues a retired node. A walk that
     /// queued it just before may still be pushing it, so the queue is handed a reference whenever the child
     /// is, or is about to be, in it; the refresh that drains it releases that reference.
-    private func credit(_ pending: Int64, for child: ProgressNode) -> Int64 {
+    func retire(_ child: ProgressNode, crediting pending: Int64, failedShare: Double = 0) -> Int64 {
         let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
             // No refresh runs in the tree: take the share out and credit, as one step for readers.
             let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
             childSums.load()?.remove(.passUnretained(child))
-            let completed = addToCompleted(pending)
+            if failedShare > 0 {
+                childSumsForRefresh.addFailedShare(failedShare)
+                _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
+            }
+            let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
             if old & NodeFlags.queued != 0 {
                 _ = Unmanaged.passRetained(child)  // the queue's reference
                 // Drain it now rather than at the next read: a finished child costs no memory for long.
@@ -235,7 +240,8 @@ extension ProgressNode {
             return completed
         }
         if let direct { return direct }
-        // A refresh runs: retire the child into the queue, between two moves of the credit sequence.
+        // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
+        // refresh that drains it takes its share out (and keeps its share at failure).
         creditSequence.add(1, ordering: .sequentiallyConsistent)
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
         _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
@@ -246,9 +252,18 @@ extension ProgressNode {
             // child is in the queue before the sequence settles.
             domain.representative.waitForWalks()
         }
-        let completed = addToCompleted(pending)
+        let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
         creditSequence.add(1, ordering: .sequentiallyConsistent)
         return completed
+    }
+
+    /// This node's share at failure, once: 0 afterwards (and for a node that did not fail). The node's lock.
+    func takeShareAtFailure() -> Double {
+        guard flags.load(ordering: .relaxed) & NodeFlags.retired != 0, isFailed else { return 0 }
+        return state.withLock { state in
+            defer { state.control.outcomes.shareAtFailure = 0 }
+            return state.control.outcomes.shareAtFailure
+        }
     }
 
     // MARK: Readers
@@ -378,8 +393,13 @@ extension ProgressNode {
                 let child = scratch.pending.removeLast()
                 let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
                 if old & NodeFlags.retired != 0 {
-                    // Finished and credited: its share leaves the sum, and the queue's reference goes.
-                    node._withUnsafeGuaranteedRef { $0.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) } }
+                    // Finished and credited, or failed: its share leaves the sum (a failed child's share at
+                    // failure stays, apart), and the queue's reference goes.
+                    node._withUnsafeGuaranteedRef { node in
+                        node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) }
+                        let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
+                        if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
+                    }
                     scratch.released.append(child.takeRetainedValue())
                     continue
                 }
@@ -392,7 +412,7 @@ extension ProgressNode {
             let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
                 let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
                 let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
-                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.sum } ?? 0
+                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
                 let sequence = node.creditSequence.load(ordering: .sequentiallyConsistent)
                 guard sequence == top.sequence else { return (0, false) }
                 return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)

@@ -35,9 +35,13 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
         line += "\(Self.twoDecimals(percent))% (\(completed) of \(total))"
         var marks: [String] = []
         if FractionMath.isIndeterminate(completed: completed, total: total) { marks.append("indeterminate") }
-        if FractionMath.isFinished(completed: completed, total: total) { marks.append("finished") }
+        if !flags.contains(.failed), FractionMath.isFinished(completed: completed, total: total) {
+            marks.append("finished")
+        }
         if flags.contains(.paused) { marks.append("paused") }
         if flags.contains(.cancelled) { marks.append("cancelled") }
+        // Failure (ProgressNode+Failure.swift): a failed node is never finished, paused or cancelled.
+        if flags.contains(.failed) { marks.append("failed: " + (failureDescription ?? "")) }
         if !marks.isEmpty { line += ", " + marks.joined(separator: ", ") }
         return line
     }

@@ -288,8 +288,10 @@ public final class ProgressNode: Sendable {
         FractionMath.isIndeterminate(completed: completedUnitCount, total: totalUnitCount)
     }
 
-    /// `true` when `completedUnitCount >= totalUnitCount > 0`, or `completedUnitCount > 0` with a total of 0.
+    /// `true` when `completedUnitCount >= totalUnitCount > 0`, or `completedUnitCount > 0` with a total of 0,
+    /// unless the node failed: a failed node never becomes finished, whatever its counts.
     public var isFinished: Bool {
-        FractionMath.isFinished(completed: completedUnitCount, total: totalUnitCount)
+        // Failure hook (ProgressNode+Failure.swift): finished and failed are exclusive final outcomes.
+        !isFailed && FractionMath.isFinished(completed: completedUnitCount, total: totalUnitCount)
     }
 }

@@ -21,6 +21,9 @@ enum DescriptionStrings {
     /// "Copying files…" (the number of files is not known)
     static func operationOnFiles(_ verb: String) -> String { "\(verb) files…" }
 
+    /// "Failed: the archive is not answering": a failed node, with its failure's description.
+    static func failed(_ reason: String) -> String { "Failed: \(reason)" }
+
     /// The verb of a file operation; "Processing" for operations this table does not know.
     static func verb(for operation: ProgressNode.FileOperationKind?) -> String {
         switch operation {

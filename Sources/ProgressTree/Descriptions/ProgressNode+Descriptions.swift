@@ -14,6 +14,7 @@ extension ProgressNode {
     /// `"\(node.localizedDescription!)"` or assign it to a `String` first.)
     ///
     /// The default, in English on every platform (shapes in `Docs/Descriptions.md`):
+    /// - a failed node: "Failed: " and its failure's description ("Failed: the archive is not answering");
     /// - generic node: "30% completed" from `fractionCompleted` (so it includes the children's partial
     ///   work); **"" when the node is indeterminate**, as in Apple's Foundation — there is no percentage to
     ///   give, and a user interface shows an indeterminate indicator instead;
@@ -31,6 +32,7 @@ extension ProgressNode {
                 ($0.metadata.localizedDescriptionOverride, $0.metadata.kind)
             }
             if let override { return override }
+            if let failure = failureDescription { return DescriptionStrings.failed(failure) }
             return DescriptionFormatter.main(mainDescriptionInput(kind: kind))
         }
         set {
@@ -51,8 +53,9 @@ extension ProgressNode {
     ///
     /// Reading it samples the throughput and time-remaining estimators (see `throughput`,
     /// `estimatedTimeRemaining`): a renderer that shows it on each frame keeps the estimates fresh. A
-    /// finished or cancelled node shows no estimated rate or time remaining (values set are still shown); an
-    /// indeterminate generic node shows only the time remaining and throughput if they were set, else "".
+    /// finished, cancelled or failed node shows no estimated rate or time remaining (values set are still
+    /// shown); an indeterminate generic node shows only the time remaining and throughput if they were set,
+    /// else "".
     /// Values set out of range (negative, not finite, a throughput below 1 byte per second, a time over 100
     /// years) are left out rather than shown.
     ///
@@ -70,7 +73,7 @@ extension ProgressNode {
         }
     }
 
-    private func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
+    func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
         let fraction = fractionCompleted
         var input = DescriptionFormatter.MainInput(
             kind: kind, fraction: fraction,

@@ -3,14 +3,14 @@
 
 extension ProgressNode {
     /// What a tree display labels this node with: a description set by the user, or the default of a file
-    /// node ("Downloading “photo.jpg”…"); `nil` for a generic node, whose default ("30% completed") only
-    /// repeats the percentage.
+    /// node ("Downloading “photo.jpg”…"), also once failed (a display shows the failure apart); `nil` for a
+    /// generic node, whose default ("30% completed") only repeats the percentage.
     ///
     /// - Complexity: O(1), unless a file node has neither a URL nor a file count (then a subtree summary).
     package var displayLabel: String? {
         let (override, kind) = state.withLock { ($0.metadata.localizedDescriptionOverride, $0.metadata.kind) }
         if let override { return override }
-        return kind == .file ? localizedDescription : nil
+        return kind == .file ? DescriptionFormatter.main(mainDescriptionInput(kind: kind)) : nil
     }
 
     /// The parts of `localizedAdditionalDescription`: the amount ("4.5 MB of 9 MB", "3 of 10 files",

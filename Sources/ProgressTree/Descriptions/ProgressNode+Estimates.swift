@@ -60,11 +60,11 @@ extension ProgressNode {
     /// estimators. A pause is noticed by the first sample after it (and a resume likewise), so paused time
     /// is excluded to within the interval between two reads — a renderer reads several times a second.
     ///
-    /// Cancelling: a cancelled node (or one below a cancelled ancestor) will never finish, so it has no
-    /// estimates — no rate decaying toward "1 byte/s" and no time remaining growing toward "122 days" — and
-    /// its estimators are not sampled.
+    /// Cancelling and failing: a cancelled or failed node (or one below a cancelled ancestor) will never
+    /// finish, so it has no estimates — no rate decaying toward "1 byte/s" and no time remaining growing
+    /// toward "122 days" — and its estimators are not sampled.
     func sampleEstimates(_ input: EstimationInput) -> Estimates {
-        if isCancelled { return Estimates() }
+        if isCancelled || isFailed { return Estimates() }
         let now = resolvedEstimationClock().now
         let paused = isPaused
         let finished = FractionMath.isFinished(completed: input.completed, total: input.total)

@@ -10,15 +10,23 @@ extension ProgressNode {
         public var fractionCompleted: Double
         /// `isIndeterminate`, from the same counts.
         public var isIndeterminate: Bool
-        /// `isFinished`, from the same counts.
+        /// `isFinished`, from the same counts (never `true` for a failed node).
         public var isFinished: Bool
         /// `isCancelled`.
         public var isCancelled: Bool
         /// `isPaused`.
         public var isPaused: Bool
+        /// `isFailed`.
+        public var isFailed: Bool = false
+        /// What a person reads for the node's `failure`: the error's `errorDescription` (for a
+        /// `LocalizedError`) or its `description`; `nil` unless the node failed.
+        public var failureDescription: String? = nil
+        /// `descendantOutcomes`: how many nodes below failed or were cancelled.
+        public var descendantOutcomes = DescendantOutcomes()
 
-        /// Whether no later snapshot can differ in a way that matters: the node finished or was cancelled.
-        public var isFinal: Bool { isFinished || isCancelled }
+        /// Whether no later snapshot can differ in a way that matters: the node finished, was cancelled or
+        /// failed.
+        public var isFinal: Bool { isFinished || isCancelled || isFailed }
     }
 
     /// The node's current state, read at once (the fraction brings the subtree up to date first).
@@ -29,8 +37,12 @@ extension ProgressNode {
         let completed = completedUnitCount
         let total = totalUnitCount
         let flags = currentControlFlags
+        let (failureDescription, outcomes) = state.withLock {
+            ($0.control.outcomes.failureDescription, $0.control.outcomes.descendants)
+        }
+        let isFailed = flags.contains(.failed)
         let isIndeterminate = FractionMath.isIndeterminate(completed: completed, total: total)
-        let isFinished = FractionMath.isFinished(completed: completed, total: total)
+        let isFinished = !isFailed && FractionMath.isFinished(completed: completed, total: total)
         // Fix (test_a_finished_snapshot_always_says_complete_while_threads_finish_the_node): the counts are
         // read after the fraction, so an update landing in between paired finished counts with the fraction
         // from before the last unit ("finished at 99.95%"), and that snapshot, being final, ended `snapshots`.
@@ -39,15 +51,16 @@ extension ProgressNode {
         return Snapshot(
             totalUnitCount: total, completedUnitCount: completed, fractionCompleted: consistentFraction,
             isIndeterminate: isIndeterminate, isFinished: isFinished,
-            isCancelled: flags.contains(.cancelled), isPaused: flags.contains(.paused))
+            isCancelled: flags.contains(.cancelled), isPaused: flags.contains(.paused), isFailed: isFailed,
+            failureDescription: isFailed ? failureDescription : nil, descendantOutcomes: outcomes)
     }
 
     /// The node's snapshots as an asynchronous sequence, for `for await` loops.
     ///
     /// Each iteration starts its own observation: it yields the current snapshot first, then a snapshot
     /// each time the node or its subtree changed, coalesced (a consumer slower than the updates sees the
-    /// newest snapshot, never a backlog). It ends after yielding a snapshot whose node is finished or
-    /// cancelled, and stops observing when the consuming task is cancelled.
+    /// newest snapshot, never a backlog). It ends after yielding a snapshot whose node is finished,
+    /// cancelled or failed (`Snapshot.isFinal`), and stops observing when the consuming task is cancelled.
     ///
     /// ```swift
     /// for await snapshot in album.snapshots {

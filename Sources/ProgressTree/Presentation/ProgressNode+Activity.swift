@@ -6,8 +6,8 @@ extension ProgressNode {
     /// Runs `work`, whose size is unknown, as this node's activity, and returns its result to the caller.
     ///
     /// While `work` runs the node is indeterminate (`totalUnitCount` -1, `completedUnitCount` 0), which a user
-    /// interface shows as a spinner or an indeterminate bar; when the activity ends the node is finished or
-    /// cancelled, and the indicator goes away.
+    /// interface shows as a spinner or an indeterminate bar; when the activity ends the node is finished,
+    /// cancelled or failed, and the indicator goes away.
     ///
     /// ```swift
     /// let loading = ProgressNode.discreteProgress(totalUnitCount: 0)   // the view observes it
@@ -18,8 +18,8 @@ extension ProgressNode {
     ///   actor (the function is `nonisolated`; the result is `Sendable` and comes back to the caller's
     ///   isolation like any `await`).
     /// - `work` throws: the error is rethrown. The activity ends: the node is **cancelled** if the error is a
-    ///   `CancellationError` or the node was cancelled; otherwise it is **finished** (a `ProgressNode` has no
-    ///   failure state; "cancelled" is kept for cancellations, so an interface never shows a failure as one).
+    ///   `CancellationError` or the node was cancelled; otherwise it **fails** with the error (`fail(_:)`),
+    ///   so an interface shows the failure, never a success or a cancellation.
     /// - Cancellation: `work` runs in a task linked to the node both ways (`withCancellationLink(_:)`).
     ///   Cancelling the node (or an ancestor) cancels that task; cancelling the calling task cancels the node.
     ///   If the node is cancelled when `work` returns, its result is discarded and `CancellationError` is
@@ -52,7 +52,7 @@ extension ProgressNode {
     ///
     /// The node becomes indeterminate (`totalUnitCount` -1, `completedUnitCount` 0) before this function
     /// returns, and stays so while `work` runs. On `completionQueue`, just before `completion` is called, the
-    /// activity ends: `completion` sees the node finished or cancelled.
+    /// activity ends: `completion` sees the node finished, cancelled or failed.
     ///
     /// ```swift
     /// let loading = ProgressNode.discreteProgress(totalUnitCount: 0)   // the view observes it
@@ -67,7 +67,7 @@ extension ProgressNode {
     /// - `.failure(CancellationError())`: the node was cancelled before `work` started (then `work` does not
     ///   run) or by the time it returned (its result is discarded); the node is **cancelled**.
     /// - `.failure(error)` for an error thrown by `work`: the node is **cancelled** if `error` is a
-    ///   `CancellationError` or the node was cancelled, and **finished** otherwise.
+    ///   `CancellationError` or the node was cancelled, and **failed** with `error` otherwise.
     ///
     /// A closure cannot be stopped from outside: to make `work` cancellable, check `isCancelled` or call
     /// `checkCancellation()` on this node inside it.
@@ -103,8 +103,8 @@ extension ProgressNode {
     }
 
     /// Ends the activity for the outcome of the work and returns the outcome to deliver: finished on success
-    /// (unless cancelled meanwhile, which turns it into a `CancellationError`) and on other errors;
-    /// cancelled on cancellation.
+    /// (unless cancelled meanwhile, which turns it into a `CancellationError`), cancelled on cancellation,
+    /// failed on other errors.
     private func endActivity<Value>(_ result: Result<Value, any Error>) -> Result<Value, any Error> {
         switch result {
         case .success where isCancelled:
@@ -116,7 +116,7 @@ extension ProgressNode {
             if error is CancellationError || isCancelled {
                 cancel()
             } else {
-                finishActivity()
+                fail(error)
             }
             return result
         }

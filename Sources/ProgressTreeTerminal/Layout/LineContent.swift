@@ -3,7 +3,7 @@ import ProgressTree
 /// What one line of the display is about, captured from a node when a frame is drawn.
 struct LineContent: Equatable, Sendable {
     enum Status: String, Sendable {
-        case running, paused, cancelled, finished
+        case running, paused, cancelled, failed, finished
     }
 
     var depth: Int
@@ -22,6 +22,21 @@ struct LineContent: Equatable, Sendable {
     /// Seconds, when known.
     var timeRemainingValue: Double?
     var timeRemaining: String?
+    /// Why the node failed (`status == .failed`), control characters shown as spaces; `nil` otherwise.
+    var failureReason: String?
+    /// How many nodes below failed or were cancelled, and the first failure's description (raw).
+    var outcomes = ProgressNode.DescendantOutcomes()
+
+    /// The label column's text: the label, then the failure's reason ("IMG_0005.jpg — failed: timed out")
+    /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").
+    var shownLabel: String {
+        if let failureReason {
+            return label.isEmpty ? "failed: " + failureReason : label + " — failed: " + failureReason
+        }
+        guard outcomes.failedCount > 0 else { return label }
+        let failed = "\(outcomes.failedCount) failed"
+        return label.isEmpty ? failed : label + " · " + failed
+    }
 
     /// The counts column: the described counts, or `"16 of 42"` (nothing for an indeterminate node).
     var counts: String {

@@ -50,7 +50,7 @@ struct LineFormatter {
         let (mark, markStyle) = self.mark(line, tick: tick)
         // A mark is one column, except spinner frames, which may be wide (emoji are two).
         let room = width - indent.count - DisplayWidth.of(mark) - 1
-        let text = DisplayWidth.pad(line.label, toColumns: max(0, room))
+        let text = DisplayWidth.pad(line.shownLabel, toColumns: max(0, room))
         let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
         return indent + style(mark, markStyle) + " " + style(text, labelStyle)
     }
@@ -59,6 +59,7 @@ struct LineFormatter {
         switch line.status {
         case .finished: return ("✓", layout.colors.finished)
         case .cancelled: return ("✗", layout.colors.cancelled)
+        case .failed: return ("!", layout.colors.failed)
         case .paused: return ("‖", layout.colors.paused)
         case .running:
             if line.isIndeterminate, !layout.spinner.isEmpty {
@@ -74,6 +75,7 @@ struct LineFormatter {
             switch line.status {
             case .finished: layout.colors.finished
             case .cancelled: layout.colors.cancelled
+            case .failed: layout.colors.failed
             case .paused: layout.colors.paused
             case .running: layout.colors.bar
             }
@@ -145,7 +147,7 @@ struct ColumnPlan {
         let spinnerWidth = layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1
         func need(_ line: LineContent) -> Int {
             let mark = line.isIndeterminate && line.status == .running ? spinnerWidth : 1
-            return line.depth * layout.indentation + mark + 1 + DisplayWidth.of(line.label)
+            return line.depth * layout.indentation + mark + 1 + DisplayWidth.of(line.shownLabel)
         }
         let labelNeed = min(
             max(lines.map(need).max() ?? 0, minimums[.label] ?? 0),

@@ -79,8 +79,10 @@ public struct TerminalLayout: Sendable {
         public var finished: TerminalStyle = .green
         /// The mark and bar of a paused node.
         public var paused: TerminalStyle = .yellow
-        /// The mark and bar of a cancelled node.
-        public var cancelled: TerminalStyle = .red
+        /// The mark and bar of a cancelled node: work stopped on purpose, shown quieter than a failure.
+        public var cancelled: TerminalStyle = .dim
+        /// The mark (`!`) and bar of a failed node.
+        public var failed: TerminalStyle = .red
         /// The spinner and pulse of an indeterminate node.
         public var spinner: TerminalStyle = .magenta
         /// Counts, throughput, time remaining and finished labels.

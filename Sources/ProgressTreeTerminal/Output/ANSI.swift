@@ -14,6 +14,16 @@ enum ANSI {
     }
 
     static let reset = "\u{1B}[0m"
+
+    /// The states of the terminal's own progress indicator (`OSC 9;4`, from ConEmu and Windows Terminal).
+    enum TaskbarState: Int {
+        case cleared = 0, normal = 1, error = 2, indeterminate = 3, paused = 4
+    }
+
+    /// `ESC ] 9 ; 4 ; state ; percent BEL`: sets the progress shown in the terminal's tab or taskbar.
+    static func taskbarProgress(_ state: TaskbarState, percent: Int = 0) -> String {
+        "\u{1B}]9;4;\(state.rawValue);\(min(max(percent, 0), 100))\u{07}"
+    }
 }
 
 /// A colour (or emphasis) of part of a line. `NO_COLOR` turns every style into plain text.

@@ -3,10 +3,13 @@
 /// Schema (every key always present; `null` where unknown):
 /// ```
 /// {"time":1.25,"id":2,"parent":1,"name":"IMG_0001.jpg","completed":4500000,"total":9000000,
-///  "fraction":0.5,"state":"running","indeterminate":false,"throughput":1200000,"timeRemaining":3.75}
+///  "fraction":0.5,"state":"running","indeterminate":false,"throughput":1200000,"timeRemaining":3.75,
+///  "reason":null,"failedBelow":0,"cancelledBelow":0}
 /// ```
 /// - `time`: seconds since the renderer started. `id`: stable for the life of the renderer; `parent`: the
-///   parent's id, `null` for the root. `state`: `running`, `paused`, `cancelled` or `finished`.
+///   parent's id, `null` for the root. `state`: `running`, `paused`, `cancelled`, `failed` or `finished`.
+/// - `reason`: why a `failed` node failed (`null` otherwise); `failedBelow` and `cancelledBelow`: how many
+///   nodes below this one failed and were cancelled.
 /// - `throughput` is in bytes (units) per second; `timeRemaining` in seconds.
 struct JSONLineComposer {
     private var last: [Int: LineContent] = [:]
@@ -34,6 +37,9 @@ struct JSONLineComposer {
             ("indeterminate", content.isIndeterminate ? "true" : "false"),
             ("throughput", content.throughputValue.map { "\($0)" } ?? "null"),
             ("timeRemaining", content.timeRemainingValue.map(number) ?? "null"),
+            ("reason", content.failureReason.map(string) ?? "null"),
+            ("failedBelow", "\(content.outcomes.failedCount)"),
+            ("cancelledBelow", "\(content.outcomes.cancelledCount)"),
         ]
         return "{" + fields.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

@@ -9,7 +9,8 @@ enum NodeReader {
     static func content(of node: ProgressNode, depth: Int) -> LineContent {
         let snapshot = node.snapshot
         let status: LineContent.Status =
-            snapshot.isCancelled ? .cancelled
+            snapshot.isFailed ? .failed
+            : snapshot.isCancelled ? .cancelled
             : snapshot.isFinished ? .finished
             : snapshot.isPaused ? .paused
             : .running
@@ -23,6 +24,8 @@ enum NodeReader {
             completedUnitCount: snapshot.completedUnitCount,
             totalUnitCount: snapshot.totalUnitCount,
             describedCounts: nil)
+        content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
+        content.outcomes = snapshot.descendantOutcomes
         guard depth == 0 || node.describesFiles else {
             content.describedCounts = node.additionalDescriptionOverride
             return content

@@ -2,7 +2,7 @@ import ProgressTree
 
 /// Decides which lines plain mode prints: readable in CI logs, no escape codes, never a flood.
 ///
-/// A node gets a line when it first appears, when it finishes, is cancelled, paused or resumed, and in
+/// A node gets a line when it first appears, when it finishes, fails, is cancelled, paused or resumed, and in
 /// between, at most once per `minimumSpacing`, when its progress crossed another `step` (10% by default)
 /// or, if it moved at all, when `interval` has passed since its last line.
 struct PlainLogComposer {
@@ -38,7 +38,7 @@ struct PlainLogComposer {
             let event: String?
             if let log = logs[row.id] {
                 if log.status != content.status {
-                    event = Self.event(content.status, seenBefore: true)
+                    event = Self.event(content, seenBefore: true)
                 } else if content.status == .running, now - log.time >= minimumSpacing,
                     crossedStep(from: log.fraction, to: content.fraction)
                         || (now - log.time >= interval && content.fraction != log.fraction)
@@ -48,7 +48,7 @@ struct PlainLogComposer {
                     event = nil
                 }
             } else {
-                event = Self.event(content.status, seenBefore: false)
+                event = Self.event(content, seenBefore: false)
             }
             guard let event else { continue }
             logs[row.id] = NodeLog(fraction: content.fraction, status: content.status, time: now)
@@ -57,11 +57,13 @@ struct PlainLogComposer {
         return output
     }
 
-    /// The event of a node now in `status`. A node first seen already finished (quick work) is `done`
-    /// like one seen running first: one word per event, whatever the timing.
-    private static func event(_ status: LineContent.Status, seenBefore: Bool) -> String {
-        switch status {
+    /// The event of a node in its current status. A node first seen already finished (quick work) is
+    /// `done` like one seen running first: one word per event, whatever the timing. A failure gives its
+    /// reason: `failed: the archive is not answering`.
+    private static func event(_ content: LineContent, seenBefore: Bool) -> String {
+        switch content.status {
         case .finished: "done"
+        case .failed: content.failureReason.map { "failed: " + $0 } ?? "failed"
         case .cancelled: "cancelled"
         case .paused: "paused"
         case .running: seenBefore ? "resumed" : "started"
@@ -78,6 +80,9 @@ struct PlainLogComposer {
         var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
         var details: [String] = []
         if !content.counts.isEmpty { details.append(content.counts) }
+        if content.outcomes.failedCount > 0, content.status != .failed {
+            details.append("\(content.outcomes.failedCount) failed")
+        }
         if let throughput = content.throughput { details.append(throughput) }
         if let remaining = content.timeRemainingValue.flatMap(ProgressFormat.timeRemaining) {
             details.append(remaining)

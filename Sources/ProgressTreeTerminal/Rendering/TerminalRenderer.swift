@@ -27,6 +27,8 @@ import Synchronization
 /// otherwise (also when `TERM=dumb`); `NO_COLOR` removes colour only; the width follows the terminal
 /// (read at every frame, and a frame is drawn at once on `SIGWINCH`); the cursor is hidden while live
 /// and restored by `stop()`, and on Ctrl-C or `SIGTERM` unless the program handles those signals itself.
+/// In live mode the root's progress also drives the terminal's tab or taskbar indicator (`OSC 9;4`; see
+/// `Options.showsTaskbarProgress`).
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
 /// lock, one at a time; lock order is renderer, then the library's node locks.
@@ -67,6 +69,11 @@ public final class TerminalRenderer: Sendable {
         public var drawsOnTimer = true
         /// The terminal size to assume when the output does not report one.
         public var fallbackSize = TerminalSize(columns: 80, rows: 24)
+        /// Live mode: whether the root's progress also drives the terminal's own progress indicator (in the
+        /// tab or taskbar) with `OSC 9;4`: the percentage, indeterminate, paused, error when something
+        /// failed, cleared by `stop()`. Only on a terminal and never with `TERM=dumb`; terminals that do
+        /// not know the sequence ignore it (see `Docs/Terminal.md` for which ones show it).
+        public var showsTaskbarProgress = true
 
         /// The default options; change its properties to customize them.
         public init() {}
@@ -80,6 +87,8 @@ public final class TerminalRenderer: Sendable {
     private let output: any TerminalOutput
     private let clock: any ProgressClock
     private let colors: Bool
+    /// `Options.showsTaskbarProgress`, in live mode, on a terminal, and `TERM` is not `dumb`.
+    private let drivesTaskbar: Bool
     private let state: Lock<RendererState>
     private let queue = DispatchQueue(label: "ProgressTreeTerminal.renderer")
 
@@ -104,11 +113,13 @@ public final class TerminalRenderer: Sendable {
             return getenv(name).map { String(cString: $0) }
         }
         let resolved: Mode
+        let isCapableTerminal = output.isTerminal && variable("TERM") != "dumb"
         if mode == .auto {
-            resolved = output.isTerminal && variable("TERM") != "dumb" ? .live : .plain
+            resolved = isCapableTerminal ? .live : .plain
         } else {
             resolved = mode
         }
+        self.drivesTaskbar = options.showsTaskbarProgress && resolved == .live && isCapableTerminal
         self.root = root
         self.mode = resolved
         self.layout = layout
@@ -238,16 +249,30 @@ public final class TerminalRenderer: Sendable {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
                 }
-                let lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                var lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
+                    // The last line of a run with failures says so; it takes the place of the last row when
+                    // the frame is as tall as the terminal allows.
+                    if lines.count >= capacity { lines.removeLast() }
+                    let width = max(1, size.columns - 1)
+                    lines.append(
+                        layout.colors.failed.apply(to: DisplayWidth.pad("! " + summary, toColumns: width), colors: colors))
+                }
                 let printed = state.printed
                 state.printed = []
+                let taskbar = drivesTaskbar ? taskbarUpdate(root: rows.first?.content, final: final, state: &state) : ""
                 if let bytes = state.live.compose(
                     lines: lines, printed: printed, size: size, final: final)
                 {
-                    output.write(bytes)
+                    output.write(bytes + taskbar)
+                } else if !taskbar.isEmpty {
+                    output.write(taskbar)
                 }
             case .plain:
-                let lines = state.plain.lines(for: rows, now: elapsed)
+                var lines = state.plain.lines(for: rows, now: elapsed)
+                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
+                    lines.append(summary)
+                }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
             case .json:
                 let lines = state.json.lines(for: rows, now: elapsed)
@@ -285,6 +310,30 @@ public final class TerminalRenderer: Sendable {
         return lines
     }
 
+    /// The `OSC 9;4` sequence to write after this frame, or "" when the indicator shows that already. The
+    /// root decides: error when it or a node below it failed, cleared when it was cancelled and at the
+    /// final frame, paused, indeterminate, else the percentage.
+    private func taskbarUpdate(root: LineContent?, final: Bool, state: inout RendererState) -> String {
+        let sequence: String
+        if !final, let root {
+            let percent = WholePercent.of(root.fraction, isFinished: root.status == .finished)
+            switch root.status {
+            case .failed: sequence = ANSI.taskbarProgress(.error, percent: percent)
+            case _ where root.outcomes.failedCount > 0: sequence = ANSI.taskbarProgress(.error, percent: percent)
+            case .cancelled: sequence = ANSI.taskbarProgress(.cleared)
+            case .paused: sequence = ANSI.taskbarProgress(.paused, percent: percent)
+            case _ where root.isIndeterminate: sequence = ANSI.taskbarProgress(.indeterminate)
+            case .running, .finished: sequence = ANSI.taskbarProgress(.normal, percent: percent)
+            }
+        } else {
+            guard state.taskbar != nil else { return "" }  // never shown: nothing to clear
+            sequence = ANSI.taskbarProgress(.cleared)
+        }
+        guard sequence != state.taskbar else { return "" }
+        state.taskbar = sequence
+        return sequence
+    }
+
     private func stopTimerSources() {
         // `cancel()` does not wait for a running handler, so it is safe under the lock the handler takes.
         state.withLock { state in
@@ -309,6 +358,8 @@ struct RendererState {
     var printed: [String] = []
     var stickyWidths: [TerminalLayout.Column: Int] = [:]
     var stickyWidthsColumns = 0
+    /// The last `OSC 9;4` sequence written, `nil` before the first.
+    var taskbar: String?
     var timer: (any DispatchSourceTimer)?
     var resizeSource: (any DispatchSourceSignal)?
 }

@@ -5,8 +5,8 @@ import ProgressTree
 ///
 /// A finished child is detached from its parent (and released by it), so it vanishes from a walk of the
 /// live tree. The mirror notices, keeps the child's last line in place as a finished line (its subtree
-/// collapsed), and forgets all but the most recent `keptFinishedChildren` finished children of each parent,
-/// so memory stays bounded however many children come and go.
+/// collapsed), and forgets all but the most recent `keptFinishedChildren` finished children of each parent
+/// (failed ones are forgotten last), so memory stays bounded however many children come and go.
 struct TreeMirror {
     /// One line of a frame, in tree order.
     struct Row: Equatable {
@@ -179,10 +179,14 @@ struct TreeMirror {
                 finishedKept.append(id)
             }
         }
-        // Forget the oldest finished children beyond the limit.
+        // Forget the oldest finished children beyond the limit. Failed lines (a reason to read) go last:
+        // finished and cancelled ones give way first, oldest first.
         let excess = finishedKept.count - keptFinishedChildren
         if excess > 0 {
-            let forgotten = Set(finishedKept.prefix(excess))
+            let failed = Set(finishedKept.filter { records[$0]?.content?.status == .failed })
+            let forgotten = Set(
+                (finishedKept.filter { !failed.contains($0) } + finishedKept.filter { failed.contains($0) })
+                    .prefix(excess))
             for id in forgotten { records[id] = nil }
             order.removeAll { forgotten.contains($0) }
         }

@@ -13,6 +13,8 @@ final class VirtualTerminal: TerminalOutput {
         var cursorVisible = true
         var synchronizedDepth = 0
         var writes: [String] = []
+        /// The OSC sequences received, without `ESC ]` and the terminator: `"9;4;1;42"`.
+        var operatingSystemCommands: [String] = []
     }
 
     let columns: Int
@@ -32,6 +34,7 @@ final class VirtualTerminal: TerminalOutput {
 
     /// The raw writes, in order.
     var writes: [String] { screen.withLock { $0.writes } }
+    var operatingSystemCommands: [String] { screen.withLock { $0.operatingSystemCommands } }
     var cursorVisible: Bool { screen.withLock { $0.cursorVisible } }
     var cursorRow: Int { screen.withLock { $0.row } }
 
@@ -62,7 +65,17 @@ final class VirtualTerminal: TerminalOutput {
                     lineFeed(&screen)
                 case "\u{1B}":
                     var sequence = ""
-                    guard let bracket = iterator.next(), bracket == "[" else { continue }
+                    guard let bracket = iterator.next() else { continue }
+                    if bracket == "]" {  // OSC, ended by BEL or ESC \: not drawn, recorded
+                        while let next = iterator.next() {
+                            if next == "\u{07}" { break }
+                            if next == "\u{1B}" { _ = iterator.next(); break }  // ST: ESC \
+                            sequence.append(next)
+                        }
+                        screen.operatingSystemCommands.append(sequence)
+                        continue
+                    }
+                    guard bracket == "[" else { continue }
                     while let next = iterator.next() {
                         sequence.append(next)
                         if next.isLetter { break }

@@ -1,0 +1,48 @@
+extension ProgressNode {
+    /// What happened below a node: how many of its descendants failed and how many were cancelled, and
+    /// the description of the first failure. Read from `descendantOutcomes` or a `Snapshot`.
+    ///
+    /// A node keeps these counts itself, so they survive the nodes they count: a failed or finished child
+    /// is released by its parent, and its failure still shows here ("11 of 12 imported, 1 failed").
+    ///
+    /// Each descendant is counted once, when its outcome happens, in every ancestor it is attached to at
+    /// that moment: a node that finished or failed is no longer attached to its parent, so outcomes below it
+    /// after that do not reach the ancestors above it (as its progress no longer does).
+    public struct DescendantOutcomes: Sendable, Hashable {
+        /// How many descendants failed (`fail(_:)`).
+        public var failedCount: Int
+        /// How many descendants were cancelled, by `cancel()` on them or an ancestor, or by the failure of
+        /// an ancestor (which cancels the nodes below it).
+        public var cancelledCount: Int
+        /// The `Snapshot.failureDescription` of the first descendant that failed, or `nil` when none has.
+        public var firstFailureDescription: String?
+
+        /// Outcomes with the given counts.
+        public init(failedCount: Int = 0, cancelledCount: Int = 0, firstFailureDescription: String? = nil) {
+            self.failedCount = failedCount
+            self.cancelledCount = cancelledCount
+            self.firstFailureDescription = firstFailureDescription
+        }
+    }
+}
+
+/// A node's own failure and the outcomes of its descendants, guarded by the node's lock (in
+/// `ControlState`).
+struct OutcomeState {
+    /// The error given to `fail(_:)`; set once, in the critical section that sets `ControlFlags.failed`.
+    /// (`any Error` is `Sendable`: `Error` refines `Sendable`.)
+    var failure: (any Error)?
+    /// `failure`'s description, computed once (outside the lock) when the node failed.
+    var failureDescription: String?
+    /// Counted into this node's outcomes by `record(failed:cancelled:firstFailure:)`.
+    var descendants = ProgressNode.DescendantOutcomes()
+    /// This node's share in its parent when it failed (`pendingUnitCount × fraction`), until the parent's
+    /// sums hold it (`ChildSums.failedUnits`; see `ProgressNode.retire(_:crediting:failedShare:)`).
+    var shareAtFailure: Double = 0
+
+    mutating func record(failed: Int, cancelled: Int, firstFailure: String?) {
+        descendants.failedCount += failed
+        descendants.cancelledCount += cancelled
+        if descendants.firstFailureDescription == nil { descendants.firstFailureDescription = firstFailure }
+    }
+}

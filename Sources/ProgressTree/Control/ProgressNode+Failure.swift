@@ -1,0 +1,209 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// Failure: the third final outcome, next to finishing and being cancelled.
+//
+// Invariants kept here (and by the hooks in `Core/` that name this file):
+// - `ControlFlags.failed` is set once, under the node's lock, only on a node that is neither cancelled,
+//   failed, finished (counts) nor detached from a parent (it finished into it). In the same critical
+//   section the node's link is detached. So a concurrent update that finishes the node either came first
+//   (then `fail` does nothing) or finds the link detached and credits nothing: a failed node's pending
+//   units never reach its parent.
+// - The parent takes the failed child out of its sums and keeps the child's share at failure
+//   (`pending × fraction`) in `ChildSums.failedUnits`, as one step for readers (`retire(_:crediting:
+//   failedShare:)`), so a reader sees that share once: as the child's contribution before, as the frozen
+//   share after; then it removes the child from its `ChildTable`.
+// - Outcome counts are added to each ancestor under its own lock, one lock at a time, walking up while the
+//   link read in that same critical section is attached. Every node is counted once: the flag that makes
+//   a node cancelled or failed is set under its lock, by exactly one transition, and that transition counts it.
+// - Everything is counted and marked before any handler runs; handlers run outside every lock.
+
+extension ProgressNode {
+    /// Whether this node failed (`fail(_:)`). Permanent once `true`; a failed node is never finished,
+    /// cancelled or paused.
+    ///
+    /// - Complexity: O(1), one atomic load.
+    public var isFailed: Bool { currentControlFlags.contains(.failed) }
+
+    /// The error this node failed with, or `nil` while it has not failed.
+    ///
+    /// - Complexity: O(1): takes the node's lock once.
+    public var failure: (any Error)? {
+        state.withLock { $0.control.outcomes.failure }
+    }
+
+    /// How many of this node's descendants failed and how many were cancelled, and the first failure's
+    /// description: enough for a summary such as "11 of 12 imported, 1 failed" without keeping the failed
+    /// nodes. See `DescendantOutcomes` for what is counted.
+    ///
+    /// Observable (`observe(\.descendantOutcomes, …)`): an outcome below a node notifies its observers.
+    ///
+    /// - Complexity: O(1): takes the node's lock once.
+    public var descendantOutcomes: DescendantOutcomes {
+        state.withLock { $0.control.outcomes.descendants }
+    }
+
+    /// Ends this node's work as failed, with `error` as the reason.
+    ///
+    /// Finished, cancelled and failed are final outcomes: on a node that finished, was cancelled or already
+    /// failed, `fail` does nothing (the first outcome stays). Otherwise:
+    /// - the node is failed for good: `isFailed` is `true`, `failure` is `error`; it never becomes finished
+    ///   or cancelled, and is no longer paused. Its counts stay as they were and may still change.
+    /// - its share in its parent stays at the fraction it had when it failed, and is never credited as
+    ///   done: the parent's `completedUnitCount` does not grow, and later changes to this node do not move
+    ///   its ancestors (so a parent with a failed child does not finish on its own; its creator decides
+    ///   whether to fail it too). The parent releases the node, as it releases a finished child.
+    /// - the attached nodes below it are **cancelled** (not failed): their `cancellationHandler`s run and
+    ///   the tasks linked to them are cancelled. A child attached to it later is cancelled as it attaches.
+    /// - the work of the node itself stops: tasks linked to it are cancelled, and its `checkpoint()` and
+    ///   `checkCancellation()` throw `CancellationError`. Its `cancellationHandler` does not run: it was not
+    ///   cancelled.
+    /// - every ancestor counts it in `descendantOutcomes` (and the nodes it cancelled); the failure does not
+    ///   flow up otherwise: the ancestors keep running.
+    ///
+    /// Effects run on the calling thread, after everything is marked and outside every lock of the
+    /// library: suspended checkpoints throw, then handlers and task cancellations run, parent before
+    /// children. Observers of the node get the failed state as their last value; the `snapshots` sequence
+    /// ends with it.
+    ///
+    /// - Parameter error: the reason, shown by descriptions and renderers as its `errorDescription` (for a
+    ///   `LocalizedError`) or its `description`.
+    /// - Complexity: O(attached nodes in the subtree + depth), iterative.
+    public func fail(_ error: any Error) {
+        // User code (the error's description) runs before any lock is taken.
+        let description = Self.failureDescription(of: error)
+        // Brings the children's cached sum up to date, so that the fraction taken under the lock below is
+        // the node's fraction at failure: its counts as they are then, its children's as of just before.
+        _ = refresh()
+        var effects = ControlTransitionEffects()
+        let failed = state.withLock { state -> (parent: ProgressNode?, share: Double, children: [ProgressNode])? in
+            guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]),
+                state.link.kind != .detached,  // it finished into its parent: finished for good
+                !FractionMath.isFinished(
+                    completed: completedStorage.load(ordering: .sequentiallyConsistent),
+                    total: totalStorage.load(ordering: .sequentiallyConsistent))
+            else { return nil }
+            _ = updateControlFlags(inserting: .failed, removing: .paused)
+            state.control.outcomes.failure = error
+            state.control.outcomes.failureDescription = description
+            effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
+            state.control.linkedTaskCancellations = [:]
+            effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
+            state.control.pauseWaiters = [:]
+            var parent: ProgressNode?
+            var share = 0.0
+            if let pending = state.link.detach() {
+                // From here on updates no longer look at the parent, and no walk reaches it from here.
+                flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
+                parent = self.parent(clearing: true)
+                // The fraction a read would give now: the counts, and the children as of the refresh above.
+                let fraction = FractionMath.fraction(
+                    completed: completedStorage.load(ordering: .sequentiallyConsistent),
+                    total: totalStorage.load(ordering: .sequentiallyConsistent),
+                    childUnits: recentChildUnits)
+                share = Double(pending) * fraction
+                state.control.outcomes.shareAtFailure = share
+            }
+            return (parent, share, state.children.entries.map(\.node))
+        }
+        guard let failed else { return }
+        effects.changedNodes.append(self)
+
+        let (cancelledBelow, _) = cancelSubtrees(failed.children, effects: &effects)
+        if cancelledBelow > 0 {
+            state.withLock { $0.control.outcomes.record(failed: 0, cancelled: cancelledBelow, firstFailure: nil) }
+        }
+        if let parent = failed.parent {
+            // The share at failure replaces the child's progress in the parent's sums, in one step for
+            // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
+            _ = parent.retire(self, crediting: 0, failedShare: failed.share)
+            let next = parent.state.withLock { state -> ProgressNode? in
+                state.children.remove(self)
+                state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
+                return state.link.kind == .attached ? parent.parent : nil
+            }
+            effects.changedNodes.append(parent)
+            Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: description)
+        }
+        effects.perform(waitersThrow: true)
+    }
+
+    /// Cancels every node of the subtrees below `roots` that is neither cancelled nor failed, under each
+    /// node's lock in turn (never two at once), parent before children in the order they were added, and
+    /// counts them into the outcomes of the nodes of those subtrees. Handlers are only marked in `effects`.
+    ///
+    /// Returns how many nodes it cancelled, `roots` included, and the attached parent of the first root, read
+    /// under that root's lock when it was visited (where the caller goes on counting upward).
+    func cancelSubtrees(
+        _ roots: [ProgressNode], effects: inout ControlTransitionEffects
+    ) -> (cancelled: Int, firstRootParent: ProgressNode?) {
+        // The visit, in preorder: each node with the index of its parent in `visited` (-1 for a root).
+        var visited: [(node: ProgressNode, parent: Int, cancelled: Bool)] = []
+        var firstRootParent: ProgressNode?
+        var stack: [(node: ProgressNode, parent: Int)] = roots.reversed().map { ($0, -1) }
+        while let (node, parentIndex) = stack.popLast() {
+            let index = visited.count
+            let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
+                if index == 0, state.link.kind == .attached { firstRootParent = node.parent }
+                let cancelled = node.markCancelled(&state, effects: &effects)
+                return (cancelled, state.children.entries.map(\.node))
+            }
+            if cancelled { effects.changedNodes.append(node) }
+            visited.append((node, parentIndex, cancelled))
+            stack.append(contentsOf: children.reversed().map { ($0, index) })
+        }
+        // Children come after their parent in preorder, so one backward pass sums each subtree.
+        var below = [Int](repeating: 0, count: visited.count)
+        var total = 0
+        for index in visited.indices.reversed() {
+            let subtree = below[index] + (visited[index].cancelled ? 1 : 0)
+            if visited[index].parent >= 0 { below[visited[index].parent] += subtree } else { total += subtree }
+        }
+        for index in visited.indices where below[index] > 0 {
+            visited[index].node.state.withLock {
+                $0.control.outcomes.record(failed: 0, cancelled: below[index], firstFailure: nil)
+            }
+        }
+        return (total, firstRootParent)
+    }
+
+    /// Cancels this node if it is neither cancelled nor failed; under its lock. Returns whether it did.
+    func markCancelled(_ state: inout NodeState, effects: inout ControlTransitionEffects) -> Bool {
+        guard !currentControlFlags.contains(.failed),
+            !updateControlFlags(inserting: .cancelled).contains(.cancelled)
+        else { return false }
+        effects.callHandler(of: self, .cancellation, state: &state.control)
+        effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
+        state.control.linkedTaskCancellations = [:]
+        effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
+        state.control.pauseWaiters = [:]
+        return true
+    }
+
+    /// Adds outcomes to `first` and each ancestor above it, one lock at a time, while attached.
+    static func recordOutcomes(from first: ProgressNode?, failed: Int, cancelled: Int, firstFailure: String?) {
+        var next = first
+        while let node = next {
+            next = node.state.withLock { state in
+                state.control.outcomes.record(failed: failed, cancelled: cancelled, firstFailure: firstFailure)
+                return state.link.kind == .attached ? node.parent : nil
+            }
+        }
+    }
+
+    /// The description of this node's failure (`nil` unless failed). O(1), one lock.
+    var failureDescription: String? {
+        state.withLock { $0.control.outcomes.failureDescription }
+    }
+
+    /// What a person reads for `error`: a `LocalizedError`'s `errorDescription`, else its `description`.
+    static func failureDescription(of error: any Error) -> String {
+        if let localized = error as? any LocalizedError, let description = localized.errorDescription {
+            return description
+        }
+        return String(describing: error)
+    }
+}

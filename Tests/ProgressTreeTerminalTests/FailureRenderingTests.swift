@@ -1,0 +1,218 @@
+import Foundation
+import ProgressTree
+@testable import ProgressTreeTerminal
+import XCTest
+
+private struct Reason: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// How the terminal shows failure (issue 14): its own mark and colour, the reason, the count of failures
+/// below a node, the summary line of the final frame, plain and json modes, and `OSC 9;4`.
+final class FailureRenderingTests: XCTestCase {
+    // MARK: Live
+
+    func test_a_failed_node_has_its_own_mark_and_its_reason_cleaned_of_control_characters() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        first.completedUnitCount = 4
+        second.completedUnitCount = 2
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        first.fail(Reason(description: "the disk\nis full"))
+        second.cancel()
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Sync · 1 failed                  ██████▎░░░░░░░░░░░░░░  30% 0 of 2",
+            "  ! a.txt — failed: the disk is f… ████████▍░░░░░░░░░░░░  40% 4 of 10",
+            "  ✗ b.txt                          ████▏░░░░░░░░░░░░░░░░  20% 2 of 10",
+        ])
+    }
+
+    func test_failed_and_cancelled_nodes_have_distinct_colours() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, output: terminal, environment: [:])
+        renderer.drawFrame()
+        first.fail(Reason(description: "the disk is full"))
+        second.cancel()
+        renderer.drawFrame()
+        let frame = terminal.writes.last!
+        XCTAssertTrue(frame.contains("\u{1B}[31m!\u{1B}[0m"), "the failed mark is red")
+        XCTAssertTrue(frame.contains("\u{1B}[2m✗\u{1B}[0m"), "the cancelled mark is dim")
+        XCTAssertNotEqual(TerminalLayout.ColorScheme().failed, TerminalLayout.ColorScheme().cancelled)
+        XCTAssertNotEqual(TerminalLayout.ColorScheme().failed, TerminalLayout.ColorScheme().finished)
+    }
+
+    func test_a_long_reason_is_cut_to_the_width() {
+        let terminal = VirtualTerminal(columns: 40, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
+        root.localizedDescription = "Upload"
+        root.completedUnitCount = 5
+        root.fail(Reason(description: String(repeating: "the server said no ", count: 10)))
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        let line = terminal.visibleLines[0]
+        XCTAssertEqual(line, "! Upload — failed: the… █████░░░░░  50%")
+        XCTAssertEqual(DisplayWidth.of(terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
+    }
+
+    func test_the_final_frame_of_a_run_with_failures_says_so_in_a_summary_line() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        first.fail(Reason(description: "the disk is full"))
+        second.cancel()
+        renderer.drawFrame()
+        XCTAssertFalse(terminal.visibleLines.contains { $0.hasPrefix("! 1 failed") }, "only the final frame")
+        renderer.stop()
+        XCTAssertEqual(terminal.visibleLines.last, "! 1 failed, 1 cancelled: the disk is full")
+    }
+
+    func test_the_final_frame_of_a_run_without_failures_has_no_summary_line() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        first.completedUnitCount = 10
+        second.cancel()
+        renderer.stop()
+        XCTAssertEqual(terminal.visibleLines.count, 3)
+        XCTAssertFalse(terminal.visibleLines.joined().contains("failed"))
+    }
+
+    func test_a_failed_root_says_failed_with_its_reason_in_the_summary() {
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        root.localizedDescription = "Loading"
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.fail(Reason(description: "the archive is not answering"))
+        renderer.stop()
+        XCTAssertEqual(terminal.visibleLines, [
+            "! Loading — failed: the arch… ░░░░░░░░░░░░░░░░░░░░░░░░",
+            "! Failed: the archive is not answering",
+        ])
+    }
+
+    // MARK: Plain and json
+
+    func test_plain_mode_prints_failed_with_the_reason_and_a_summary_at_the_end() {
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let (root, first, _) = makeSyncTree()
+        let renderer = makeTestRenderer(root, mode: .plain, output: output)
+        renderer.drawFrame()
+        first.completedUnitCount = 3
+        first.fail(Reason(description: "the disk\u{1B}[2J is full"))
+        renderer.stop()
+        XCTAssertEqual(output.allLines, [
+            "[  0%] Sync: started, 0 of 2",
+            "[  0%] Sync › a.txt: started, 0 of 10",
+            "[  0%] Sync › b.txt: started, 0 of 10",
+            "[ 30%] Sync › a.txt: failed: the disk [2J is full, 3 of 10",
+            "1 failed: the disk [2J is full",
+        ])
+        XCTAssertFalse(output.writes.joined().contains("\u{1B}"), "plain mode writes no escape codes")
+    }
+
+    func test_json_mode_has_state_failed_the_reason_and_the_counts_below() throws {
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, mode: .json, output: output)
+        renderer.drawFrame()
+        let before = output.writes.count
+        first.fail(Reason(description: "the disk is full"))
+        second.cancel()
+        renderer.stop()
+        let objects = try output.writes.dropFirst(before).joined().split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        XCTAssertEqual(objects.count, 3)
+        XCTAssertEqual(objects[0]["state"] as? String, "running")
+        XCTAssertTrue(objects[0]["reason"] is NSNull)
+        XCTAssertEqual(objects[0]["failedBelow"] as? Int, 1)
+        XCTAssertEqual(objects[0]["cancelledBelow"] as? Int, 1)
+        XCTAssertEqual(objects[1]["name"] as? String, "a.txt")
+        XCTAssertEqual(objects[1]["state"] as? String, "failed")
+        XCTAssertEqual(objects[1]["reason"] as? String, "the disk is full")
+        XCTAssertEqual(objects[2]["state"] as? String, "cancelled")
+        XCTAssertTrue(objects[2]["reason"] is NSNull)
+    }
+
+    // MARK: OSC 9;4
+
+    func test_the_taskbar_progress_follows_the_root_and_is_cleared_at_stop() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, output: terminal)
+        first.completedUnitCount = 5
+        renderer.drawFrame()
+        renderer.drawFrame()  // nothing changed: nothing written
+        root.pause()
+        renderer.drawFrame()
+        root.resume()
+        renderer.drawFrame()
+        second.fail(Reason(description: "the disk is full"))
+        renderer.drawFrame()
+        renderer.stop()
+        XCTAssertEqual(terminal.operatingSystemCommands, ["9;4;1;25", "9;4;4;25", "9;4;1;25", "9;4;2;25", "9;4;0;0"])
+        XCTAssertEqual(terminal.visibleLines.count, 4, "the sequences draw nothing")
+    }
+
+    func test_the_taskbar_progress_is_indeterminate_for_an_indeterminate_root_and_cleared_when_cancelled() {
+        let terminal = VirtualTerminal(columns: 70, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.cancel()
+        renderer.drawFrame()
+        renderer.stop()
+        XCTAssertEqual(terminal.operatingSystemCommands, ["9;4;3;0", "9;4;0;0"])
+    }
+
+    func test_no_taskbar_progress_with_TERM_dumb_when_switched_off_off_a_terminal_or_in_plain_mode() {
+        func sequences(
+            mode: TerminalRenderer.Mode = .live, isTerminal: Bool = true, environment: [String: String] = [:],
+            enabled: Bool = true
+        ) -> [String] {
+            let output = VirtualTerminal(columns: 70, rows: 10, isTerminal: isTerminal)
+            let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+            root.completedUnitCount = 1
+            let renderer = makeTestRenderer(
+                root, mode: mode, output: output, environment: environment, configure: { $0.showsTaskbarProgress = enabled })
+            renderer.drawFrame()
+            renderer.stop()
+            return output.operatingSystemCommands
+        }
+        XCTAssertEqual(sequences(), ["9;4;1;25", "9;4;0;0"], "on by default, live, on a terminal")
+        XCTAssertEqual(sequences(environment: ["TERM": "dumb"]), [])
+        XCTAssertEqual(sequences(enabled: false), [])
+        XCTAssertEqual(sequences(isTerminal: false), [])
+        XCTAssertEqual(sequences(mode: .plain), [])
+        XCTAssertEqual(sequences(mode: .json), [])
+    }
+}
+
+extension FailureRenderingTests {
+    func test_a_failed_line_stays_while_finished_lines_give_way_to_the_limit() {
+        let terminal = VirtualTerminal(columns: 60, rows: 20)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Batch"
+        let jobs = (1...4).map { index in
+            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+            job.localizedDescription = "job \(index)"
+            return job
+        }
+        let renderer = makeTestRenderer(root, output: terminal) { $0.keptFinishedChildren = 2 }
+        renderer.drawFrame()
+        jobs[0].fail(Reason(description: "lost"))
+        for job in jobs.dropFirst() { job.completedUnitCount = 2 }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch · 1 failed       ████████████████▌░░░░░  75% 3 of 4",
+            "  ! job 1 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ✓ job 4                ██████████████████████ 100% 2 of 2",
+        ])
+    }
+}
