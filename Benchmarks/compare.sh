@@ -13,6 +13,7 @@
 # Times come from the ProgressTreeCompare executable (ContinuousClock around each whole scenario, results
 # checked). Allocation counts and their CI thresholds come from `swift package benchmark` (see README.md).
 #   Benchmarks/compare.sh --only 1,6,7         # just those scenarios (8 = terminal renderer on vs off)
+#   Benchmarks/compare.sh --only 6,7,9,10,11,12,13   # the read scenarios of issue 13 (see README.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -162,6 +162,35 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(FP.polled(sizes.polledUpdates, depth: depth))
     }
 
+    // MARK: 9. Clean-root reads (issue 13): zero allocations per read of a root with nothing changed
+
+    // The tree is built and read once before the measurement; only the million reads are measured, and they
+    // must not allocate.
+    Benchmark("S9_ProgressNode_clean_root_read_x1M_chain_8_deep_loop_only", configuration: configuration(thresholds: exact)) {
+        benchmark in
+        let (root, nodes, expected) = PN.makeCleanTree(.chain(depth: depth))
+        benchmark.startMeasurement()
+        blackHole(PN.cleanReadLoop(root, n, expected: expected))
+        benchmark.stopMeasurement()
+        blackHole(nodes)
+    }
+    Benchmark(
+        "S9_ProgressNode_clean_root_read_x1M_100_children_loop_only", configuration: configuration(thresholds: exact)
+    ) { benchmark in
+        let (root, nodes, expected) = PN.makeCleanTree(.wide(children: sizes.cleanReadChildren))
+        benchmark.startMeasurement()
+        blackHole(PN.cleanReadLoop(root, n, expected: expected))
+        benchmark.stopMeasurement()
+        blackHole(nodes)
+    }
+    Benchmark("S9_Foundation_clean_root_read_x1M_chain_8_deep_loop_only", configuration: configuration()) { benchmark in
+        let (root, nodes, expected) = FP.makeCleanTree(.chain(depth: depth))
+        benchmark.startMeasurement()
+        blackHole(FP.cleanReadLoop(root, n, expected: expected))
+        benchmark.stopMeasurement()
+        blackHole(nodes)
+    }
+
     // MARK: 8. 10M updates with the terminal renderer attached vs not
 
     // No "ProgressNode" in the names: the renderer's own allocations depend on how many frames its timer

@@ -37,14 +37,37 @@ public struct ScenarioSizes: Sendable {
     public var polledUpdates: Int
     /// Scenario 8: updates with the terminal renderer attached, and without.
     public var rendererUpdates: Int
+    /// Scenario 9: reads of a clean root, and the children of the wide root read (the chain is `depth` deep).
+    public var cleanReads: Int
+    public var cleanReadChildren: Int
+    /// Scenario 10: updates per thread, each thread on its own tree (a chain `depth` deep), with a read of
+    /// its root every `ownTreeReadEvery[i]` updates.
+    public var ownTreeUpdates: Int
+    public var ownTreeReadEvery: [Int]
+    /// Scenario 11: children of the wide root (one run per count), updates in all (round-robin, so each
+    /// child gets `wideUpdates / children`), and a read of the root every `wideReadEvery` updates.
+    public var wideChildren: [Int]
+    public var wideUpdates: Int
+    public var wideReadEvery: Int
+    /// Scenario 12: observed nodes (children of one root, one observation each) × updates per node.
+    public var observedNodes: Int
+    public var observedUpdatesPerNode: Int
+    /// Scenario 13: live (attached, unfinished) children for the memory measurement.
+    public var liveNodes: Int
 
     public static let full = ScenarioSizes(
         updates: 1_000_000, depth: 8, children: 1_000, updatesPerChild: 1_000, updatesPerThread: 500_000,
-        childCycles: 100_000, memoryChildren: 1_000_000, polledUpdates: 100_000, rendererUpdates: 10_000_000)
+        childCycles: 100_000, memoryChildren: 1_000_000, polledUpdates: 100_000, rendererUpdates: 10_000_000,
+        cleanReads: 2_000_000, cleanReadChildren: 100, ownTreeUpdates: 200_000, ownTreeReadEvery: [1, 10, 100],
+        wideChildren: [1_000, 100_000], wideUpdates: 1_000_000, wideReadEvery: 1_000,
+        observedNodes: 1_000, observedUpdatesPerNode: 100, liveNodes: 1_000_000)
 
     public static let smoke = ScenarioSizes(
         updates: 20_000, depth: 8, children: 100, updatesPerChild: 200, updatesPerThread: 10_000,
-        childCycles: 2_000, memoryChildren: 20_000, polledUpdates: 2_000, rendererUpdates: 200_000)
+        childCycles: 2_000, memoryChildren: 20_000, polledUpdates: 2_000, rendererUpdates: 200_000,
+        cleanReads: 20_000, cleanReadChildren: 100, ownTreeUpdates: 2_000, ownTreeReadEvery: [1, 10, 100],
+        wideChildren: [100, 2_000], wideUpdates: 20_000, wideReadEvery: 1_000,
+        observedNodes: 100, observedUpdatesPerNode: 10, liveNodes: 10_000)
 }
 
 // MARK: - Helpers
