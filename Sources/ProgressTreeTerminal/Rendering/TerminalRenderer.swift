@@ -179,27 +179,39 @@ public final class TerminalRenderer: Sendable {
         return try await work()
     }
 
-    /// Prints `line` above the live area (or as is, in plain mode), so messages and progress do not mix.
-    /// Before the first live frame (during `Options.initialDelay`) and after `stop()`, the line is written
-    /// as is: there is no live area to keep below it. Ignored in json and none modes.
-    public func print(_ line: String) {
+    /// Prints `message` above the live area (or as lines, in plain mode), so messages and progress do not
+    /// mix. Before the first live frame (during `Options.initialDelay`) and after `stop()`, it is written
+    /// below what is on screen: there is no live area to keep below it. Ignored in json and none modes.
+    ///
+    /// The message may come from outside (a file name): it is split into lines at its line breaks (one
+    /// final line break is dropped), and other control characters are shown as spaces, so it never moves
+    /// the cursor, changes colours or breaks the live area.
+    public func print(_ message: String) {
+        let lines = Self.printableLines(message)
         switch mode {
         case .live:
             let drawsAbove = state.withLock { state in
                 // Written under the lock, so a frame never starts between the check and the write.
                 guard state.live.hasDrawn, !state.isStopped else {
-                    output.write(line + "\n")
+                    output.write(lines.map { $0 + "\n" }.joined())
                     return false
                 }
-                state.printed.append(line)
+                state.printed.append(contentsOf: lines)
                 return true
             }
             if drawsAbove { draw(final: false) }
         case .plain:
-            state.withLock { _ in output.write(line + "\n") }
+            state.withLock { _ in output.write(lines.map { $0 + "\n" }.joined()) }
         case .auto, .json, .none:
             break
         }
+    }
+
+    /// `message` as lines without control characters.
+    static func printableLines(_ message: String) -> [String] {
+        var lines = message.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        if lines.count > 1, lines.last?.isEmpty == true { lines.removeLast() }
+        return lines.map { LabelSanitizer.sanitized(String($0)) }
     }
 
     /// Draws one frame now, if anything changed: what the timer does at each tick. Call it yourself when
