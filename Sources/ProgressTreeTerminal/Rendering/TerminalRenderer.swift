@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ProgressTree
 import Synchronization
@@ -101,7 +94,7 @@ public final class TerminalRenderer: Sendable {
     ) {
         func variable(_ name: String) -> String? {
             if let environment { return environment[name] }
-            return getenv(name).map { String(cString: $0) }
+            return Platform.environment(name)
         }
         let resolved: Mode
         if mode == .auto {
@@ -153,7 +146,7 @@ public final class TerminalRenderer: Sendable {
             timer.resume()
             state.timer = timer
             if mode == .live {
-                let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
+                let resize = DispatchSource.makeSignalSource(signal: Platform.windowChangeSignal, queue: queue)
                 // Each frame reads the size anyway: this only redraws at once after a resize.
                 resize.setEventHandler { [weak self] in self?.drawFrame() }
                 resize.resume()
@@ -246,6 +239,12 @@ public final class TerminalRenderer: Sendable {
             switch mode {
             case .live:
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
+                let continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
+                if continuations != state.continuations {
+                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback.
+                    state.continuations = continuations
+                    state.live.startOnNewScreen()
+                }
                 if state.stickyWidthsColumns != size.columns {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
@@ -319,6 +318,8 @@ struct RendererState {
     var startTime: Duration?
     var tick = 0
     var printed: [String] = []
+    /// `SignalRestoration.continuations` when the last live frame was drawn.
+    var continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
     var stickyWidths: [TerminalLayout.Column: Int] = [:]
     var stickyWidthsColumns = 0
     var timer: (any DispatchSourceTimer)?
