@@ -1,37 +1,64 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
+import Foundation
 import Synchronization
 
-/// Cancels the work on the first Ctrl-C; a second one calls `onSecondInterrupt` (by default: exit at once
-/// with status 130).
+/// The signals that end an example, handled the same way by every example:
 ///
-/// SIGINT is handled on a dispatch queue instead of by its default action, so the program can stop
-/// cleanly: cancel its `ProgressNode`, let the renderer draw its final frame and print a summary.
+/// | signal | what happens | exit status |
+/// |---|---|---|
+/// | Ctrl-C (`SIGINT`) | `onInterrupt` (cancel the work: the program ends as it chooses, with 130) | 130 |
+/// | a second Ctrl-C | `cleanUp`, then exit at once | 130 |
+/// | `SIGTERM` (kill, timeout) | `cleanUp`, then exit at once | 143 |
+/// | `SIGHUP` (the terminal closed) | `cleanUp`, then exit at once | 129 |
+///
+/// 128 + the signal's number, as a shell reports a program ended by that signal. The signals are handled
+/// on a dispatch queue instead of by their default action, so `cleanUp` may do anything: stop the
+/// renderer (which restores the cursor), restore the terminal mode, remove a partial file.
 public final class InterruptHandler: Sendable {
-    private let source: Mutex<(any DispatchSourceSignal)?>
-
-    public init(
-        onInterrupt: @escaping @Sendable () -> Void,
-        onSecondInterrupt: @escaping @Sendable () -> Never = { exit(130) }
-    ) {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = Atomic<Int>(0)
-        source.setEventHandler {
-            if count.add(1, ordering: .relaxed).newValue > 1 { onSecondInterrupt() }
-            onInterrupt()
-        }
-        source.resume()
-        self.source = Mutex(source)
+    /// Exit statuses shared by the examples.
+    public enum ExitStatus {
+        public static let interrupted: Int32 = 130
+        public static let terminated: Int32 = 143
+        public static let hungUp: Int32 = 129
     }
 
-    /// Stops handling SIGINT: Ctrl-C takes its default action again.
+    private let sources: Mutex<[any DispatchSourceSignal]>
+    private static let signals = [SIGINT, SIGTERM, SIGHUP]
+
+    /// - Parameters:
+    ///   - onInterrupt: the first Ctrl-C.
+    ///   - cleanUp: before exiting on a second Ctrl-C, `SIGTERM` or `SIGHUP`.
+    ///   - exit: ends the process with the status given (`exit(3)` by default).
+    public init(
+        onInterrupt: @escaping @Sendable () -> Void,
+        cleanUp: @escaping @Sendable () -> Void = {},
+        exit: @escaping @Sendable (_ status: Int32) -> Never = { Foundation.exit($0) }
+    ) {
+        let interrupts = Atomic<Int>(0)
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in Self.signals {
+            signal(signalNumber, SIG_IGN)  // handled by the source below instead
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                if signalNumber == SIGINT, interrupts.add(1, ordering: .relaxed).newValue == 1 {
+                    onInterrupt()
+                    return
+                }
+                cleanUp()
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = Mutex(sources)
+    }
+
+    /// Stops handling the signals: they take their default action again.
     public func stop() {
-        source.withLock { $0?.cancel() }
-        signal(SIGINT, SIG_DFL)
+        sources.withLock { sources in
+            for source in sources { source.cancel() }
+            sources = []
+        }
+        for signalNumber in Self.signals { signal(signalNumber, SIG_DFL) }
     }
 }

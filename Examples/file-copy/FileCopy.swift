@@ -18,11 +18,6 @@
 // one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
 // being copied is removed. A second Ctrl-C exits at once, also removing it; so does SIGTERM (status 143).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -71,24 +66,16 @@ struct FileCopy {
         }
         let partialFile = PartialFile()
         let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
+        // the program now: the file being copied is removed, and the status is 130, 143 or 129.
         let interrupts = InterruptHandler {
             root.cancel()
-        } onSecondInterrupt: {
+        } cleanUp: {
             renderer.stop()
             keys?.stop()
-            partialFile.removeAndExit(130)
+        } exit: { status in
+            partialFile.removeAndExit(status)
         }
-        // SIGTERM (kill, timeout, a service manager) asks the program to end now: like a second Ctrl-C, it
-        // removes the file being copied and exits at once, with 143 (128 + SIGTERM) as the shell reports a
-        // program ended by it. Ignoring the signal first also keeps the renderer's own SIGTERM handler out.
-        signal(SIGTERM, SIG_IGN)
-        let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        termination.setEventHandler { @Sendable in  // not on the main actor: a global queue runs it
-            renderer.stop()
-            keys?.stop()
-            partialFile.removeAndExit(143)
-        }
-        termination.resume()
         keys?.start { key in
             switch key {
             case "p": root.pause()
@@ -119,7 +106,6 @@ struct FileCopy {
         renderer.stop()
         keys?.stop()
         interrupts.stop()
-        withExtendedLifetime(termination) {}  // SIGTERM is handled until here, and ignored afterwards
 
         let copied =
             "\(outcome.filesCopied) of \(plan.fileCount) files (\(ProgressFormat.byteCount(outcome.bytesCopied)))"
@@ -130,7 +116,7 @@ struct FileCopy {
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
             print("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
-            exit(130)
+            exit(InterruptHandler.ExitStatus.interrupted)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18

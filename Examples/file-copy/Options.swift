@@ -23,8 +23,10 @@ struct Options: Sendable {
 
         Each file is written under a temporary name in its destination folder and renamed when complete,
         so DEST never holds a partially written file. Keys while live: p pause, r resume, c cancel.
-        Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on SIGTERM).
-        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled, 143 terminated.
+        Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on a second
+        Ctrl-C, SIGTERM and SIGHUP, which end it at once).
+        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled (Ctrl-C or c),
+        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 

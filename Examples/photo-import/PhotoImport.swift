@@ -9,11 +9,6 @@
 //
 // Keys while live: p pause, r resume, c cancel. Ctrl-C cancels cleanly.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -42,7 +37,12 @@ struct PhotoImport {
 
         let renderer = TerminalRenderer(album, mode: options.progress)
         let keys = renderer.mode == .live ? TerminalKeyReader() : nil
-        let interrupts = InterruptHandler { album.cancel() }
+        let interrupts = InterruptHandler {
+            album.cancel()
+        } cleanUp: {
+            renderer.stop()
+            keys?.stop()
+        }
         keys?.start { key in
             switch key {
             case "p": album.pause()
@@ -64,6 +64,7 @@ struct PhotoImport {
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
             print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
+            exit(InterruptHandler.ExitStatus.interrupted)
         } else {
             print("Imported \(imported) photos in \(seconds(elapsed)) s")
         }
