@@ -59,13 +59,17 @@ struct FileCopy {
         root.isPausable = true
 
         // A tree without a single byte has nothing to show (a root of 0 units would never finish).
-        let renderer = TerminalRenderer(root, mode: plan.totalBytes > 0 ? options.progress : .none)
+        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
+        var display = TerminalRenderer.Options()
+        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
+        let renderer = TerminalRenderer(
+            root, mode: plan.totalBytes > 0 ? options.progress : .none, options: display)
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let pacer = LabelPacer(queue: labelQueue) { display in
             if let label = display.label { renderer.print(label) }
         }
         let partialFile = PartialFile()
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        let keys = renderer.mode == .live ? keyReader : nil
         // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
         // the program now: the file being copied is removed, and the status is 130, 143 or 129.
         let interrupts = InterruptHandler {
@@ -84,7 +88,6 @@ struct FileCopy {
             default: break
             }
         }
-        if keys != nil { renderer.print("Keys: p pause · r resume · c cancel · Ctrl-C cancel") }
 
         let digits = String(plan.fileCount).count
         let copier = Copier(

@@ -35,8 +35,11 @@ struct PhotoImport {
         album.localizedDescription = "Importing \(options.photos) photos"
         album.isPausable = true
 
-        let renderer = TerminalRenderer(album, mode: options.progress)
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
+        var display = TerminalRenderer.Options()
+        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
+        let renderer = TerminalRenderer(album, mode: options.progress, options: display)
+        let keys = renderer.mode == .live ? keyReader : nil
         let interrupts = InterruptHandler {
             album.cancel()
         } cleanUp: {
@@ -51,7 +54,6 @@ struct PhotoImport {
             default: break
             }
         }
-        if keys != nil { renderer.print("Keys: p pause · r resume · c cancel · Ctrl-C cancel") }
 
         let start = ContinuousClock.now
         renderer.start()

@@ -60,6 +60,9 @@ public final class TerminalRenderer: Sendable {
         public var drawsOnTimer = true
         /// The terminal size to assume when the output does not report one.
         public var fallbackSize = TerminalSize(columns: 80, rows: 24)
+        /// Live mode: a line under the tree while the work runs, such as the keys to press; the final
+        /// frame leaves it out, so it does not stay on screen after the program ends.
+        public var hint: String?
 
         /// The default options; change its properties to customize them.
         public init() {}
@@ -228,7 +231,8 @@ public final class TerminalRenderer: Sendable {
             let size = output.size() ?? options.fallbackSize
             // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
             // only the levels they report.
-            let capacity = max(1, size.rows - 1)
+            let hint = mode == .live && !final ? options.hint.map(LabelSanitizer.sanitized) : nil
+            let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
             let (rows, hidden) =
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
@@ -249,7 +253,11 @@ public final class TerminalRenderer: Sendable {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
                 }
-                let lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                var lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
+                if let hint {
+                    let width = max(1, size.columns - 1)
+                    lines.append(TerminalStyle.dim.apply(to: DisplayWidth.pad(hint, toColumns: width), colors: colors))
+                }
                 let printed = state.printed
                 state.printed = []
                 if let bytes = state.live.compose(
