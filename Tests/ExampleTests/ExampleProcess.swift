@@ -102,6 +102,12 @@ final class ExampleProcess {
         return data.count > offset ? String(decoding: data[offset...], as: UTF8.self) : ""
     }
 
+    /// Types `text` on the pseudo-terminal, as a person at the keyboard.
+    func type(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in _ = write(controller, bytes.baseAddress, bytes.count) }
+    }
+
     func send(_ signalNumber: Int32) {
         kill(process.processIdentifier, signalNumber)
     }
