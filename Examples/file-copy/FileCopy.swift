@@ -46,7 +46,9 @@ struct FileCopy {
             fail("\(error)", status: 1)
         }
         do {
-            try FileManager.default.createDirectory(atPath: plan.destination, withIntermediateDirectories: false)
+            // For its owner only until the copy ends and it gets SOURCE's permissions.
+            try FileManager.default.createDirectory(
+                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         } catch {
             fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
         }
