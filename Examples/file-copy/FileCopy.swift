@@ -98,7 +98,9 @@ struct FileCopy {
                 let position = String(repeating: " ", count: digits - String(number).count) + "\(number)"
                 pacer.send(
                     progress: nil,
-                    label: "  \(position)/\(plan.fileCount)  \(path)  (\(ProgressFormat.byteCount(size)))")
+                    // A name is one line, whatever it holds (the renderer would split it at a line break).
+                    label: "  \(position)/\(plan.fileCount)  \(TerminalText.printable(path))  "
+                        + "(\(ProgressFormat.byteCount(size)))")
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes)
 
@@ -120,25 +122,34 @@ struct FileCopy {
         }
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
-            print("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
+            say("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
             exit(InterruptHandler.ExitStatus.interrupted)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let bytesPerSecond = seconds > 0 ? Int(Double(plan.totalBytes) / seconds) : 0
         let rate = ProgressFormat.throughput(bytesPerSecond).map { ", \($0)" } ?? ""
-        print(
+        say(
             "Copied \(plan.fileCount) \(plan.fileCount == 1 ? "file" : "files") "
                 + "(\(ProgressFormat.byteCount(plan.totalBytes))) to \(plan.destination) "
                 + "in \(String(format: "%.1f", seconds)) s\(rate)")
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
-            print("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
+            say("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
         }
     }
 
+    /// Prints a line of the summary. Paths come from outside: no control character in them reaches the
+    /// terminal.
+    static func say(_ line: String) {
+        print(TerminalText.printable(line))
+    }
+
+    /// Reports an error and exits. The message's lines are kept; control characters in them (from paths)
+    /// are shown as spaces.
     static func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("file-copy: \(message)\n".utf8))
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.printable(String($0)) }
+        FileHandle.standardError.write(Data("file-copy: \(lines.joined(separator: "\n"))\n".utf8))
         exit(status)
     }
 }
