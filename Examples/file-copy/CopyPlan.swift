@@ -23,12 +23,11 @@ struct CopyPlan: Sendable {
     /// Sockets, FIFOs and devices, which are not copied.
     let skipped: [String]
 
-    /// A problem found before anything was written: the program reports it and exits with status 1.
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
-    }
+    /// How often the scan reports and looks for a cancellation, in entries.
+    static let reportInterval = 256
 
-    init(source: String, destination: String) throws {
+    /// The checks of SOURCE and DEST themselves, quick, before the search of SOURCE.
+    static func checkArguments(source: String, destination: String) throws {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         guard fileManager.fileExists(atPath: source, isDirectory: &isDirectory) else {
@@ -55,6 +54,23 @@ struct CopyPlan: Sendable {
         if resolvedDestination == resolvedSource || resolvedDestination.hasPrefix(resolvedSource + "/") {
             throw Problem(description: "\(destination) is inside \(source): a directory cannot be copied into itself")
         }
+    }
+
+    /// A problem found before anything was written: the program reports it and exits with status 1.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Finds what to copy. `onFound` is called with the number of entries found so far, every
+    /// `reportInterval` entries; `isCancelled` is checked as often, and makes the scan throw
+    /// `CancellationError`. `pauseAfterEntries` is a test hook: the scan stops there, says so on standard
+    /// error and waits to be cancelled.
+    init(
+        source: String, destination: String, onFound: (Int) -> Void = { _ in }, isCancelled: () -> Bool = { false },
+        pauseAfterEntries: Int? = nil
+    ) throws {
+        try Self.checkArguments(source: source, destination: destination)
+        let fileManager = FileManager.default
 
         // Read before the listing, which changes SOURCE's access time.
         let rootMetadata = FileMetadata.read(source)?.metadata
@@ -78,6 +94,17 @@ struct CopyPlan: Sendable {
             }
             var subfolders: [String] = []
             for name in names {
+                let found = entries.count + unreadable.count + skipped.count
+                if found % Self.reportInterval == 0 {
+                    onFound(found)
+                    if isCancelled() { throw CancellationError() }
+                }
+                if let pauseAfterEntries, found == pauseAfterEntries {
+                    onFound(found)
+                    FileHandle.standardError.write(Data("file-copy: scan paused after \(found) entries\n".utf8))
+                    while !isCancelled() { usleep(10_000) }
+                    throw CancellationError()
+                }
                 let path = folder.isEmpty ? name : folder + "/" + name
                 let fullPath = source + "/" + path
                 guard let attributes = try? fileManager.attributesOfItem(atPath: fullPath) else {

@@ -38,34 +38,24 @@ struct FileCopy {
             return
         }
 
-        // Everything that can be checked is checked before anything is created.
-        let plan: CopyPlan
+        // Everything that can be checked is checked before anything is created: the arguments first, at
+        // once, then every entry of SOURCE.
         do {
-            plan = try CopyPlan(source: options.source, destination: options.destination)
+            try CopyPlan.checkArguments(source: options.source, destination: options.destination)
         } catch {
             fail("\(error)", status: 1)
         }
-        do {
-            // For its owner only until the copy ends and it gets SOURCE's permissions.
-            try FileManager.default.createDirectory(
-                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
-            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
-        }
 
-        let root = ProgressNode.discreteProgress(totalUnitCount: plan.totalBytes)
-        root.kind = .file
-        root.fileOperationKind = .copying
-        root.fileTotalCount = plan.fileCount
-        root.fileCompletedCount = 0  // counted as files finish; the root line says "3 of 9 files"
+        // While SOURCE is searched (seconds for a large tree), the root is indeterminate: a spinner and
+        // the count found so far. Then it becomes the copy's: its units the bytes of every file.
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        root.localizedDescription = "Looking for files in \(TerminalText.printable(options.source))…"
         root.isPausable = true
 
-        // A tree without a single byte has nothing to show (a root of 0 units would never finish).
         let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
         var display = TerminalRenderer.Options()
         display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
-        let renderer = TerminalRenderer(
-            root, mode: plan.totalBytes > 0 ? options.progress : .none, options: display)
+        let renderer = TerminalRenderer(root, mode: options.progress, options: display)
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let pacer = LabelPacer(queue: labelQueue) { display in
             if let label = display.label { renderer.print(label) }
@@ -90,6 +80,42 @@ struct FileCopy {
             default: break
             }
         }
+        func stopShowing() {
+            renderer.stop()
+            keys?.stop()
+            interrupts.stop()
+        }
+
+        renderer.start()
+        let plan: CopyPlan
+        do {
+            plan = try await scan(options, showingOn: root)
+        } catch is CancellationError {
+            stopShowing()
+            say("Cancelled while looking for files in \(options.source): nothing was copied.")
+            exit(InterruptHandler.ExitStatus.interrupted)
+        } catch {
+            root.cancel()  // the display marks the search as stopped
+            stopShowing()
+            fail("\(error)", status: 1)
+        }
+        do {
+            // For its owner only until the copy ends and it gets SOURCE's permissions.
+            try FileManager.default.createDirectory(
+                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            root.cancel()
+            stopShowing()
+            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
+        }
+
+        root.localizedDescription = nil  // the default label: "Copying 9 files…"
+        root.kind = .file
+        root.fileOperationKind = .copying
+        root.fileTotalCount = plan.fileCount
+        root.fileCompletedCount = 0  // counted as files finish; the root line says "3 of 9 files"
+        // A tree without a single byte still shows its files: one unit, completed at the end.
+        root.totalUnitCount = max(plan.totalBytes, 1)
 
         let digits = String(plan.fileCount).count
         let copier = Copier(
@@ -105,14 +131,12 @@ struct FileCopy {
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes)
 
         let start = ContinuousClock.now
-        renderer.start()
         let outcome = await copier.copy(into: root)
         if outcome.error != nil { root.cancel() }  // the display marks the copy as stopped
+        if plan.totalBytes == 0 && !root.isCancelled { root.completedUnitCount = 1 }
         pacer.invalidate()
         labelQueue.sync {}  // a label being printed lands before the final frame
-        renderer.stop()
-        keys?.stop()
-        interrupts.stop()
+        stopShowing()
 
         let copied =
             "\(outcome.filesCopied) of \(plan.fileCount) files (\(ProgressFormat.byteCount(outcome.bytesCopied)))"
@@ -136,6 +160,26 @@ struct FileCopy {
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
             say("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
+        }
+    }
+
+    /// Finds what to copy, on a thread of its own, writing the count found so far into `root`'s label;
+    /// `root.cancel()` stops it (`CancellationError`).
+    static func scan(_ options: Options, showingOn root: ProgressNode) async throws -> CopyPlan {
+        let label = root.localizedDescription ?? ""
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result {
+                        try CopyPlan(
+                            source: options.source, destination: options.destination,
+                            onFound: { found in
+                                guard found > 0 else { return }
+                                root.localizedDescription = label + " \(ProgressFormat.count(found)) found"
+                            },
+                            isCancelled: { root.isCancelled }, pauseAfterEntries: options.pauseAfterEntries)
+                    })
+            }
         }
     }
 

@@ -12,6 +12,9 @@ struct Options: Sendable {
     /// For tests (not in the usage): after copying this many bytes, pause the copy and say so on standard
     /// error, so a test can send Ctrl-C at a known point, in the middle of a file.
     var pauseAfterBytes: Int64?
+    /// For tests (not in the usage): stop the scan after this many entries and say so on standard error,
+    /// so a test can send Ctrl-C while the program is looking for files.
+    var pauseAfterEntries: Int?
 
     static let usage = """
         usage: file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
@@ -47,6 +50,11 @@ struct Options: Sendable {
                     throw UsageError("--pause-after-bytes takes a positive number of bytes")
                 }
                 pauseAfterBytes = bytes
+            case "--pause-after-entries":
+                guard let entries = Int(try reader.value(of: argument)), entries > 0 else {
+                    throw UsageError("--pause-after-entries takes a positive number of entries")
+                }
+                pauseAfterEntries = entries
             case "--help", "-h": showHelp = true
             case "--": positional.append(contentsOf: reader.rest())
             default:

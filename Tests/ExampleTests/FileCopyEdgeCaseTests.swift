@@ -86,6 +86,33 @@ final class FileCopyEdgeCaseTests: XCTestCase {
         XCTAssertFalse(again.standardError.contains("\u{1B}"))
     }
 
+    // MARK: Looking for files
+
+    /// A large SOURCE takes seconds to search: a spinner and the count found so far show meanwhile, and
+    /// Ctrl-C cancels with a sentence (it used to print only "^C" after seconds of nothing).
+    func test_while_looking_for_files_a_spinner_counts_them_and_ctrl_c_cancels_cleanly() throws {
+        for index in 0..<300 {
+            try Data().write(to: source.appendingPathComponent("file-\(index)"))
+        }
+        let child = try ExampleProcess(
+            "file-copy", [source.path, destination.path, "--pause-after-entries", "200"], terminal: true, columns: 250)
+        XCTAssertTrue(child.waitForOutput(containing: "scan paused after 200 entries"), child.outputText)
+        XCTAssertTrue(
+            child.waitForOutput(containing: "Looking for files in \(source.path)… 200 found"),
+            child.outputText.debugDescription)
+        let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+        XCTAssertTrue(spinner.contains { child.outputText.contains("\r\($0) Looking for files in") })
+        child.send(SIGINT)
+        let exit = child.waitForExit()
+        XCTAssertEqual(exit?.reason, .exit)
+        XCTAssertEqual(exit?.status, 130)
+        XCTAssertTrue(
+            child.outputText.contains("Cancelled while looking for files in \(source.path): nothing was copied."),
+            child.outputText.debugDescription)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "nothing is created")
+        XCTAssertEqual(child.isInKeyMode, false)
+    }
+
     // MARK: Termination
 
     /// SIGTERM (`kill`, `timeout`, a service manager stopping the job) in the middle of a file used to end
