@@ -117,16 +117,17 @@ struct FileCopy {
         // A tree without a single byte still shows its files: one unit, completed at the end.
         root.totalUnitCount = max(plan.totalBytes, 1)
 
-        let digits = String(plan.fileCount).count
+        let digits = ProgressFormat.count(plan.fileCount).count
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
-                let position = String(repeating: " ", count: digits - String(number).count) + "\(number)"
+                let number = ProgressFormat.count(number)
+                let position = String(repeating: " ", count: digits - number.count) + number
                 pacer.send(
                     progress: nil,
                     // A name is one line, whatever it holds (the renderer would split it at a line break).
-                    label: "  \(position)/\(plan.fileCount)  \(TerminalText.printable(path))  "
-                        + "(\(ProgressFormat.byteCount(size)))")
+                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path))  "
+                        + "(\(bytes(size)))")
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes)
 
@@ -139,7 +140,8 @@ struct FileCopy {
         stopShowing()
 
         let copied =
-            "\(outcome.filesCopied) of \(plan.fileCount) files (\(ProgressFormat.byteCount(outcome.bytesCopied)))"
+            "\(ProgressFormat.count(outcome.filesCopied)) of \(ProgressFormat.count(plan.fileCount)) files "
+            + "(\(bytes(outcome.bytesCopied)))"
         let removed = outcome.interruptedFile.map { "; the partial copy of \($0) was removed" } ?? ""
         if let error = outcome.error {
             fail("\(error)\n\(copied) were copied to \(plan.destination)\(removed).", status: 1)
@@ -154,8 +156,8 @@ struct FileCopy {
         let bytesPerSecond = seconds > 0 ? Int(Double(plan.totalBytes) / seconds) : 0
         let rate = ProgressFormat.throughput(bytesPerSecond).map { ", \($0)" } ?? ""
         say(
-            "Copied \(plan.fileCount) \(plan.fileCount == 1 ? "file" : "files") "
-                + "(\(ProgressFormat.byteCount(plan.totalBytes))) to \(plan.destination) "
+            "Copied \(ProgressFormat.count(plan.fileCount)) \(plan.fileCount == 1 ? "file" : "files") "
+                + "(\(bytes(plan.totalBytes))) to \(plan.destination) "
                 + "in \(String(format: "%.1f", seconds)) s\(rate)")
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
@@ -181,6 +183,12 @@ struct FileCopy {
                     })
             }
         }
+    }
+
+    /// A byte count as the summaries say it: like the display ("4.2 MB"), but "0 bytes" for nothing (the
+    /// display's formatter says "Zero KB", as Apple's does).
+    static func bytes(_ count: Int64) -> String {
+        count == 0 ? "0 bytes" : ProgressFormat.byteCount(count)
     }
 
     /// Prints a line of the summary. Paths come from outside: no control character in them reaches the

@@ -31,7 +31,10 @@ struct PhotoImport {
             return
         }
 
-        let album = ProgressNode.discreteProgress(totalUnitCount: Int64(options.photos))
+        // An album of no photos is one unit, completed at the end: a node of 0 units would never finish,
+        // and the log would never say the import is done.
+        let album = ProgressNode.discreteProgress(totalUnitCount: Int64(max(options.photos, 1)))
+        if options.photos == 0 { album.localizedAdditionalDescription = "0 of 0" }
         album.localizedDescription = "Importing \(options.photos) photos"
         album.isPausable = true
 
@@ -58,6 +61,7 @@ struct PhotoImport {
         let start = ContinuousClock.now
         renderer.start()
         let imported = await Importer(options: options).importAlbum(into: album)
+        if options.photos == 0 { album.completedUnitCount = 1 }
         renderer.stop()
         keys?.stop()
         interrupts.stop()
@@ -68,7 +72,7 @@ struct PhotoImport {
             print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
             exit(InterruptHandler.ExitStatus.interrupted)
         } else {
-            print("Imported \(imported) photos in \(seconds(elapsed)) s")
+            print("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
         }
     }
 
