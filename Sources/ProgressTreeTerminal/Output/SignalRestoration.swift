@@ -74,6 +74,9 @@ enum SignalRestoration {
         isSuspended.store(true, ordering: .sequentiallyConsistent)
         Platform.takeDefaultAction(signalNumber)  // stops here; returns when continued
         Platform.setHandler(signalNumber, restoreAndStop)  // for the next Ctrl-Z
+        // The kernel discards the stop of an orphaned process group: no SIGCONT follows, so continue here
+        // (nothing happens if the SIGCONT handler already did).
+        continued()
     }
 
     fileprivate static func continued() {

@@ -19,7 +19,9 @@ import Synchronization
 /// Conventions: writes to standard error by default; `auto` mode is `live` on a terminal and `plain`
 /// otherwise (also when `TERM=dumb`); `NO_COLOR` removes colour only; the width follows the terminal
 /// (read at every frame, and a frame is drawn at once on `SIGWINCH`); the cursor is hidden while live
-/// and restored by `stop()`, and on Ctrl-C or `SIGTERM` unless the program handles those signals itself.
+/// and restored by `stop()`, and on Ctrl-C, `SIGTERM` and `SIGHUP` unless the program handles those signals
+/// itself; Ctrl-Z restores it before the process stops, and `fg` draws the live area anew. Printed messages
+/// and labels never write control characters.
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
 /// lock, one at a time; lock order is renderer, then the library's node locks.
