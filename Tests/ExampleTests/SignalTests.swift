@@ -62,9 +62,9 @@ final class SignalTests: XCTestCase {
         XCTAssertFalse(after.components(separatedBy: showCursor).last!.contains(hideCursor), after)
     }
 
-    /// Ctrl-Z: the cursor shown and line mode back at the shell's prompt, then the process stops. `fg`:
-    /// key mode again, and the tree drawn anew where the cursor is (below what the shell printed), not
-    /// over lines that are no longer the old tree.
+    /// Ctrl-Z: the live area cleared, the cursor shown and line mode back at the shell's prompt, then the
+    /// process stops. `fg`: key mode again, and the tree drawn anew where the cursor is (below what the
+    /// shell printed), not over lines that are no longer the old tree.
     func test_ctrl_z_gives_the_terminal_back_and_fg_redraws_the_tree_below_in_key_mode() throws {
         #if !os(Linux)
         throw XCTSkip("reads the process state from /proc")
@@ -77,8 +77,12 @@ final class SignalTests: XCTestCase {
         child.send(SIGTSTP)
         XCTAssertTrue(child.wait(timeout: 15) { child.isStopped }, "Ctrl-Z stops the process")
         XCTAssertEqual(child.isInKeyMode, false, "stopped, the terminal is in line mode for the shell")
+        XCTAssertTrue(child.waitForOutput(containing: showCursor, after: beforeStop))
         let atStop = child.output(after: beforeStop)
-        XCTAssertTrue(atStop.hasSuffix(showCursor) || atStop.contains(showCursor), atStop.debugDescription)
+        // The live area is cleared (the shell writes where it was), then the cursor shown.
+        XCTAssertNotNil(
+            atStop.firstMatch(of: /\r\u{1B}\[[0-9]+A\u{1B}\[J\u{1B}\[\?2026l\u{1B}\[0m\u{1B}\[\?25h/),
+            atStop.debugDescription)
         XCTAssertFalse(atStop.components(separatedBy: showCursor).last!.contains(hideCursor))
 
         let beforeContinue = child.outputData.count

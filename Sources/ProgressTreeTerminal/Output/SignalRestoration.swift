@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// - `SIGINT` (Ctrl-C), `SIGTERM`, `SIGHUP`: show the cursor, restore the mode, then let the signal take
 ///   its default action (the shell reports 130, 143, 129).
-/// - `SIGTSTP` (Ctrl-Z): show the cursor, restore the mode, then stop. On `SIGCONT` (`fg`) after such a
-///   stop: key mode again (only in the foreground: a background process may not change the terminal),
+/// - `SIGTSTP` (Ctrl-Z): clear the live area (the shell writes where it was), show the cursor, restore the
+///   mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a background process may not change the terminal),
 ///   the cursor hidden again, and `continuations` counts one more, so a live renderer draws its area anew
 ///   below what the shell printed meanwhile.
 ///
@@ -23,6 +23,9 @@ enum SignalRestoration {
     private static let isSuspended = Atomic<Bool>(false)
     /// How many times the process continued after a stop by `SIGTSTP`.
     static let continuations = Atomic<Int>(0)
+    /// The lines of the live area on the hidden cursor's terminal, above the cursor; 0 when there is none
+    /// (before the first frame, and after the final one, which stays on screen).
+    private static let liveAreaLines = Atomic<Int>(0)
     private static let installed = Lock<Set<Int32>>([])
 
     static func cursorHidden(on descriptor: Int32) {
@@ -32,6 +35,32 @@ enum SignalRestoration {
 
     static func cursorRestored() {
         hiddenCursorDescriptor.store(-1, ordering: .sequentiallyConsistent)
+        liveAreaLines.store(0, ordering: .sequentiallyConsistent)
+    }
+
+    /// A live frame of `lines` lines was written on `descriptor`; the cursor rests below it.
+    static func liveAreaDrawn(lines: Int, on descriptor: Int32) {
+        guard descriptor == hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent) else { return }
+        liveAreaLines.store(lines, ordering: .sequentiallyConsistent)
+    }
+
+    /// Moves up over the live area and clears to the end of the screen, with `write(2)` only: the number
+    /// is written digit by digit. Async-signal-safe.
+    private static func clearLiveArea(on descriptor: Int32) {
+        let lines = liveAreaLines.exchange(0, ordering: .sequentiallyConsistent)
+        guard lines > 0 else { return }
+        let start: StaticString = "\r\u{1B}["
+        let end: StaticString = "A\u{1B}[J"
+        let digits: StaticString = "0123456789"
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: start.utf8Start, count: start.utf8CodeUnitCount))
+        var divisor = 1
+        while divisor <= lines / 10 { divisor *= 10 }
+        while divisor > 0 {
+            let digit = (lines / divisor) % 10
+            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: digits.utf8Start + digit, count: 1))
+            divisor /= 10
+        }
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount))
     }
 
     /// Installs the handlers, each where its signal's disposition is the default.
@@ -69,6 +98,8 @@ enum SignalRestoration {
     }
 
     fileprivate static func stop(_ signalNumber: Int32) {
+        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        if descriptor >= 0 { clearLiveArea(on: descriptor) }
         showCursor()
         TerminalModeRestoration.suspend()
         isSuspended.store(true, ordering: .sequentiallyConsistent)

@@ -266,6 +266,9 @@ public final class TerminalRenderer: Sendable {
                     lines: lines, printed: printed, size: size, final: final)
                 {
                     output.write(bytes)
+                    if let descriptor = output.fileDescriptor {
+                        SignalRestoration.liveAreaDrawn(lines: final ? 0 : state.live.previousLines.count, on: descriptor)
+                    }
                 }
             case .plain:
                 let lines = state.plain.lines(for: rows, now: elapsed)
