@@ -11,9 +11,10 @@ import Synchronization
 /// | `SIGTERM` (kill, timeout) | `cleanUp`, then exit at once | 143 |
 /// | `SIGHUP` (the terminal closed) | `cleanUp`, then exit at once | 129 |
 ///
-/// 128 + the signal's number, as a shell reports a program ended by that signal. The signals are handled
-/// on a dispatch queue instead of by their default action, so `cleanUp` may do anything: stop the
-/// renderer (which restores the cursor), restore the terminal mode, remove a partial file.
+/// 128 + the signal's number, as a shell reports a program ended by that signal. A signal handler only
+/// writes the signal's number to a pipe (async-signal-safe, and in place before `init` returns, so no
+/// signal is lost); the handling runs on a dispatch queue, so `cleanUp` may do anything: stop the renderer
+/// (which restores the cursor), restore the terminal mode, remove a partial file. One handler at a time.
 public final class InterruptHandler: Sendable {
     /// Exit statuses shared by the examples.
     public enum ExitStatus {
@@ -22,8 +23,10 @@ public final class InterruptHandler: Sendable {
         public static let hungUp: Int32 = 129
     }
 
-    private let sources: Mutex<[any DispatchSourceSignal]>
+    /// The pipe's write end, for the signal handler; -1 when no handler is installed.
+    fileprivate static let pipeInput = Atomic<Int32>(-1)
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
+    private let source: Mutex<any DispatchSourceRead>
 
     /// - Parameters:
     ///   - onInterrupt: the first Ctrl-C.
@@ -34,31 +37,49 @@ public final class InterruptHandler: Sendable {
         cleanUp: @escaping @Sendable () -> Void = {},
         exit: @escaping @Sendable (_ status: Int32) -> Never = { Foundation.exit($0) }
     ) {
+        var ends: [Int32] = [-1, -1]
+        precondition(pipe(&ends) == 0, "no pipe for signals")
+        let (output, input) = (ends[0], ends[1])
+        for end in [output, input] {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)  // the handler never blocks
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
         let interrupts = Atomic<Int>(0)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in Self.signals {
-            signal(signalNumber, SIG_IGN)  // handled by the source below instead
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
+        let source = DispatchSource.makeReadSource(fileDescriptor: output, queue: .global())
+        source.setEventHandler {
+            var byte: UInt8 = 0
+            while read(output, &byte, 1) == 1 {
+                let signalNumber = Int32(byte)
                 if signalNumber == SIGINT, interrupts.add(1, ordering: .relaxed).newValue == 1 {
                     onInterrupt()
-                    return
+                    continue
                 }
                 cleanUp()
                 exit(128 + signalNumber)
             }
-            source.resume()
-            sources.append(source)
         }
-        self.sources = Mutex(sources)
+        source.setCancelHandler {
+            close(output)
+            close(input)
+        }
+        source.resume()
+        self.source = Mutex(source)
+        Self.pipeInput.store(input, ordering: .sequentiallyConsistent)
+        for signalNumber in Self.signals { signal(signalNumber, forwardSignal) }
     }
 
     /// Stops handling the signals: they take their default action again.
     public func stop() {
-        sources.withLock { sources in
-            for source in sources { source.cancel() }
-            sources = []
-        }
         for signalNumber in Self.signals { signal(signalNumber, SIG_DFL) }
+        Self.pipeInput.store(-1, ordering: .sequentiallyConsistent)
+        source.withLock { $0.cancel() }
     }
+}
+
+/// The signal handler: the signal's number into the pipe. Async-signal-safe (an atomic load, `write(2)`).
+private func forwardSignal(_ signalNumber: Int32) {
+    let input = InterruptHandler.pipeInput.load(ordering: .sequentiallyConsistent)
+    guard input >= 0 else { return }
+    var byte = UInt8(truncatingIfNeeded: signalNumber)
+    _ = write(input, &byte, 1)
 }
