@@ -34,7 +34,10 @@ final class ExampleProcess {
         var variables = ProcessInfo.processInfo.environment
         for (key, value) in environment { variables[key] = value }
         process.environment = variables
+        // The reading thread's own descriptor, closed by it at the end (a shared one could be closed and
+        // reused by another open while it reads).
         let readEnd: Int32
+        let pipe = Pipe()
         if terminal {
             controller = PseudoTerminalCalls.open(O_RDWR | O_NOCTTY)
             guard controller >= 0, PseudoTerminalCalls.grant(controller) == 0,
@@ -48,15 +51,19 @@ final class ExampleProcess {
             process.standardInput = handle
             process.standardOutput = handle
             process.standardError = handle
-            readEnd = controller
+            readEnd = dup(controller)
         } else {
-            let pipe = Pipe()
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = pipe
             process.standardError = pipe
-            readEnd = pipe.fileHandleForReading.fileDescriptor
+            readEnd = dup(pipe.fileHandleForReading.fileDescriptor)
         }
         try process.run()
+        if !terminal {
+            // Only the child writes now: the end of file comes when it exits.
+            try pipe.fileHandleForWriting.close()
+            try pipe.fileHandleForReading.close()
+        }
         let output = self.output
         DispatchQueue.global().async(group: reading) {
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -67,6 +74,7 @@ final class ExampleProcess {
                 } else if count < 0 && errno == EINTR {
                     continue
                 } else {
+                    close(readEnd)
                     return  // end of file, or EIO once no one has the terminal open
                 }
             }
@@ -77,6 +85,7 @@ final class ExampleProcess {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         if device >= 0 { close(device) }
         if controller >= 0 {
+            // The reader ends (EIO) once the child is gone and no one else has the terminal open.
             _ = reading.wait(timeout: .now() + 5)
             close(controller)
         }
