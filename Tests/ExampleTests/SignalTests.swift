@@ -100,4 +100,19 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(child.isInKeyMode, false)
         #endif
     }
+
+    /// Keys typed while message-feed or loading-rows run live are not echoed over the live area (the
+    /// terminal is in key mode, though they read no keys), and the terminal echoes again afterwards.
+    func test_typed_keys_are_not_echoed_over_the_live_area() throws {
+        for (name, arguments) in [
+            ("message-feed", ["--messages", "30", "--speed", "5"]), ("loading-rows", ["--delay", "1"]),
+        ] {
+            let child = try ExampleProcess(name, arguments, terminal: true)
+            XCTAssertTrue(child.wait(timeout: 15) { child.isInKeyMode == true }, "\(name) reads keys")
+            child.type("xyz")
+            XCTAssertEqual(child.waitForExit()?.status, 0, name)
+            XCTAssertFalse(child.outputText.contains("xyz"), "\(name): \(child.outputText.debugDescription)")
+            XCTAssertEqual(child.isInKeyMode, false, name)
+        }
+    }
 }
