@@ -2,8 +2,9 @@
 //
 //   swift run file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
 //
-// The progress tree: a root of kind `.file` (its units are the bytes of every file) that says it is
-// copying (`fileOperationKind = .copying`) and how many files (`fileTotalCount`), and one child per file,
+// While SOURCE is searched (seconds for a large tree), the root is an indeterminate node: a spinner and
+// the count found so far. Then the progress tree: the same root, now of kind `.file` (its units are the
+// bytes of every file), that says it is copying (`fileOperationKind = .copying`) and how many files (`fileTotalCount`), and one child per file,
 // also of kind `.file`, created when that file's copy starts, its units the file's bytes. The renderer
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
@@ -15,8 +16,12 @@
 // name is always printed. The same paced lines make a short plain-mode log in CI.
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
-// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
-// being copied is removed. A second Ctrl-C exits at once, also removing it; so does SIGTERM (status 143).
+// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C
+// (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
+// A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
+//
+// What `cp -a` keeps is kept: permissions and times of files, links and directories (a directory's are
+// set once its contents are in), the holes of sparse files, and hard links within the tree.
 
 import Dispatch
 import ExampleSupport

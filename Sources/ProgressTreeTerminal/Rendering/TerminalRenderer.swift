@@ -233,7 +233,8 @@ public final class TerminalRenderer: Sendable {
             let size = output.size() ?? options.fallbackSize
             // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
             // only the levels they report.
-            let hint = mode == .live && !final ? options.hint.map(LabelSanitizer.sanitized) : nil
+            // The hint needs a row of its own besides a line of the tree and the cursor's.
+            let hint = mode == .live && !final && size.rows > 2 ? options.hint.map(LabelSanitizer.sanitized) : nil
             let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
             let (rows, hidden) =
                 mode == .live
