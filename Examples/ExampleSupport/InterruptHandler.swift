@@ -76,8 +76,11 @@ public final class InterruptHandler: Sendable {
     }
 }
 
-/// The signal handler: the signal's number into the pipe. Async-signal-safe (an atomic load, `write(2)`).
+/// The signal handler: the signal's number into the pipe. Async-signal-safe (an atomic load, `write(2)`),
+/// and `errno` is left as the interrupted code had it.
 private func forwardSignal(_ signalNumber: Int32) {
+    let savedErrno = errno
+    defer { errno = savedErrno }
     let input = InterruptHandler.pipeInput.load(ordering: .sequentiallyConsistent)
     guard input >= 0 else { return }
     var byte = UInt8(truncatingIfNeeded: signalNumber)

@@ -14,7 +14,9 @@ struct FileMetadata: Sendable {
         guard lstat(path, &status) == 0 else { return nil }
         let metadata = FileMetadata(
             permissions: status.st_mode & 0o7777, accessTime: status.st_atim, modificationTime: status.st_mtim)
-        return (metadata, Int(status.st_nlink), FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+        // `st_dev` is signed on some systems: its bits are the identity.
+        let device = UInt64(truncatingIfNeeded: status.st_dev)
+        return (metadata, Int(status.st_nlink), FileIdentity(device: device, inode: UInt64(status.st_ino)))
     }
 
     /// Gives `path` these permissions and times (a symbolic link: its times only). Returns whether it could.

@@ -113,6 +113,14 @@ enum Platform {
 
     // MARK: Signals
 
+    /// Runs `body`, then gives `errno` back the value it had: a signal handler must leave it as the code
+    /// it interrupted had it. Async-signal-safe.
+    static func preservingErrno(_ body: () -> Void) {
+        let saved = errno
+        body()
+        errno = saved
+    }
+
     /// Sets `handler` for `signalNumber` if its disposition is the default, and returns whether it did:
     /// a program that handles (or ignores) the signal itself keeps its handling.
     static func setHandlerIfDefault(_ signalNumber: Int32, _ handler: SignalHandler) -> Bool {

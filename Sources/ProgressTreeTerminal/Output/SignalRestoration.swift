@@ -8,12 +8,13 @@ import Synchronization
 /// - `SIGINT` (Ctrl-C), `SIGTERM`, `SIGHUP`: show the cursor, restore the mode, then let the signal take
 ///   its default action (the shell reports 130, 143, 129).
 /// - `SIGTSTP` (Ctrl-Z): clear the live area (the shell writes where it was), show the cursor, restore the
-///   mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a background process may not change the terminal),
-///   the cursor hidden again, and `continuations` counts one more, so a live renderer draws its area anew
-///   below what the shell printed meanwhile.
+///   mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a
+///   background process may not change the terminal), the cursor hidden again, and `continuations` counts
+///   one more, so a live renderer draws its area anew below what the shell printed meanwhile.
 ///
-/// The handlers are async-signal-safe: they read and write atomics and call `write(2)`, `tcsetattr(2)`,
-/// `tcgetpgrp(2)`, `getpgrp(2)`, `signal(2)`, `sigprocmask(2)` and `raise(2)` (through `Platform`).
+/// The handlers leave `errno` as they found it, and are async-signal-safe: they read and write atomics and
+/// call `write(2)`, `tcsetattr(2)`, `tcgetpgrp(2)`, `getpgrp(2)`, `signal(2)`, `sigprocmask(2)` and
+/// `raise(2)` (through `Platform`).
 /// Handlers are installed only for signals whose disposition is the default, so a program that handles
 /// SIGINT itself (for example to cancel its work) keeps its own handling and stops the renderer itself.
 enum SignalRestoration {
@@ -123,13 +124,13 @@ enum SignalRestoration {
 }
 
 private func restoreAndReraise(_ signalNumber: Int32) {
-    SignalRestoration.terminate(signalNumber)
+    Platform.preservingErrno { SignalRestoration.terminate(signalNumber) }
 }
 
 private func restoreAndStop(_ signalNumber: Int32) {
-    SignalRestoration.stop(signalNumber)
+    Platform.preservingErrno { SignalRestoration.stop(signalNumber) }
 }
 
 private func continueAfterStop(_ signalNumber: Int32) {
-    SignalRestoration.continued()
+    Platform.preservingErrno { SignalRestoration.continued() }
 }
