@@ -33,4 +33,17 @@ final class WordingTests: XCTestCase {
         XCTAssertEqual(photosDone.count, 3, child.outputText)
         XCTAssertTrue(photosDone.allSatisfy { $0 < albumDone }, child.outputText)
     }
+
+    /// An argument is quoted in the usage error: never raw.
+    func test_a_bad_argument_is_quoted_without_its_control_characters() throws {
+        for (name, arguments) in [
+            ("photo-import", ["--progress", "\u{1B}[31mred"]), ("message-feed", ["\u{1B}]0;title\u{7}"]),
+            ("file-copy", ["--limit", "\u{1B}[2J"]),
+        ] {
+            let child = try ExampleProcess(name, arguments)
+            XCTAssertEqual(child.waitForExit()?.status, 2, name)
+            XCTAssertFalse(child.outputText.contains("\u{1B}"), "\(name): \(child.outputText.debugDescription)")
+            XCTAssertTrue(child.outputText.contains("usage: \(name)"), child.outputText)
+        }
+    }
 }
