@@ -34,7 +34,8 @@ let package = Package(
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
         .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
         // Runs the built examples (the executables must be built: it depends on them).
-        .testTarget(name: "ExampleTests", dependencies: ["file-copy", "loading-rows", "photo-import"]),
+        .testTarget(
+            name: "ExampleTests", dependencies: ["file-copy", "photo-import", "step-flow", "message-feed", "loading-rows"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,8 +4,10 @@ import ProgressTreeTerminal
 public struct UsageError: Error, CustomStringConvertible {
     public let description: String
 
+    /// The description may quote an argument: its control characters are shown as spaces, so a mistyped
+    /// argument cannot write escape sequences to the terminal.
     public init(_ description: String) {
-        self.description = description
+        self.description = TerminalText.printable(description)
     }
 }
 

@@ -68,25 +68,39 @@ struct Copier: Sendable {
         var outcome = Outcome()
         var fileNumber = 0
         var current: String?
+        // Created directories and what they get once their contents are in: their own permissions (a
+        // private folder stays private: it is created for its owner only) and times (adding entries
+        // changes a directory's modification time).
+        var directories: [(path: String, metadata: FileMetadata)] = []
         do {
             for entry in plan.entries {
                 try await root.checkpoint()  // waits while paused, throws when cancelled
                 switch entry {
-                case .directory(let path):
+                case .directory(let path, let metadata):
                     current = path
                     try FileManager.default.createDirectory(
-                        atPath: plan.destination + "/" + path, withIntermediateDirectories: false)
-                case .symbolicLink(let path, let target):
+                        atPath: plan.destination + "/" + path, withIntermediateDirectories: false,
+                        attributes: [.posixPermissions: 0o700])
+                    directories.append((path, metadata))
+                case .symbolicLink(let path, let target, let metadata):
                     current = path
                     try FileManager.default.createSymbolicLink(
                         atPath: plan.destination + "/" + path, withDestinationPath: target)
-                case .file(let path, let size, let permissions, let modified):
+                    metadata?.apply(to: plan.destination + "/" + path, isSymbolicLink: true)
+                case .hardLink(let path, let target):
+                    current = path
+                    if link(plan.destination + "/" + target, plan.destination + "/" + path) != 0 {
+                        throw Failure(
+                            path: plan.destination + "/" + path,
+                            underlying: NSError(domain: NSPOSIXErrorDomain, code: Int(errno)))
+                    }
+                    outcome.filesCopied += 1
+                    root.fileCompletedCount = outcome.filesCopied
+                case .file(let path, let size, let metadata):
                     current = path
                     fileNumber += 1
                     onFileStart(fileNumber, path, size)
-                    try await copyFile(
-                        path, size: size, permissions: permissions, modified: modified, into: root,
-                        bytesBefore: outcome.bytesCopied)
+                    try await copyFile(path, size: size, metadata: metadata, into: root, bytesBefore: outcome.bytesCopied)
                     outcome.filesCopied += 1
                     outcome.bytesCopied += size
                     root.fileCompletedCount = outcome.filesCopied
@@ -106,11 +120,16 @@ struct Copier: Sendable {
         }
         // Nothing partial stays behind, whatever happened.
         if partialFile.remove() { outcome.interruptedFile = current }
+        // Deepest first, DEST last: setting a directory's times never disturbs its parent's.
+        for directory in directories.reversed() {
+            directory.metadata.apply(to: plan.destination + "/" + directory.path)
+        }
+        plan.rootMetadata?.apply(to: plan.destination)
         return outcome
     }
 
     private func copyFile(
-        _ path: String, size: Int64, permissions: Int?, modified: Date?, into root: ProgressNode, bytesBefore: Int64
+        _ path: String, size: Int64, metadata: FileMetadata, into root: ProgressNode, bytesBefore: Int64
     ) async throws {
         let sourcePath = plan.source + "/" + path
         let finalPath = plan.destination + "/" + path
@@ -142,41 +161,60 @@ struct Copier: Sendable {
         defer { try? output.close() }
 
         // Blocking reads and writes of 1 MiB between checkpoints: fine for a tool that copies one file at
-        // a time (a server would hand the I/O to a thread of its own).
+        // a time (a server would hand the I/O to a thread of its own). Only the stretches of data are
+        // copied: the holes of a sparse file stay holes (skipped over, they count as copied).
         var written: Int64 = 0
-        while true {
-            try await (node ?? root).checkpoint()  // waits while paused, throws when cancelled
-            let chunkStart = ContinuousClock.now
-            let chunk: Data?
+        var position: Int64 = 0
+        copying: while let data = SparseRegions.nextData(in: input.fileDescriptor, from: position) {
+            node?.advance(by: data.start - position)
             do {
-                chunk = try input.read(upToCount: chunkSize)
-                if let failAfterBytes, bytesBefore + written + Int64(chunkSize) > failAfterBytes {
-                    throw NSError(domain: NSPOSIXErrorDomain, code: Int(EIO))  // the test hook
-                }
+                try input.seek(toOffset: UInt64(data.start))
+                try output.seek(toOffset: UInt64(data.start))
             } catch {
                 throw Failure(path: sourcePath, underlying: error)
             }
-            guard let chunk, !chunk.isEmpty else { break }
-            do { try output.write(contentsOf: chunk) } catch { throw Failure(path: finalPath, underlying: error) }
-            written += Int64(chunk.count)
-            node?.advance(by: Int64(chunk.count))
-            if let limit {  // --limit: each chunk takes at least its share of a second
-                try? await Task.sleep(until: chunkStart + .seconds(Double(chunk.count) / Double(limit)))
-            }
-            // The test hook: pause once, in the chunk that crosses the given total.
-            let total = bytesBefore + written
-            if let pauseAfterBytes, total - Int64(chunk.count) < pauseAfterBytes, total >= pauseAfterBytes {
-                root.pause()
-                FileHandle.standardError.write(Data("file-copy: paused after \(total) bytes\n".utf8))
+            position = data.start
+            while position < data.end {
+                try await (node ?? root).checkpoint()  // waits while paused, throws when cancelled
+                let chunkStart = ContinuousClock.now
+                let chunk: Data?
+                do {
+                    chunk = try input.read(upToCount: Int(min(Int64(chunkSize), data.end - position)))
+                    if let failAfterBytes, bytesBefore + written + Int64(chunk?.count ?? 0) > failAfterBytes {
+                        throw NSError(domain: NSPOSIXErrorDomain, code: Int(EIO))  // the test hook
+                    }
+                } catch {
+                    throw Failure(path: sourcePath, underlying: error)
+                }
+                guard let chunk, !chunk.isEmpty else { break copying }  // the file shrank
+                do { try output.write(contentsOf: chunk) } catch { throw Failure(path: finalPath, underlying: error) }
+                position += Int64(chunk.count)
+                written += Int64(chunk.count)
+                node?.advance(by: Int64(chunk.count))
+                if let limit {  // --limit: each chunk takes at least its share of a second
+                    try? await Task.sleep(until: chunkStart + .seconds(Double(chunk.count) / Double(limit)))
+                }
+                // The test hook: pause once, in the chunk that crosses the given total.
+                let total = bytesBefore + written
+                if let pauseAfterBytes, total - Int64(chunk.count) < pauseAfterBytes, total >= pauseAfterBytes {
+                    root.pause()
+                    FileHandle.standardError.write(Data("file-copy: paused after \(total) bytes\n".utf8))
+                }
             }
         }
-        do { try output.close() } catch { throw Failure(path: finalPath, underlying: error) }
+        do {
+            // A hole at the end is made by the length alone.
+            var status = stat()
+            if fstat(input.fileDescriptor, &status) == 0, Int64(status.st_size) > position {
+                try output.truncate(atOffset: UInt64(status.st_size))
+            }
+            try output.close()
+        } catch {
+            throw Failure(path: finalPath, underlying: error)
+        }
 
-        // Keep the source's permissions and modification date, then give the file its real name.
-        var attributes: [FileAttributeKey: Any] = [:]
-        if let permissions { attributes[.posixPermissions] = permissions }
-        if let modified { attributes[.modificationDate] = modified }
-        try? FileManager.default.setAttributes(attributes, ofItemAtPath: temporaryPath)
+        // Keep the source's permissions and times, then give the file its real name.
+        metadata.apply(to: temporaryPath)
         try partialFile.complete(as: finalPath)
         // A file that shrank while it was copied ends short of its size: it is complete all the same.
         if let node, !node.isFinished { node.completedUnitCount = node.totalUnitCount }

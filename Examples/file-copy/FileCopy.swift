@@ -2,8 +2,9 @@
 //
 //   swift run file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
 //
-// The progress tree: a root of kind `.file` (its units are the bytes of every file) that says it is
-// copying (`fileOperationKind = .copying`) and how many files (`fileTotalCount`), and one child per file,
+// While SOURCE is searched (seconds for a large tree), the root is an indeterminate node: a spinner and
+// the count found so far. Then the progress tree: the same root, now of kind `.file` (its units are the
+// bytes of every file), that says it is copying (`fileOperationKind = .copying`) and how many files (`fileTotalCount`), and one child per file,
 // also of kind `.file`, created when that file's copy starts, its units the file's bytes. The renderer
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
@@ -15,17 +16,16 @@
 // name is always printed. The same paced lines make a short plain-mode log in CI.
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
-// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C (or `c`) cancels: the files already copied stay, being complete; the one
-// being copied is removed. A second Ctrl-C exits at once, also removing it; so does SIGTERM (status 143).
+// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C
+// (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
+// A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
 // (the renderer marks it `!` with the reason), then the root; its partial copy is removed, the files
 // already copied stay, and the exit status is 1.
+//
+// What `cp -a` keeps is kept: permissions and times of files, links and directories (a directory's are
+// set once its contents are in), the holes of sparse files, and hard links within the tree.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -46,52 +46,40 @@ struct FileCopy {
             return
         }
 
-        // Everything that can be checked is checked before anything is created.
-        let plan: CopyPlan
+        // Everything that can be checked is checked before anything is created: the arguments first, at
+        // once, then every entry of SOURCE.
         do {
-            plan = try CopyPlan(source: options.source, destination: options.destination)
+            try CopyPlan.checkArguments(source: options.source, destination: options.destination)
         } catch {
             fail("\(error)", status: 1)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: plan.destination, withIntermediateDirectories: false)
-        } catch {
-            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
-        }
 
-        let root = ProgressNode.discreteProgress(totalUnitCount: plan.totalBytes)
-        root.kind = .file
-        root.fileOperationKind = .copying
-        root.fileTotalCount = plan.fileCount
-        root.fileCompletedCount = 0  // counted as files finish; the root line says "3 of 9 files"
+        // While SOURCE is searched (seconds for a large tree), the root is indeterminate: a spinner and
+        // the count found so far. Then it becomes the copy's: its units the bytes of every file.
+        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
+        root.localizedDescription = "Looking for files in \(TerminalText.printable(options.source))…"
         root.isPausable = true
 
-        // A tree without a single byte has nothing to show (a root of 0 units would never finish).
-        let renderer = TerminalRenderer(root, mode: plan.totalBytes > 0 ? options.progress : .none)
+        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
+        var display = TerminalRenderer.Options()
+        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
+        let renderer = TerminalRenderer(root, mode: options.progress, options: display)
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let pacer = LabelPacer(queue: labelQueue) { display in
             if let label = display.label { renderer.print(label) }
         }
         let partialFile = PartialFile()
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        let keys = renderer.mode == .live ? keyReader : nil
+        // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
+        // the program now: the file being copied is removed, and the status is 130, 143 or 129.
         let interrupts = InterruptHandler {
             root.cancel()
-        } onSecondInterrupt: {
+        } cleanUp: {
             renderer.stop()
             keys?.stop()
-            partialFile.removeAndExit(130)
+        } exit: { status in
+            partialFile.removeAndExit(status)
         }
-        // SIGTERM (kill, timeout, a service manager) asks the program to end now: like a second Ctrl-C, it
-        // removes the file being copied and exits at once, with 143 (128 + SIGTERM) as the shell reports a
-        // program ended by it. Ignoring the signal first also keeps the renderer's own SIGTERM handler out.
-        signal(SIGTERM, SIG_IGN)
-        let termination = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        termination.setEventHandler { @Sendable in  // not on the main actor: a global queue runs it
-            renderer.stop()
-            keys?.stop()
-            partialFile.removeAndExit(143)
-        }
-        termination.resume()
         keys?.start { key in
             switch key {
             case "p": root.pause()
@@ -100,57 +88,128 @@ struct FileCopy {
             default: break
             }
         }
-        if keys != nil { renderer.print("Keys: p pause · r resume · c cancel · Ctrl-C cancel") }
+        func stopShowing() {
+            renderer.stop()
+            keys?.stop()
+            interrupts.stop()
+        }
 
-        let digits = String(plan.fileCount).count
+        renderer.start()
+        let plan: CopyPlan
+        do {
+            plan = try await scan(options, showingOn: root)
+        } catch is CancellationError {
+            stopShowing()
+            say("Cancelled while looking for files in \(options.source): nothing was copied.")
+            exit(InterruptHandler.ExitStatus.interrupted)
+        } catch {
+            root.cancel()  // the display marks the search as stopped
+            stopShowing()
+            fail("\(error)", status: 1)
+        }
+        do {
+            // For its owner only until the copy ends and it gets SOURCE's permissions.
+            try FileManager.default.createDirectory(
+                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            root.cancel()
+            stopShowing()
+            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
+        }
+
+        root.localizedDescription = nil  // the default label: "Copying 9 files…"
+        root.kind = .file
+        root.fileOperationKind = .copying
+        root.fileTotalCount = plan.fileCount
+        root.fileCompletedCount = 0  // counted as files finish; the root line says "3 of 9 files"
+        // A tree without a single byte still shows its files: one unit, completed at the end.
+        root.totalUnitCount = max(plan.totalBytes, 1)
+
+        let digits = ProgressFormat.count(plan.fileCount).count
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
-                let position = String(repeating: " ", count: digits - String(number).count) + "\(number)"
+                let number = ProgressFormat.count(number)
+                let position = String(repeating: " ", count: digits - number.count) + number
                 pacer.send(
                     progress: nil,
-                    label: "  \(position)/\(plan.fileCount)  \(path)  (\(ProgressFormat.byteCount(size)))")
+                    // A name is one line, whatever it holds (the renderer would split it at a line break).
+                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path))  "
+                        + "(\(bytes(size)))")
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
         let start = ContinuousClock.now
-        renderer.start()
         let outcome = await copier.copy(into: root)
         if let error = outcome.error { root.fail(error) }  // the copy stopped on an error: failed, with it
+        if plan.totalBytes == 0 && !root.isCancelled && !root.isFailed { root.completedUnitCount = 1 }
         pacer.invalidate()
         labelQueue.sync {}  // a label being printed lands before the final frame
-        renderer.stop()
-        keys?.stop()
-        interrupts.stop()
-        withExtendedLifetime(termination) {}  // SIGTERM is handled until here, and ignored afterwards
+        stopShowing()
 
         let copied =
-            "\(outcome.filesCopied) of \(plan.fileCount) files (\(ProgressFormat.byteCount(outcome.bytesCopied)))"
+            "\(ProgressFormat.count(outcome.filesCopied)) of \(ProgressFormat.count(plan.fileCount)) files "
+            + "(\(bytes(outcome.bytesCopied)))"
         let removed = outcome.interruptedFile.map { "; the partial copy of \($0) was removed" } ?? ""
         if let error = outcome.error {
             fail("\(error)\n\(copied) were copied to \(plan.destination)\(removed).", status: 1)
         }
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
-            print("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
-            exit(130)
+            say("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
+            exit(InterruptHandler.ExitStatus.interrupted)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let bytesPerSecond = seconds > 0 ? Int(Double(plan.totalBytes) / seconds) : 0
         let rate = ProgressFormat.throughput(bytesPerSecond).map { ", \($0)" } ?? ""
-        print(
-            "Copied \(plan.fileCount) \(plan.fileCount == 1 ? "file" : "files") "
-                + "(\(ProgressFormat.byteCount(plan.totalBytes))) to \(plan.destination) "
+        say(
+            "Copied \(ProgressFormat.count(plan.fileCount)) \(plan.fileCount == 1 ? "file" : "files") "
+                + "(\(bytes(plan.totalBytes))) to \(plan.destination) "
                 + "in \(String(format: "%.1f", seconds)) s\(rate)")
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
-            print("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
+            say("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
         }
     }
 
+    /// Finds what to copy, on a thread of its own, writing the count found so far into `root`'s label;
+    /// `root.cancel()` stops it (`CancellationError`).
+    static func scan(_ options: Options, showingOn root: ProgressNode) async throws -> CopyPlan {
+        let label = root.localizedDescription ?? ""
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    with: Result {
+                        try CopyPlan(
+                            source: options.source, destination: options.destination,
+                            onFound: { found in
+                                guard found > 0 else { return }
+                                root.localizedDescription = label + " \(ProgressFormat.count(found)) found"
+                            },
+                            isCancelled: { root.isCancelled }, pauseAfterEntries: options.pauseAfterEntries)
+                    })
+            }
+        }
+    }
+
+    /// A byte count as the summaries say it: like the display ("4.2 MB"), but "0 bytes" for nothing (the
+    /// display's formatter says "Zero KB", as Apple's does).
+    static func bytes(_ count: Int64) -> String {
+        count == 0 ? "0 bytes" : ProgressFormat.byteCount(count)
+    }
+
+    /// Prints a line of the summary. Paths come from outside: no control character in them reaches the
+    /// terminal.
+    static func say(_ line: String) {
+        print(TerminalText.printable(line))
+    }
+
+    /// Reports an error and exits. The message's lines are kept; control characters in them (from paths)
+    /// are shown as spaces.
     static func fail(_ message: String, status: Int32) -> Never {
-        FileHandle.standardError.write(Data("file-copy: \(message)\n".utf8))
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.printable(String($0)) }
+        FileHandle.standardError.write(Data("file-copy: \(lines.joined(separator: "\n"))\n".utf8))
         exit(status)
     }
 }

@@ -15,6 +15,9 @@ struct Options: Sendable {
     /// For tests (not in the usage): the read of the chunk that crosses this many bytes fails with an I/O
     /// error (EIO), as a disk going away mid-copy would.
     var failAfterBytes: Int64?
+    /// For tests (not in the usage): stop the scan after this many entries and say so on standard error,
+    /// so a test can send Ctrl-C while the program is looking for files.
+    var pauseAfterEntries: Int?
 
     static let usage = """
         usage: file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
@@ -26,10 +29,12 @@ struct Options: Sendable {
 
         Each file is written under a temporary name in its destination folder and renamed when complete,
         so DEST never holds a partially written file. Keys while live: p pause, r resume, c cancel.
-        Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on SIGTERM).
+        Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on a second
+        Ctrl-C, SIGTERM and SIGHUP, which end it at once).
         An error (a file that cannot be read or written) stops the copy: that file is marked failed with
         the error, its partial copy is removed, and the files already copied stay.
-        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled, 143 terminated.
+        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled (Ctrl-C or c),
+        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 
@@ -55,6 +60,11 @@ struct Options: Sendable {
                     throw UsageError("--fail-after-bytes takes a positive number of bytes")
                 }
                 failAfterBytes = bytes
+            case "--pause-after-entries":
+                guard let entries = Int(try reader.value(of: argument)), entries > 0 else {
+                    throw UsageError("--pause-after-entries takes a positive number of entries")
+                }
+                pauseAfterEntries = entries
             case "--help", "-h": showHelp = true
             case "--": positional.append(contentsOf: reader.rest())
             default:

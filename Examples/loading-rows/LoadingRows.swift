@@ -9,11 +9,6 @@
 // program exits with status 1) and a cancellation cancels it. The table goes to standard output and the
 // progress to standard error, so `loading-rows > rows.txt` writes only the table.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -39,7 +34,15 @@ struct LoadingRows {
         let loading = ProgressNode.discreteProgress(totalUnitCount: 0)
         loading.localizedDescription = "Loading customers from the archive…"
         let renderer = TerminalRenderer(loading, mode: options.progress)
-        let interrupts = InterruptHandler { loading.cancel() }  // cancels the fetch too
+        // No keys to press, but a key reader keeps what is typed from being echoed over the spinner.
+        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        keys?.start { _ in }
+        let interrupts = InterruptHandler {
+            loading.cancel()  // cancels the fetch too
+        } cleanUp: {
+            renderer.stop()
+            keys?.stop()
+        }
         let archive = Archive(delay: .milliseconds(Int(options.delay * 1000)), fails: options.fails)
 
         renderer.start()
@@ -51,6 +54,7 @@ struct LoadingRows {
             result = .failure(error)
         }
         renderer.stop()  // the node has ended (finished, failed or cancelled): the spinner is gone
+        keys?.stop()
         interrupts.stop()
 
         switch result {
@@ -58,7 +62,7 @@ struct LoadingRows {
             printTable(customers)
         case .failure(is CancellationError):
             FileHandle.standardError.write(Data("Cancelled: no rows loaded.\n".utf8))
-            exit(130)
+            exit(InterruptHandler.ExitStatus.interrupted)
         case .failure(let error):
             FileHandle.standardError.write(Data("loading-rows: \(error)\n".utf8))
             exit(1)

@@ -18,7 +18,9 @@ struct Options: Sendable {
           --progress M       how to show progress (default auto: live on a terminal, plain otherwise)
 
         The rows are printed as a table on standard output; progress goes to standard error.
-        Ctrl-C cancels the fetch (exit status 130).
+        Ctrl-C cancels the fetch; a second Ctrl-C ends it at once.
+        Exit status: 0 loaded, 1 the archive failed, 2 bad arguments, 130 cancelled (Ctrl-C),
+        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 

@@ -9,11 +9,6 @@
 // Live, the paced label is the bar's label. Plain (piped), each label shown is also printed as a line.
 // At the end: how many labels were shown and how many dropped.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -56,7 +51,15 @@ struct MessageFeed {
                 renderer.print("\(time)  shown  \(label)")
             }
         }
-        let interrupts = InterruptHandler { inbox.cancel() }
+        // No keys to press, but a key reader keeps what is typed from being echoed over the live area.
+        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
+        keys?.start { _ in }
+        let interrupts = InterruptHandler {
+            inbox.cancel()
+        } cleanUp: {
+            renderer.stop()
+            keys?.stop()
+        }
 
         renderer.start()
         var lastLabel = ""
@@ -82,6 +85,7 @@ struct MessageFeed {
         pacer.invalidate()
         labelQueue.sync {}  // a label being shown lands before the final frame
         renderer.stop()
+        keys?.stop()
         interrupts.stop()
 
         let received = inbox.completedUnitCount
@@ -96,6 +100,7 @@ struct MessageFeed {
             "Labels shown: \(report.shown), dropped: \(report.sent - report.shown) "
                 + "(each on screen ≥ \(milliseconds(minimumDisplayTime)) ms; "
                 + "longest wait \(milliseconds(report.longestWait)) ms, limit \(options.maximumLag) ms)")
+        if inbox.isCancelled { exit(InterruptHandler.ExitStatus.interrupted) }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -18,7 +18,9 @@ struct Options: Sendable {
                           label stays on screen; larger values show more labels, older ones)
           --progress M    how to show progress (default auto: live on a terminal, plain otherwise)
 
-        Ctrl-C stops the feed.
+        Ctrl-C stops the feed; a second Ctrl-C ends it at once.
+        Exit status: 0 all received, 2 bad arguments, 130 stopped (Ctrl-C), 143 terminated (SIGTERM),
+        129 hung up (SIGHUP: the terminal closed).
         """
 
 

@@ -20,7 +20,9 @@ struct Options: Sendable {
                             the others are imported, and the exit status is 1
           --progress M      how to show progress (default auto: live on a terminal, plain otherwise)
 
-        Keys while live: p pause, r resume, c cancel. Ctrl-C cancels.
+        Keys while live: p pause, r resume, c cancel. Ctrl-C cancels; a second Ctrl-C ends it at once.
+        Exit status: 0 imported, 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),
+        129 hung up (SIGHUP: the terminal closed).
         """
 
 

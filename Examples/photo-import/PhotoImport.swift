@@ -13,11 +13,6 @@
 // filter are cancelled), the import goes on with the others, and at the end the album is failed too, since
 // it is incomplete: "Imported 11 photos, 1 failed", exit status 1.
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ExampleSupport
 import Foundation
@@ -40,13 +35,24 @@ struct PhotoImport {
             return
         }
 
-        let album = ProgressNode.discreteProgress(totalUnitCount: Int64(options.photos))
+        // An album of no photos is one unit, completed at the end: a node of 0 units would never finish,
+        // and the log would never say the import is done.
+        let album = ProgressNode.discreteProgress(totalUnitCount: Int64(max(options.photos, 1)))
+        if options.photos == 0 { album.localizedAdditionalDescription = "0 of 0" }
         album.localizedDescription = "Importing \(options.photos) photos"
         album.isPausable = true
 
-        let renderer = TerminalRenderer(album, mode: options.progress)
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
-        let interrupts = InterruptHandler { album.cancel() }
+        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
+        var display = TerminalRenderer.Options()
+        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
+        let renderer = TerminalRenderer(album, mode: options.progress, options: display)
+        let keys = renderer.mode == .live ? keyReader : nil
+        let interrupts = InterruptHandler {
+            album.cancel()
+        } cleanUp: {
+            renderer.stop()
+            keys?.stop()
+        }
         keys?.start { key in
             switch key {
             case "p": album.pause()
@@ -55,12 +61,12 @@ struct PhotoImport {
             default: break
             }
         }
-        if keys != nil { renderer.print("Keys: p pause · r resume · c cancel · Ctrl-C cancel") }
 
         let start = ContinuousClock.now
         renderer.start()
         let outcome = await Importer(options: options).importAlbum(into: album)
         let imported = outcome.imported
+        if options.photos == 0 { album.completedUnitCount = 1 }
         if outcome.failed > 0 {
             // A failed photo is never counted as done, so the album cannot finish: we decide it failed.
             album.fail(IncompleteImport(failed: outcome.failed, photos: options.photos))
@@ -73,11 +79,12 @@ struct PhotoImport {
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
             print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
+            exit(InterruptHandler.ExitStatus.interrupted)
         } else if outcome.failed > 0 {
-            print("Imported \(imported) photos, \(outcome.failed) failed, in \(seconds(elapsed)) s")
+            print("Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
             exit(1)
         } else {
-            print("Imported \(imported) photos in \(seconds(elapsed)) s")
+            print("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
         }
     }
 

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import ExampleSupport
 
@@ -25,6 +20,10 @@ struct Options: Sendable {
           --speed X       how fast the script goes (default 1.0; 2 is twice as fast)
           --progress M    auto (default): live on a terminal, plain otherwise; live animates one line in
                           place; plain prints the script's frames as lines (simulated time) and exits
+
+        Ctrl-C quits; a second Ctrl-C ends it at once.
+        Exit status: 0 done (or q), 2 bad arguments, 130 quit with Ctrl-C, 143 terminated (SIGTERM),
+        129 hung up (SIGHUP: the terminal closed).
         """
 
 

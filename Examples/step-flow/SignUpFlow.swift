@@ -82,31 +82,43 @@ struct SignUpFlow {
             springBackTarget = nil
             let shown = flow.display(at: now)
             let exact = shown.progress == target.progress && shown.visibility == target.visibility
-            let visibility = String(format: "%.2f", shown.visibility)
             return exact
-                ? "back exactly where it was: \(Self.percent(shown.progress)), visibility \(visibility)"
-                : "NOT where it was: \(shown) instead of \(target)"
+                ? "back exactly where it was: \(Self.percent(shown.progress)), \(Self.shownWords(shown.visibility))"
+                : "NOT where it was: \(Self.percent(shown.progress)), \(Self.shownWords(shown.visibility)) instead of "
+                    + "\(Self.percent(target.progress)), \(Self.shownWords(target.visibility))"
         }
         return nil
     }
 
-    /// One line for the flow's indicator at `now`:
-    /// `Step 2 of 5  [████████░░░░░░░░░░░░]  40%  profile`.
-    func line(at now: ContinuousClock.Instant, details: Bool) -> String {
+    /// How much of the bar is shown, in words: "bar shown", "bar hidden", "bar 50% shown".
+    static func shownWords(_ visibility: Double) -> String {
+        visibility >= 0.999 ? "bar shown" : visibility <= 0.001 ? "bar hidden" : "bar \(percent(visibility)) shown"
+    }
+
+    /// The widest and narrowest bar, in cells.
+    static let barWidths = 5...20
+
+    /// One line for the flow's indicator at `now`, at most `columns` wide:
+    /// `Step 2 of 5  [████████░░░░░░░░░░░░]  40%  profile`. When the line does not fit, the bar narrows
+    /// (down to 5 cells) before anything else is cut: the step, its percentage and its name matter most.
+    func line(at now: ContinuousClock.Instant, columns: Int, details: Bool = false) -> String {
         let display = flow.display(at: now)
-        let position = "Step " + (display.stepIndex.map { "\($0 + 1)" } ?? "-") + " of \(Self.steps.count)"
+        // "Not started" is as wide as "Step 1 of 5", so nothing moves when the first step comes.
+        let position = display.stepIndex.map { "Step \($0 + 1) of \(Self.steps.count)" } ?? "Not started"
         let name = display.stepIndex.map { Self.steps[$0].name } ?? ""
-        var line = position + "  " + Self.bar(display) + "  " + pad(name, 8)
+        let fixed = position.count + 2 + 2 + 1 + 4 + 2 + 8  // "  [", "] ", the percentage, "  ", the name
+        let barWidth = min(Self.barWidths.upperBound, max(Self.barWidths.lowerBound, columns - fixed))
+        var line = position + "  " + Self.bar(display, width: barWidth) + "  " + pad(name, 8)
         if details {
-            line += "  value " + String(format: "%.3f", display.progress)
-                + "  visibility " + String(format: "%.2f", display.visibility)
+            line += "  exactly " + String(format: "%.1f%%", display.progress * 100) + ", "
+                + Self.shownWords(display.visibility)
         }
         return line
     }
 
-    /// A 20-column bar; its characters fade with the visibility, and a hidden bar is blank.
-    static func bar(_ display: StepFlow.Display) -> String {
-        let width = 20
+    /// A bar of `width` cells and the percentage; its characters fade as the bar is hidden, and a hidden
+    /// bar is blank.
+    static func bar(_ display: StepFlow.Display, width: Int) -> String {
         let visibility = display.visibility
         guard visibility > 0.001 else { return String(repeating: " ", count: width + 2 + 5) }
         let filled = Int((display.progress * Double(width)).rounded())

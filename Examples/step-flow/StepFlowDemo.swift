@@ -12,11 +12,7 @@
 // draws the line itself, with the library's TerminalCursor (the cursor comes back on SIGTERM too) and
 // DisplayWidth (the line is cut to the terminal's width, so it never wraps).
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import ExampleSupport
 import Foundation
 import ProgressTree
 import ProgressTreeTerminal
@@ -70,7 +66,7 @@ struct StepFlowDemo {
                 next += 1
             }
             if let event = flow.update(at: now) { print(stamp + "▸ " + event) }
-            let line = flow.line(at: now, details: true)
+            let line = flow.line(at: now, columns: 79, details: true)
             if line != lastLine, !flow.isDone {
                 print(stamp + line)
                 lastLine = line
@@ -81,14 +77,18 @@ struct StepFlowDemo {
 
     /// Live: one line redrawn in place about 30 times a second; events are printed above it.
     static func runLive(_ options: Options) async {
-        let terminal = Terminal()
         let output = FileDescriptorOutput.standardOutput
         let keys = options.keys ? TerminalKeyReader() : nil
+        // With keys, a second line under the step's says which: both are redrawn in place, and the hint
+        // is cleared at the end.
+        let hint = keys != nil ? "Keys: n next · b back · s swipe back half way · f swipe back · q quit" : nil
+        let terminal = Terminal {
+            keys?.stop()
+            output.write(hint != nil ? "\r\n\u{1B}[K" : "\n")
+            TerminalCursor.show(on: output)
+        }
         keys?.start { key in terminal.keyPressed(key) }
         TerminalCursor.hide(on: output)  // while the line animates
-        if keys != nil {
-            terminal.write("Keys: n next · b back · s swipe back half way and let go · f swipe back · q quit\n")
-        }
 
         var flow = SignUpFlow()
         let origin = ContinuousClock.now
@@ -123,14 +123,18 @@ struct StepFlowDemo {
             for event in events { terminal.write("\r\u{1B}[K  ▸ " + event + "\n") }
             // Cut to the width of the moment (read at each frame, so it follows a resize): a wrapped line
             // could not be redrawn in place.
-            let columns = output.size()?.columns ?? 80
-            let line = DisplayWidth.truncate(flow.line(at: now, details: false), toColumns: max(1, columns - 1))
-            terminal.write("\r" + line + "\u{1B}[K")
+            let columns = max(1, (output.size()?.columns ?? 80) - 1)
+            var frame = "\r" + DisplayWidth.truncate(flow.line(at: now, columns: columns), toColumns: columns)
+            if let hint {
+                frame += "\u{1B}[K\n" + DisplayWidth.truncate(hint, toColumns: columns) + "\u{1B}[K\r\u{1B}[1A"
+            }
+            terminal.write(frame + "\u{1B}[K")
             try? await Task.sleep(for: .milliseconds(33))
         }
         keys?.stop()
-        terminal.write("\n")
+        terminal.write(hint != nil ? "\r\n\u{1B}[K" : "\n")  // the hint goes; the step's line stays
         TerminalCursor.show(on: output)
         terminal.stop()
+        if terminal.isInterrupted { exit(InterruptHandler.ExitStatus.interrupted) }
     }
 }

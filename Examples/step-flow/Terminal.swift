@@ -1,25 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import Dispatch
+import ExampleSupport
+import Foundation
 import Synchronization
 
 /// Standard output as a terminal: writes, the keys pressed (queued by the key reader's thread, taken by
-/// the frame loop) and Ctrl-C, which asks the loop to quit so that it can restore the cursor.
+/// the frame loop) and Ctrl-C, which asks the loop to quit so that it can restore the cursor. A second
+/// Ctrl-C, `SIGTERM` and `SIGHUP` call `cleanUp` and exit at once (130, 143, 129).
 final class Terminal: Sendable {
     private let keys = Mutex<[Character]>([])
     private let interrupted = InterruptFlag()
-    private let interrupts: Mutex<(any DispatchSourceSignal)?>
+    private let interrupts: InterruptHandler
 
-    init() {
-        signal(SIGINT, SIG_IGN)  // handled below, on a queue, instead of by the default action
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+    init(cleanUp: @escaping @Sendable () -> Void) {
         let interrupted = self.interrupted
-        source.setEventHandler { interrupted.set() }
-        source.resume()
-        interrupts = Mutex(source)
+        interrupts = InterruptHandler(onInterrupt: { interrupted.set() }, cleanUp: cleanUp)
     }
 
     var isInterrupted: Bool { interrupted.isSet }
@@ -40,8 +33,7 @@ final class Terminal: Sendable {
     }
 
     func stop() {
-        interrupts.withLock { $0?.cancel() }
-        signal(SIGINT, SIG_DFL)
+        interrupts.stop()
     }
 }
 

@@ -51,6 +51,68 @@ final class FileCopyEdgeCaseTests: XCTestCase {
             Data("not a temporary file\n".utf8))
     }
 
+    // MARK: Names from outside
+
+    /// File names are data: an escape sequence in one used to turn the terminal red, and a line break to
+    /// leave fragments in the live area. Live (on a pseudo-terminal) and plain, none reaches the output.
+    func test_escape_sequences_and_line_breaks_in_file_names_never_reach_the_terminal() throws {
+        for name in ["esc\u{1B}[31mRED.txt", "two\nlines.txt", "bell\u{7}.txt"] {
+            try Data(repeating: 1, count: 150_000).write(to: source.appendingPathComponent(name))
+        }
+        for (mode, terminal) in [("live", true), ("plain", false)] {
+            try? FileManager.default.removeItem(at: destination)
+            let child = try ExampleProcess(
+                "file-copy", [source.path, destination.path, "--progress", mode, "--limit", "500K"], terminal: terminal)
+            XCTAssertEqual(child.waitForExit()?.status, 0, child.outputText)
+            let output = child.outputText
+            XCTAssertFalse(output.contains("\u{1B}[31m"), "\(mode): \(output.debugDescription)")
+            XCTAssertFalse(output.contains("\u{7}"), "\(mode): \(output.debugDescription)")
+            XCTAssertFalse(output.contains("two\nlines") || output.contains("two\r\nlines"), "\(mode): \(output.debugDescription)")
+            XCTAssertTrue(output.contains("esc [31mRED.txt"), "\(mode): \(output.debugDescription)")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path).count, 3)
+        }
+    }
+
+    func test_a_destination_name_with_an_escape_sequence_is_printed_harmlessly() throws {
+        try Data("x".utf8).write(to: source.appendingPathComponent("a.txt"))
+        let hostile = root.appendingPathComponent("copy\u{1B}[2J")
+        let result = try run(source.path, hostile.path, "--progress", "none")
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardOutput.contains("copy [2J in "), result.standardOutput)
+        XCTAssertFalse(result.standardOutput.contains("\u{1B}"))
+        let again = try run(source.path, hostile.path)
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.standardError.contains("copy [2J already exists"), again.standardError)
+        XCTAssertFalse(again.standardError.contains("\u{1B}"))
+    }
+
+    // MARK: Looking for files
+
+    /// A large SOURCE takes seconds to search: a spinner and the count found so far show meanwhile, and
+    /// Ctrl-C cancels with a sentence (it used to print only "^C" after seconds of nothing).
+    func test_while_looking_for_files_a_spinner_counts_them_and_ctrl_c_cancels_cleanly() throws {
+        for index in 0..<300 {
+            try Data().write(to: source.appendingPathComponent("file-\(index)"))
+        }
+        let child = try ExampleProcess(
+            "file-copy", [source.path, destination.path, "--pause-after-entries", "200"], terminal: true, columns: 250)
+        XCTAssertTrue(child.waitForOutput(containing: "scan paused after 200 entries"), child.outputText)
+        XCTAssertTrue(
+            child.waitForOutput(containing: "Looking for files in \(source.path)… 200 found"),
+            child.outputText.debugDescription)
+        let spinner = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+        XCTAssertTrue(spinner.contains { child.outputText.contains("\r\($0) Looking for files in") })
+        child.send(SIGINT)
+        let exit = child.waitForExit()
+        XCTAssertEqual(exit?.reason, .exit)
+        XCTAssertEqual(exit?.status, 130)
+        XCTAssertTrue(
+            child.outputText.contains("Cancelled while looking for files in \(source.path): nothing was copied."),
+            child.outputText.debugDescription)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "nothing is created")
+        XCTAssertEqual(child.isInKeyMode, false)
+    }
+
     // MARK: Termination
 
     /// SIGTERM (`kill`, `timeout`, a service manager stopping the job) in the middle of a file used to end

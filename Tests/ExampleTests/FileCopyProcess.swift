@@ -48,7 +48,7 @@ enum FileCopyProcess {
     }
 
     /// Where SwiftPM put the build products (the test bundle's folder).
-    private static var productsDirectory: URL {
+    static var productsDirectory: URL {
         #if os(macOS)
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             return bundle.bundleURL.deletingLastPathComponent()

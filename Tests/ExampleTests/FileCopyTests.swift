@@ -106,6 +106,26 @@ final class FileCopyTests: XCTestCase {
         XCTAssertTrue(left.contains("docs/notes/2024/note5.txt"), "the files before the big one were copied")
     }
 
+    /// SIGTERM and SIGHUP (the terminal closed) in the middle of the 50 MB file end the copy at once,
+    /// with 143 and 129, and leave no partial file, as a second Ctrl-C does.
+    func test_sigterm_and_sighup_leave_no_partial_file_and_exit_143_and_129() throws {
+        for (signalNumber, status) in [(SIGTERM, Int32(143)), (SIGHUP, Int32(129))] {
+            try? FileManager.default.removeItem(at: destination)
+            let child = try ExampleProcess(
+                "file-copy", [source.path, destination.path, "--progress", "none", "--pause-after-bytes", "10000000"])
+            XCTAssertTrue(child.waitForOutput(containing: "paused after"), child.outputText)
+            let partial = destination.appendingPathComponent("media/video/.big.bin.file-copy-partial")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: partial.path))
+            child.send(signalNumber)
+            let exit = child.waitForExit()
+            XCTAssertEqual(exit?.reason, .exit)
+            XCTAssertEqual(exit?.status, status)
+            let left = try allPaths(in: destination)
+            XCTAssertEqual(left.filter { $0.contains("file-copy-partial") }, [], "signal \(signalNumber)")
+            XCTAssertTrue(left.contains("docs/notes/2024/note5.txt"), "the files before the big one stay")
+        }
+    }
+
     // MARK: Errors: exit status 1, nothing deleted, nothing created
 
     func test_a_missing_source_is_an_error() throws {

@@ -43,9 +43,10 @@ final class RenderingEdgeCaseTests: XCTestCase {
 
     // MARK: Plain and json: finished children
 
-    /// Children that finish in the same frame as the root get their `done` line, after the root's: the
-    /// root's known children are reported as finished before its subtree collapses.
-    func test_plain_mode_prints_done_for_children_that_finish_with_the_root() {
+    /// Children that finish in the same frame as the root get their `done` line, before the root's: the
+    /// root's known children are reported as finished before its subtree collapses, and a log never says
+    /// the whole is done before its parts.
+    func test_plain_mode_prints_done_for_children_that_finish_with_the_root_before_the_roots() {
         let (root, first, second) = makeSyncTree()
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let renderer = renderer(root, output, mode: .plain)
@@ -57,9 +58,9 @@ final class RenderingEdgeCaseTests: XCTestCase {
             "[  0%] Sync: started, 0 of 2",
             "[  0%] Sync › a.txt: started, 0 of 10",
             "[  0%] Sync › b.txt: started, 0 of 10",
-            "[100%] Sync: done, 2 of 2",
             "[100%] Sync › a.txt: done, 10 of 10",
             "[100%] Sync › b.txt: done, 10 of 10",
+            "[100%] Sync: done, 2 of 2",
         ])
     }
 

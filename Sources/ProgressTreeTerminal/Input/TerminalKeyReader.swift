@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ProgressTree
 import Synchronization
@@ -13,7 +6,8 @@ import Synchronization
 /// cancel), without the user pressing Return and without echoing them over the live display.
 ///
 /// `start` switches the terminal to non-canonical, no-echo mode (Ctrl-C still sends SIGINT); `stop`
-/// restores the previous mode, and so does `SIGTERM` (the renderer's signal handler restores it too).
+/// restores the previous mode, and so do `SIGINT`, `SIGTERM` and `SIGHUP` where the program leaves them
+/// their default action. Ctrl-Z restores it before the process stops, and `fg` switches to key mode again.
 /// Keys are read by a dispatch read source: no thread blocks waiting for input.
 ///
 /// Thread safety: `start` and `stop` may be called from any thread; the handler runs on a private queue.
@@ -25,7 +19,7 @@ public final class TerminalKeyReader: Sendable {
     /// A reader of standard input, or `nil` when standard input is not a terminal (nothing to read keys
     /// from: piped input is left alone).
     public init?(descriptor: Int32 = 0) {
-        guard isatty(descriptor) == 1 else { return nil }
+        guard Platform.isTerminal(descriptor) else { return nil }
         self.descriptor = descriptor
     }
 
@@ -38,7 +32,7 @@ public final class TerminalKeyReader: Sendable {
             let descriptor = self.descriptor
             source.setEventHandler {
                 var buffer = [UInt8](repeating: 0, count: 64)
-                let count = read(descriptor, &buffer, buffer.count)
+                let count = buffer.withUnsafeMutableBytes { Platform.read(descriptor, $0) }
                 guard count > 0 else { return }
                 for character in String(decoding: buffer[..<count], as: UTF8.self) { onKey(character) }
             }
@@ -64,36 +58,62 @@ public final class TerminalKeyReader: Sendable {
 
 /// Saves and restores the terminal mode changed by `TerminalKeyReader`, also from a signal handler.
 ///
-/// The saved settings live in a buffer allocated once and never freed, published through an atomic: a
-/// signal handler can restore them with `tcsetattr(2)` (async-signal-safe) without taking a lock.
+/// The settings live in a buffer of two `termios` (before key mode, and key mode) that is never written
+/// after it is published through `saved`, and never freed: a signal handler may read it at any moment,
+/// without a lock. `enterKeyMode` publishes a new buffer only when the terminal's settings differ from the
+/// published ones, so a program that starts and stops reading keys many times keeps one buffer.
 enum TerminalModeRestoration {
-    private static let saved = Atomic<UInt>(0)  // address of a `termios`, or 0
+    private static let saved = Atomic<UInt>(0)  // address of two `termios`, or 0
     private static let savedDescriptor = Atomic<Int32>(-1)
+    /// Whether the terminal is in key mode by `enterKeyMode` (and not restored since).
+    private static let isActive = Atomic<Bool>(false)
 
     static func enterKeyMode(_ descriptor: Int32) {
-        let buffer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
-        guard tcgetattr(descriptor, buffer) == 0 else {
-            buffer.deallocate()
-            return
+        guard var original = Platform.terminalSettings(descriptor) else { return }
+        let published = UnsafeMutablePointer<Platform.TerminalSettings>(
+            bitPattern: saved.load(ordering: .sequentiallyConsistent))
+        let buffer: UnsafeMutablePointer<Platform.TerminalSettings>
+        if let published, savedDescriptor.load(ordering: .sequentiallyConsistent) == descriptor,
+            withUnsafeBytes(of: &original, { $0.elementsEqual(UnsafeRawBufferPointer(start: published, count: $0.count)) })
+        {
+            buffer = published
+        } else {
+            buffer = .allocate(capacity: 2)
+            buffer.initialize(to: original)
+            (buffer + 1).initialize(to: Platform.keyMode(of: original))
+            savedDescriptor.store(descriptor, ordering: .sequentiallyConsistent)
+            saved.store(UInt(bitPattern: buffer), ordering: .sequentiallyConsistent)
         }
-        var raw = buffer.pointee
-        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        withUnsafeMutableBytes(of: &raw.c_cc) { controlCharacters in
-            controlCharacters[Int(VMIN)] = 1
-            controlCharacters[Int(VTIME)] = 0
-        }
-        savedDescriptor.store(descriptor, ordering: .sequentiallyConsistent)
-        let previous = saved.exchange(UInt(bitPattern: buffer), ordering: .sequentiallyConsistent)
-        if previous != 0 { UnsafeMutablePointer<termios>(bitPattern: previous)?.deallocate() }
-        tcsetattr(descriptor, TCSANOW, &raw)
+        isActive.store(true, ordering: .sequentiallyConsistent)
+        Platform.setTerminalSettings(descriptor, buffer + 1)
         SignalRestoration.installHandlers()
     }
 
-    /// Restores the saved mode, if any. Async-signal-safe.
+    /// Restores the mode from before key mode, if key mode is on, and ends key mode. Async-signal-safe.
     static func restore() {
-        let address = saved.exchange(0, ordering: .sequentiallyConsistent)
-        guard address != 0, let settings = UnsafePointer<termios>(bitPattern: address) else { return }
-        tcsetattr(savedDescriptor.load(ordering: .sequentiallyConsistent), TCSANOW, settings)
-        // The buffer is deliberately not freed: a signal handler may be reading it concurrently.
+        guard isActive.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        setSaved(index: 0)
+    }
+
+    /// Restores the mode from before key mode while the process is stopped; key mode stays on, for
+    /// `resume()`. Async-signal-safe.
+    static func suspend() {
+        guard isActive.load(ordering: .sequentiallyConsistent) else { return }
+        setSaved(index: 0)
+    }
+
+    /// Key mode again after `suspend()`, if the process is in the terminal's foreground. Async-signal-safe.
+    static func resume() {
+        guard isActive.load(ordering: .sequentiallyConsistent),
+            Platform.isForeground(savedDescriptor.load(ordering: .sequentiallyConsistent))
+        else { return }
+        setSaved(index: 1)
+    }
+
+    private static func setSaved(index: Int) {
+        guard let settings = UnsafePointer<Platform.TerminalSettings>(
+            bitPattern: saved.load(ordering: .sequentiallyConsistent))
+        else { return }
+        Platform.setTerminalSettings(savedDescriptor.load(ordering: .sequentiallyConsistent), settings + index)
     }
 }

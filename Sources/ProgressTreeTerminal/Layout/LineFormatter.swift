@@ -9,8 +9,10 @@ struct LineFormatter {
     /// Formats `lines` for a terminal `width` columns wide. `tick` advances spinners and pulses (one step
     /// per frame). Every returned line is exactly `width` columns of visible text.
     ///
-    /// `sticky` carries the widths of the text columns from frame to frame: a column never narrows while
-    /// the terminal keeps its width, so the bar does not jump back and forth as numbers change length.
+    /// `sticky` carries widths from frame to frame while the terminal keeps its width: the text columns
+    /// and the label's need never narrow, and the bar keeps the width of the first frame (it narrows only
+    /// when a column that appeared later leaves the label less than its minimum), so the bar does not jump
+    /// as numbers and labels change length: the label gives way.
     func format(_ lines: [LineContent], width: Int, tick: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
         guard width > 0 else { return lines.map { _ in "" } }
         let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: sticky)
@@ -18,6 +20,7 @@ struct LineFormatter {
             if let used = plan.widths[column] { sticky[column] = max(sticky[column] ?? 0, used) }
         }
         sticky[.label] = max(sticky[.label] ?? 0, plan.labelNeed)
+        if let bar = plan.widths[.bar] { sticky[.bar] = bar }
         return lines.map { render($0, plan: plan, width: width, tick: tick) }
     }
 
@@ -119,11 +122,18 @@ struct LineFormatter {
 }
 
 /// The width of each shown column for one frame: columns are aligned across all lines of the frame.
+///
+/// This is where the priority of the columns is applied (see `TerminalLayout.dropOrder`): the label keeps
+/// at least `minimumLabelWidth`; to make room for it, the bar first shrinks to `barWidth.lowerBound`,
+/// then whole columns go in `dropOrder`. Room left over goes to the label up to what it needs (at most
+/// half the line), then to the bar up to `barWidth.upperBound`, then to the label again.
 struct ColumnPlan {
     private(set) var widths: [TerminalLayout.Column: Int] = [:]
     /// The width the labels asked for (kept from frame to frame as the label column's minimum).
     private(set) var labelNeed = 0
 
+    /// `minimums` holds what earlier frames at this width used: the least width of each text column and
+    /// of the label's need, and for `.bar` the width the bar keeps.
     init(layout: TerminalLayout, lines: [LineContent], width: Int, minimums: [TerminalLayout.Column: Int] = [:]) {
         func widest(_ text: (LineContent) -> String?) -> Int {
             lines.map { DisplayWidth.of(text($0) ?? "") }.max() ?? 0
@@ -132,7 +142,7 @@ struct ColumnPlan {
         for column in layout.columns {
             switch column {
             case .label: natural[.label] = layout.minimumLabelWidth
-            case .bar: natural[.bar] = layout.barWidth.upperBound
+            case .bar: natural[.bar] = layout.barWidth.lowerBound
             case .percent: natural[.percent] = 4
             case .counts: natural[.counts] = max(widest { $0.counts }, minimums[.counts] ?? 0)
             case .throughput: natural[.throughput] = max(widest { $0.throughput }, minimums[.throughput] ?? 0)
@@ -156,25 +166,22 @@ struct ColumnPlan {
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }
+        guard natural[.label] != nil else {
+            widths = natural
+            return
+        }
+        // The label's minimum first: columns go, least needed first, until it fits.
         var drops = layout.dropOrder[...]
-        while natural[.label] != nil {
-            let left = width - used(natural)
-            if let bar = natural[.bar] {
-                // Give the label what it needs first, then let the bar take what is left up to its maximum.
-                let shrink = min(bar - layout.barWidth.lowerBound, max(0, max(labelNeed, layout.minimumLabelWidth) - left))
-                if shrink > 0 {
-                    natural[.bar] = bar - shrink
-                    continue
-                }
-            }
-            // The label deserves what it needs, up to two fifths of the line, before secondary columns.
-            let labelWanted = max(layout.minimumLabelWidth, min(labelNeed, width * 2 / 5))
-            if left >= labelWanted || drops.isEmpty { break }
-            natural[drops.removeFirst()] = nil
+        while width - used(natural) < layout.minimumLabelWidth, let column = drops.popFirst() {
+            natural[column] = nil
         }
-        if natural[.label] != nil {
-            natural[.label] = max(1, width - used(natural))
+        if let bar = natural[.bar] {
+            let room = width - used(natural) - layout.minimumLabelWidth
+            // The width kept from earlier frames, or, at the first frame, what the label leaves.
+            let wanted = minimums[.bar] ?? (bar + room - max(0, labelNeed - layout.minimumLabelWidth))
+            natural[.bar] = bar + max(0, min(room, min(wanted, layout.barWidth.upperBound) - bar))
         }
+        natural[.label] = max(1, width - used(natural))
         widths = natural
     }
 }

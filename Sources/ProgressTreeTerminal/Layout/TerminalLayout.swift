@@ -5,8 +5,9 @@
 /// ⠹ Importing 12 photos      ██████████▌░░░░░░░░░  52%  6 of 12 photos  1.2 MB/s  4 s
 ///     ✓ IMG_0001.jpg         ████████████████████ 100%  2.1 MB
 /// ```
-/// When the terminal is narrow, columns are dropped in `dropOrder` (time remaining first) and the bar
-/// shrinks to `barWidth.lowerBound` before it is dropped, so the label and percent stay readable.
+/// When the terminal is narrow, what a person needs most survives: the label keeps `minimumLabelWidth`,
+/// the bar shrinks to `barWidth.lowerBound`, and then columns go in `dropOrder` — throughput, counts, the
+/// bar, time remaining, and last the percentage.
 public struct TerminalLayout: Sendable {
     /// A column of a line.
     public enum Column: Sendable, Hashable, CaseIterable {
@@ -26,8 +27,10 @@ public struct TerminalLayout: Sendable {
 
     /// The columns, left to right.
     public var columns: [Column] = [.label, .bar, .percent, .counts, .throughput, .timeRemaining]
-    /// Which columns to give up first when the line does not fit.
-    public var dropOrder: [Column] = [.timeRemaining, .throughput, .counts, .bar, .percent]
+    /// Which columns to give up first when the line does not fit: the least needed first. By default the
+    /// throughput (the time remaining says more), then the counts (the percentage says how far), then the
+    /// bar (the same again, drawn), then the time remaining, and last the percentage.
+    public var dropOrder: [Column] = [.throughput, .counts, .bar, .timeRemaining, .percent]
     /// The width of the bar: as wide as the upper bound when there is room, never narrower than the lower.
     public var barWidth: ClosedRange<Int> = 10...30
     /// The least width given to the label column before other columns are dropped.

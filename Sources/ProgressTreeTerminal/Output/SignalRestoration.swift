@@ -1,23 +1,32 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ProgressTree
 import Synchronization
 
-/// Restores the cursor (and the terminal mode changed by `TerminalKeyReader`) when the process is interrupted (Ctrl-C) or terminated while a live renderer has
-/// hidden it, then lets the signal take its default action.
+/// Gives the terminal back in a usable state when a signal ends or stops the process while a live
+/// renderer (or `TerminalCursor`) has hidden the cursor, or `TerminalKeyReader` has changed the terminal's
+/// mode.
 ///
-/// The handler is async-signal-safe: it reads two atomics, writes a constant byte sequence with `write(2)`,
-/// restores the default disposition with `signal(2)` and re-raises. Handlers are installed only for
-/// signals whose disposition is the default, so a program that handles SIGINT itself (for example to
-/// cancel its work) keeps its own handling and stops the renderer itself.
+/// - `SIGINT` (Ctrl-C), `SIGTERM`, `SIGHUP`: show the cursor, restore the mode, then let the signal take
+///   its default action (the shell reports 130, 143, 129).
+/// - `SIGTSTP` (Ctrl-Z): clear the live area (the shell writes where it was), show the cursor, restore the
+///   mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a
+///   background process may not change the terminal), the cursor hidden again, and `continuations` counts
+///   one more, so a live renderer draws its area anew below what the shell printed meanwhile.
+///
+/// The handlers leave `errno` as they found it, and are async-signal-safe: they read and write atomics and
+/// call `write(2)`, `tcsetattr(2)`, `tcgetpgrp(2)`, `getpgrp(2)`, `signal(2)`, `sigprocmask(2)` and
+/// `raise(2)` (through `Platform`).
+/// Handlers are installed only for signals whose disposition is the default, so a program that handles
+/// SIGINT itself (for example to cancel its work) keeps its own handling and stops the renderer itself.
 enum SignalRestoration {
     /// The descriptor whose cursor is hidden, or -1.
     private static let hiddenCursorDescriptor = Atomic<Int32>(-1)
+    /// Set by the `SIGTSTP` handler, cleared by the `SIGCONT` handler that follows.
+    private static let isSuspended = Atomic<Bool>(false)
+    /// How many times the process continued after a stop by `SIGTSTP`.
+    static let continuations = Atomic<Int>(0)
+    /// The lines of the live area on the hidden cursor's terminal, above the cursor; 0 when there is none
+    /// (before the first frame, and after the final one, which stays on screen).
+    private static let liveAreaLines = Atomic<Int>(0)
     private static let installed = Lock<Set<Int32>>([])
 
     static func cursorHidden(on descriptor: Int32) {
@@ -25,37 +34,103 @@ enum SignalRestoration {
         installHandlers()
     }
 
-    /// Installs the handler for SIGINT and SIGTERM where their disposition is the default.
+    static func cursorRestored() {
+        hiddenCursorDescriptor.store(-1, ordering: .sequentiallyConsistent)
+        liveAreaLines.store(0, ordering: .sequentiallyConsistent)
+    }
+
+    /// A live frame of `lines` lines was written on `descriptor`; the cursor rests below it.
+    static func liveAreaDrawn(lines: Int, on descriptor: Int32) {
+        guard descriptor == hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent) else { return }
+        liveAreaLines.store(lines, ordering: .sequentiallyConsistent)
+    }
+
+    /// Moves up over the live area and clears to the end of the screen, with `write(2)` only: the number
+    /// is written digit by digit. Async-signal-safe.
+    private static func clearLiveArea(on descriptor: Int32) {
+        let lines = liveAreaLines.exchange(0, ordering: .sequentiallyConsistent)
+        guard lines > 0 else { return }
+        let start: StaticString = "\r\u{1B}["
+        let end: StaticString = "A\u{1B}[J"
+        let digits: StaticString = "0123456789"
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: start.utf8Start, count: start.utf8CodeUnitCount))
+        var divisor = 1
+        while divisor <= lines / 10 { divisor *= 10 }
+        while divisor > 0 {
+            let digit = (lines / divisor) % 10
+            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: digits.utf8Start + digit, count: 1))
+            divisor /= 10
+        }
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount))
+    }
+
+    /// Installs the handlers, each where its signal's disposition is the default.
     static func installHandlers() {
         installed.withLock { installed in
-            for signalNumber in [SIGINT, SIGTERM] where !installed.contains(signalNumber) {
-                let previous = signal(signalNumber, restoreCursorAndReraise)
-                // SIG_DFL is the null handler on every POSIX system Swift runs on.
-                if unsafeBitCast(previous, to: Int.self) != 0 {
-                    signal(signalNumber, previous)  // the program handles it: leave it alone
-                } else {
-                    installed.insert(signalNumber)
-                }
+            let handlers: [(Int32, Platform.SignalHandler)] = [
+                (Platform.interruptSignal, restoreAndReraise),
+                (Platform.terminateSignal, restoreAndReraise),
+                (Platform.hangUpSignal, restoreAndReraise),
+                (Platform.terminalStopSignal, restoreAndStop),
+                (Platform.continueSignal, continueAfterStop),
+            ]
+            for (signalNumber, handler) in handlers where !installed.contains(signalNumber) {
+                if Platform.setHandlerIfDefault(signalNumber, handler) { installed.insert(signalNumber) }
             }
         }
     }
 
-    static func cursorRestored() {
-        hiddenCursorDescriptor.store(-1, ordering: .sequentiallyConsistent)
+    private static func showCursor() {
+        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        guard descriptor >= 0 else { return }
+        let sequence: StaticString = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h"
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
-    fileprivate static func handle(_ signalNumber: Int32) {
+    fileprivate static func terminate(_ signalNumber: Int32) {
+        showCursor()
         let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
         if descriptor >= 0 {
-            let sequence: StaticString = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h\n"
-            _ = write(descriptor, sequence.utf8Start, sequence.utf8CodeUnitCount)
+            let newline: StaticString = "\n"
+            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: newline.utf8Start, count: 1))
         }
         TerminalModeRestoration.restore()
-        signal(signalNumber, SIG_DFL)
-        raise(signalNumber)
+        Platform.takeDefaultAction(signalNumber)
+    }
+
+    fileprivate static func stop(_ signalNumber: Int32) {
+        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        if descriptor >= 0 { clearLiveArea(on: descriptor) }
+        showCursor()
+        TerminalModeRestoration.suspend()
+        isSuspended.store(true, ordering: .sequentiallyConsistent)
+        Platform.takeDefaultAction(signalNumber)  // stops here; returns when continued
+        Platform.setHandler(signalNumber, restoreAndStop)  // for the next Ctrl-Z
+        // The kernel discards the stop of an orphaned process group: no SIGCONT follows, so continue here
+        // (nothing happens if the SIGCONT handler already did).
+        continued()
+    }
+
+    fileprivate static func continued() {
+        guard isSuspended.exchange(false, ordering: .sequentiallyConsistent) else { return }  // not our stop
+        TerminalModeRestoration.resume()
+        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        if descriptor >= 0 {
+            let hide: StaticString = "\u{1B}[?25l"
+            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: hide.utf8Start, count: hide.utf8CodeUnitCount))
+        }
+        continuations.add(1, ordering: .sequentiallyConsistent)
     }
 }
 
-private func restoreCursorAndReraise(_ signalNumber: Int32) {
-    SignalRestoration.handle(signalNumber)
+private func restoreAndReraise(_ signalNumber: Int32) {
+    Platform.preservingErrno { SignalRestoration.terminate(signalNumber) }
+}
+
+private func restoreAndStop(_ signalNumber: Int32) {
+    Platform.preservingErrno { SignalRestoration.stop(signalNumber) }
+}
+
+private func continueAfterStop(_ signalNumber: Int32) {
+    Platform.preservingErrno { SignalRestoration.continued() }
 }

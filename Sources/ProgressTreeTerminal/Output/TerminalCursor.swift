@@ -1,6 +1,7 @@
 /// The cursor of a terminal a program draws on itself (without a `TerminalRenderer`), hidden with the
-/// renderer's safety net: on Ctrl-C or `SIGTERM`, unless the program handles that signal itself, a signal
-/// handler shows the cursor again before the process ends.
+/// renderer's safety net: on Ctrl-C, `SIGTERM` or `SIGHUP`, unless the program handles that signal itself,
+/// a signal handler shows the cursor again before the process ends; on Ctrl-Z before it stops (and hides
+/// it again on `fg`).
 ///
 /// ```swift
 /// TerminalCursor.hide(on: .standardOutput)

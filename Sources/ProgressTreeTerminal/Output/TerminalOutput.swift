@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The size of a terminal in character cells.
 public struct TerminalSize: Sendable, Equatable {
     /// Character cells per line.
@@ -54,33 +46,15 @@ public struct FileDescriptorOutput: TerminalOutput {
     /// reader went away.
     public func write(_ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Darwin)
-                let written = Darwin.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                #else
-                let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                #endif
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return  // the reader went away (EPIPE) or the descriptor is closed: drop the frame
-                }
-            }
-        }
+        text.withUTF8 { buffer in Platform.writeAll(descriptor, UnsafeRawBufferPointer(buffer)) }
     }
 
     /// `isatty(2)` of the descriptor.
-    public var isTerminal: Bool { isatty(descriptor) == 1 }
+    public var isTerminal: Bool { Platform.isTerminal(descriptor) }
 
     /// The window size from `ioctl(TIOCGWINSZ)`, or `nil` when the descriptor is not a terminal.
     public func size() -> TerminalSize? {
-        var window = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return nil }
-        return TerminalSize(columns: Int(window.ws_col), rows: Int(window.ws_row))
+        Platform.windowSize(descriptor).map { TerminalSize(columns: $0.columns, rows: $0.rows) }
     }
 
     /// The descriptor, for the signal handler that restores the cursor.

@@ -17,3 +17,14 @@ enum LabelSanitizer {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
+
+/// Text from outside the program (a file name, a message) made safe to write to a terminal.
+public enum TerminalText {
+    /// `text` with each control character (C0 including line breaks, DEL, C1) shown as a space: written
+    /// to a terminal, it cannot move the cursor, change colours or start a new line. The renderer does
+    /// this to every label and printed message; use it for what you write yourself, such as a summary
+    /// that names a file.
+    public static func printable(_ text: String) -> String {
+        LabelSanitizer.sanitized(text)
+    }
+}

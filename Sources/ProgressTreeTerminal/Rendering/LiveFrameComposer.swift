@@ -14,14 +14,28 @@ struct LiveFrameComposer {
     /// The terminal width the previous frame was drawn for.
     private var previousColumns = 0
 
+    /// Forgets the area on screen: the next frame is drawn in full where the cursor is, as the first one
+    /// (after the process was stopped and continued, the shell has written below the old area).
+    mutating func startOnNewScreen() {
+        guard hasDrawn else { return }
+        previousLines = []
+        needsCursorHidden = true
+    }
+
+    /// Whether the next frame hides the cursor (the first frame, and the first after `startOnNewScreen`).
+    private var needsCursorHidden = true
+
     /// The bytes to write for a terminal of `size`, or `nil` when nothing changed. Lines are
     /// `size.columns − 1` columns wide.
     mutating func compose(lines: [String], printed: [String], size: TerminalSize, final: Bool = false) -> String? {
         let resized = hasDrawn && size.columns != previousColumns
-        if hasDrawn && lines == previousLines && printed.isEmpty && !final && !resized { return nil }
+        if hasDrawn && lines == previousLines && printed.isEmpty && !final && !resized && !needsCursorHidden {
+            return nil
+        }
         let width = max(1, size.columns - 1)
         var out = ANSI.beginSynchronizedUpdate
-        if !hasDrawn { out += ANSI.hideCursor }
+        if needsCursorHidden { out += ANSI.hideCursor }
+        needsCursorHidden = false
         if resized {
             // A terminal that rewraps (most do) turns each old line, `previousColumns - 1` cells wide,
             // into ceil(cells / columns) rows. Moving up further than the screen is pointless.

@@ -25,10 +25,19 @@ struct PlainLogComposer {
         self.maximumDepth = maximumDepth
     }
 
+    /// The lines of one frame, in tree order, except that a node's last line (`done` or `cancelled`) comes
+    /// after the lines of its subtree in the same frame: a log never says a parent is done before its
+    /// children are.
     mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
         var labels: [Int: String] = [:]
         var output: [String] = []
+        // Last lines waiting for their subtree (rows come depth first), innermost last.
+        var ending: [(depth: Int, line: String)] = []
         for row in rows {
+            while let last = ending.last, last.depth >= row.content.depth {
+                output.append(last.line)
+                ending.removeLast()
+            }
             let content = row.content
             let parentPath = row.parentID.flatMap { labels[$0] } ?? ""
             let ownLabel = content.label.isEmpty ? "(\(row.parentID == nil ? "progress" : "step"))" : content.label
@@ -52,8 +61,14 @@ struct PlainLogComposer {
             }
             guard let event else { continue }
             logs[row.id] = NodeLog(fraction: content.fraction, status: content.status, time: now)
-            output.append(Self.format(content, path: path, event: event))
+            let line = Self.format(content, path: path, event: event)
+            if content.status == .finished || content.status == .cancelled {
+                ending.append((content.depth, line))
+            } else {
+                output.append(line)
+            }
         }
+        output.append(contentsOf: ending.reversed().map(\.line))
         return output
     }
 

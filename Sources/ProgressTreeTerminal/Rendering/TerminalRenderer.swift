@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import ProgressTree
 import Synchronization
@@ -26,9 +19,10 @@ import Synchronization
 /// Conventions: writes to standard error by default; `auto` mode is `live` on a terminal and `plain`
 /// otherwise (also when `TERM=dumb`); `NO_COLOR` removes colour only; the width follows the terminal
 /// (read at every frame, and a frame is drawn at once on `SIGWINCH`); the cursor is hidden while live
-/// and restored by `stop()`, and on Ctrl-C or `SIGTERM` unless the program handles those signals itself.
-/// In live mode the root's progress also drives the terminal's tab or taskbar indicator (`OSC 9;4`; see
-/// `Options.showsTaskbarProgress`).
+/// and restored by `stop()`, and on Ctrl-C, `SIGTERM` and `SIGHUP` unless the program handles those signals
+/// itself; Ctrl-Z restores it before the process stops, and `fg` draws the live area anew. Printed messages
+/// and labels never write control characters. In live mode the root's progress also drives the terminal's
+/// tab or taskbar indicator (`OSC 9;4`; see `Options.showsTaskbarProgress`).
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
 /// lock, one at a time; lock order is renderer, then the library's node locks.
@@ -74,6 +68,9 @@ public final class TerminalRenderer: Sendable {
         /// failed, cleared by `stop()`. Only on a terminal and never with `TERM=dumb`; terminals that do
         /// not know the sequence ignore it (see `Docs/Terminal.md` for which ones show it).
         public var showsTaskbarProgress = true
+        /// Live mode: a line under the tree while the work runs, such as the keys to press; the final
+        /// frame leaves it out, so it does not stay on screen after the program ends.
+        public var hint: String?
 
         /// The default options; change its properties to customize them.
         public init() {}
@@ -110,7 +107,7 @@ public final class TerminalRenderer: Sendable {
     ) {
         func variable(_ name: String) -> String? {
             if let environment { return environment[name] }
-            return getenv(name).map { String(cString: $0) }
+            return Platform.environment(name)
         }
         let resolved: Mode
         let isCapableTerminal = output.isTerminal && variable("TERM") != "dumb"
@@ -164,7 +161,7 @@ public final class TerminalRenderer: Sendable {
             timer.resume()
             state.timer = timer
             if mode == .live {
-                let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: queue)
+                let resize = DispatchSource.makeSignalSource(signal: Platform.windowChangeSignal, queue: queue)
                 // Each frame reads the size anyway: this only redraws at once after a resize.
                 resize.setEventHandler { [weak self] in self?.drawFrame() }
                 resize.resume()
@@ -190,27 +187,39 @@ public final class TerminalRenderer: Sendable {
         return try await work()
     }
 
-    /// Prints `line` above the live area (or as is, in plain mode), so messages and progress do not mix.
-    /// Before the first live frame (during `Options.initialDelay`) and after `stop()`, the line is written
-    /// as is: there is no live area to keep below it. Ignored in json and none modes.
-    public func print(_ line: String) {
+    /// Prints `message` above the live area (or as lines, in plain mode), so messages and progress do not
+    /// mix. Before the first live frame (during `Options.initialDelay`) and after `stop()`, it is written
+    /// below what is on screen: there is no live area to keep below it. Ignored in json and none modes.
+    ///
+    /// The message may come from outside (a file name): it is split into lines at its line breaks (one
+    /// final line break is dropped), and other control characters are shown as spaces, so it never moves
+    /// the cursor, changes colours or breaks the live area.
+    public func print(_ message: String) {
+        let lines = Self.printableLines(message)
         switch mode {
         case .live:
             let drawsAbove = state.withLock { state in
                 // Written under the lock, so a frame never starts between the check and the write.
                 guard state.live.hasDrawn, !state.isStopped else {
-                    output.write(line + "\n")
+                    output.write(lines.map { $0 + "\n" }.joined())
                     return false
                 }
-                state.printed.append(line)
+                state.printed.append(contentsOf: lines)
                 return true
             }
             if drawsAbove { draw(final: false) }
         case .plain:
-            state.withLock { _ in output.write(line + "\n") }
+            state.withLock { _ in output.write(lines.map { $0 + "\n" }.joined()) }
         case .auto, .json, .none:
             break
         }
+    }
+
+    /// `message` as lines without control characters.
+    static func printableLines(_ message: String) -> [String] {
+        var lines = message.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        if lines.count > 1, lines.last?.isEmpty == true { lines.removeLast() }
+        return lines.map { LabelSanitizer.sanitized(String($0)) }
     }
 
     /// Draws one frame now, if anything changed: what the timer does at each tick. Call it yourself when
@@ -234,7 +243,9 @@ public final class TerminalRenderer: Sendable {
             let size = output.size() ?? options.fallbackSize
             // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
             // only the levels they report.
-            let capacity = max(1, size.rows - 1)
+            // The hint needs a row of its own besides a line of the tree and the cursor's.
+            let hint = mode == .live && !final && size.rows > 2 ? options.hint.map(LabelSanitizer.sanitized) : nil
+            let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
             let (rows, hidden) =
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
@@ -245,6 +256,12 @@ public final class TerminalRenderer: Sendable {
             switch mode {
             case .live:
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
+                let continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
+                if continuations != state.continuations {
+                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback.
+                    state.continuations = continuations
+                    state.live.startOnNewScreen()
+                }
                 if state.stickyWidthsColumns != size.columns {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
@@ -258,6 +275,10 @@ public final class TerminalRenderer: Sendable {
                     lines.append(
                         layout.colors.failed.apply(to: DisplayWidth.pad("! " + summary, toColumns: width), colors: colors))
                 }
+                if let hint {
+                    let width = max(1, size.columns - 1)
+                    lines.append(TerminalStyle.dim.apply(to: DisplayWidth.pad(hint, toColumns: width), colors: colors))
+                }
                 let printed = state.printed
                 state.printed = []
                 let taskbar = drivesTaskbar ? taskbarUpdate(root: rows.first?.content, final: final, state: &state) : ""
@@ -265,6 +286,9 @@ public final class TerminalRenderer: Sendable {
                     lines: lines, printed: printed, size: size, final: final)
                 {
                     output.write(bytes + taskbar)
+                    if let descriptor = output.fileDescriptor {
+                        SignalRestoration.liveAreaDrawn(lines: final ? 0 : state.live.previousLines.count, on: descriptor)
+                    }
                 } else if !taskbar.isEmpty {
                     output.write(taskbar)
                 }
@@ -356,6 +380,8 @@ struct RendererState {
     var startTime: Duration?
     var tick = 0
     var printed: [String] = []
+    /// `SignalRestoration.continuations` when the last live frame was drawn.
+    var continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
     var stickyWidths: [TerminalLayout.Column: Int] = [:]
     var stickyWidthsColumns = 0
     /// The last `OSC 9;4` sequence written, `nil` before the first.

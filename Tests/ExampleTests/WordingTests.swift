@@ -1,0 +1,49 @@
+import Foundation
+import XCTest
+
+/// What the examples say, in the words a person reads.
+final class WordingTests: XCTestCase {
+    func test_file_copy_says_0_bytes_and_groups_the_digits_of_a_file_count() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("wording-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        for index in 0..<1_200 {
+            XCTAssertTrue(FileManager.default.createFile(atPath: source.path + "/empty-\(index)", contents: nil))
+        }
+        let child = try ExampleProcess(
+            "file-copy", [source.path, root.appendingPathComponent("copy").path, "--progress", "none"])
+        XCTAssertEqual(child.waitForExit()?.status, 0)
+        XCTAssertTrue(child.outputText.hasPrefix("Copied 1,200 files (0 bytes) to "), child.outputText)
+    }
+
+    func test_photo_import_of_no_photos_logs_that_it_is_done() throws {
+        let child = try ExampleProcess("photo-import", ["--photos", "0", "--progress", "plain"])
+        XCTAssertEqual(child.waitForExit()?.status, 0)
+        XCTAssertTrue(child.outputText.contains("[100%] Importing 0 photos: done, 0 of 0\n"), child.outputText)
+    }
+
+    /// The album is done after its last photo, in the log too.
+    func test_photo_import_logs_the_albums_done_after_every_photos_done() throws {
+        let child = try ExampleProcess("photo-import", ["--photos", "3", "--speed", "20", "--progress", "plain"])
+        XCTAssertEqual(child.waitForExit()?.status, 0)
+        let lines = child.outputText.split(separator: "\n").map(String.init)
+        let albumDone = try XCTUnwrap(lines.firstIndex(of: "[100%] Importing 3 photos: done, 3 of 3"), child.outputText)
+        let photosDone = lines.indices.filter { lines[$0].hasSuffix(".jpg: done") }
+        XCTAssertEqual(photosDone.count, 3, child.outputText)
+        XCTAssertTrue(photosDone.allSatisfy { $0 < albumDone }, child.outputText)
+    }
+
+    /// An argument is quoted in the usage error: never raw.
+    func test_a_bad_argument_is_quoted_without_its_control_characters() throws {
+        for (name, arguments) in [
+            ("photo-import", ["--progress", "\u{1B}[31mred"]), ("message-feed", ["\u{1B}]0;title\u{7}"]),
+            ("file-copy", ["--limit", "\u{1B}[2J"]),
+        ] {
+            let child = try ExampleProcess(name, arguments)
+            XCTAssertEqual(child.waitForExit()?.status, 2, name)
+            XCTAssertFalse(child.outputText.contains("\u{1B}"), "\(name): \(child.outputText.debugDescription)")
+            XCTAssertTrue(child.outputText.contains("usage: \(name)"), child.outputText)
+        }
+    }
+}

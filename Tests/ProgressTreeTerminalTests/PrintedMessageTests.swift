@@ -1,0 +1,60 @@
+import ProgressTree
+@testable import ProgressTreeTerminal
+import XCTest
+
+/// Messages printed through the renderer may hold text from outside (file names): they never reach the
+/// terminal raw.
+final class PrintedMessageTests: XCTestCase {
+    private let hostile = "esc\u{1B}[31mRED.txt"
+
+    func test_an_escape_sequence_in_a_printed_message_is_shown_as_text_not_obeyed() {
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        renderer.print(hostile)
+        XCTAssertEqual(terminal.visibleLines, [
+            "esc [31mRED.txt",
+            "• Work           ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 4",
+        ])
+        XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")
+    }
+
+    func test_a_line_break_in_a_printed_message_makes_two_lines_above_the_live_area() {
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        renderer.print("two\nlines")
+        renderer.print("carriage\rreturn\r\n")
+        root.completedUnitCount = 2
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "two",
+            "lines",
+            "carriage",
+            "return",
+            "• Work           ███████████████░░░░░░░░░░░░░░░  50% 2 of 4",
+        ])
+    }
+
+    func test_printed_messages_are_cleaned_before_the_first_frame_and_in_plain_mode() {
+        let early = VirtualTerminal(columns: 60, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let live = makeTestRenderer(root, output: early) { $0.initialDelay = .seconds(1) }
+        live.print("a\u{7}b\nc\u{9B}d")
+        XCTAssertEqual(early.writes, ["a b\nc d\n"])
+
+        let log = VirtualTerminal(columns: 60, rows: 10, isTerminal: false)
+        let plain = makeTestRenderer(root, mode: .plain, output: log)
+        plain.print(hostile + "\nnext")
+        XCTAssertEqual(log.writes, ["esc [31mRED.txt\nnext\n"])
+    }
+
+    func test_printable_text_has_no_control_characters() {
+        XCTAssertEqual(TerminalText.printable("a\u{0}b\u{1B}c\u{7F}d\u{85}e\nf\tg"), "a b c d e f g")
+        XCTAssertEqual(TerminalText.printable("Grüße 🙂"), "Grüße 🙂")
+    }
+}
