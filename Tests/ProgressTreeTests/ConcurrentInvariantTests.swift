@@ -157,7 +157,7 @@ private final class ConcurrentRound: Sendable {
             var childUnits = 0.0
             for child in node.children {
                 let childName = names[ObjectIdentifier(child)] ?? "?"
-                let link = (child.parent, child.state.withLock { $0.link.pendingUnitCount })
+                let link = (child.parent, child.state.withLock { $0.link.kind == .none ? nil : child.pendingInParent.load(ordering: .relaxed) })
                 guard link.0 === node, let pending = link.1 else {
                     problems.append("\(name) lists \(childName), which is not attached to it")
                     continue

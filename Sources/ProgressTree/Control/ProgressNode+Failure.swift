@@ -95,7 +95,8 @@ extension ProgressNode {
             state.control.pauseWaiters = [:]
             var parent: ProgressNode?
             var share = 0.0
-            if let pending = state.link.detach() {
+            if state.link.detach() {
+                let pending = pendingInParent.load(ordering: .relaxed)
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
                 parent = self.parent(clearing: true)

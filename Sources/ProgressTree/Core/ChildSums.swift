@@ -4,7 +4,8 @@ import Synchronization
 /// Σ pendingᵢ × fractionᵢ over the children a refresh has recorded.
 ///
 /// Owned by the tree's refresh domain: only code holding the domain lock (`RefreshDomain`) reads or writes
-/// it, and the children's `contributionBits` and `contributorIndex`. That is the proof behind
+/// it (but for the atomics `creditSequence` and `publishedSum`), and the children's `contributionBits` and
+/// `contributorIndex`. That is the proof behind
 /// `@unchecked Sendable`: the lock orders every access, and `Lock` makes that order visible to
 /// ThreadSanitizer. Updates never touch it: a child that finishes while a refresh runs is *retired* into
 /// its parent's dirty queue instead, and the next refresh of the parent removes its share (see
@@ -17,6 +18,11 @@ import Synchronization
 /// take a small sibling's progress with it), or after more incremental steps than contributors plus 1,024
 /// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
 final class ChildSums: @unchecked Sendable {
+    /// Incremented before and after a child's credit that races with a refresh, so that the refresh reads
+    /// the credit and the child's removal together (see `ProgressNode.retire(_:crediting:failedShare:)`).
+    /// The one field updates touch, outside the domain lock: an atomic.
+    let creditSequence = Atomic<UInt64>(0)
+
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
     @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []
     @exclusivity(unchecked) private var sum: Double = 0 {
@@ -46,13 +52,13 @@ final class ChildSums: @unchecked Sendable {
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
         child._withUnsafeGuaranteedRef { child in
             let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
-            var index = child.contributorIndex.load(ordering: .relaxed)
+            var index = Int(child.contributorIndex.load(ordering: .relaxed))
             var old = 0.0
             if index < 0 {
                 if contribution == 0 { return }  // nothing to record, and nothing to remove later
                 index = contributors.count
                 contributors.append(.passUnretained(child))
-                child.contributorIndex.store(index, ordering: .relaxed)
+                child.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
             } else {
                 old = Double(bitPattern: child.contributionBits.load(ordering: .relaxed))
                 if old == contribution { return }
@@ -66,7 +72,7 @@ final class ChildSums: @unchecked Sendable {
 
     /// Removes `child`'s contribution (a child that finished and was credited instead, or left).
     func remove(_ child: Unmanaged<ProgressNode>) {
-        let index = child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) }
+        let index = Int(child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) })
         guard index >= 0 else { return }
         let contribution = child._withUnsafeGuaranteedRef { child in
             child.contributorIndex.store(-1, ordering: .relaxed)
@@ -75,7 +81,7 @@ final class ChildSums: @unchecked Sendable {
         let last = contributors.removeLast()
         if index < contributors.count {
             contributors[index] = last
-            last._withUnsafeGuaranteedRef { $0.contributorIndex.store(index, ordering: .relaxed) }
+            last._withUnsafeGuaranteedRef { $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed) }
         }
         if contributors.isEmpty {
             // Exactly 0: no rounding residue survives the last child.

@@ -10,8 +10,6 @@ struct ChildTable {
     /// One slot: a live child, or a hole (`owner == nil`) left by a child that finished.
     struct Entry {
         fileprivate(set) var owner: ProgressNode?
-        /// The share of the parent's `totalUnitCount` this child stands for.
-        fileprivate(set) var pendingUnitCount: Int64
     }
 
     /// A live child, as the table hands it out.
@@ -27,18 +25,21 @@ struct ChildTable {
 
     /// The live children in insertion order.
     var entries: some Sequence<Child> {
-        slots.lazy.compactMap { entry in entry.owner.map { Child(node: $0, pendingUnitCount: entry.pendingUnitCount) } }
+        slots.lazy.compactMap { entry in
+            entry.owner.map { Child(node: $0, pendingUnitCount: $0.pendingInParent.load(ordering: .relaxed)) }
+        }
     }
 
-    mutating func insert(_ node: ProgressNode, pendingUnitCount: Int64) {
-        node.slotInParent.store(slots.count, ordering: .relaxed)
-        slots.append(Entry(owner: node, pendingUnitCount: pendingUnitCount))
+    /// Adds `node` (its `pendingInParent` is set).
+    mutating func insert(_ node: ProgressNode) {
+        node.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed)
+        slots.append(Entry(owner: node))
         liveCount += 1
     }
 
     /// The slot of `node`, if it is a live child of this table.
     private func slot(of node: ProgressNode) -> Int? {
-        let slot = node.slotInParent.load(ordering: .relaxed)
+        let slot = Int(node.slotInParent.load(ordering: .relaxed))
         guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return nil }
         return slot
     }
@@ -75,7 +76,7 @@ struct ChildTable {
         var newSlot = 0
         for index in slots.indices where slots[index].owner != nil {
             if newSlot != index { slots.swapAt(newSlot, index) }  // the hole moves back; no reference count changes
-            slots[newSlot].owner!.slotInParent.store(newSlot, ordering: .relaxed)
+            slots[newSlot].owner!.slotInParent.store(Int32(truncatingIfNeeded: newSlot), ordering: .relaxed)
             newSlot += 1
         }
         slots.removeLast(slots.count - newSlot)

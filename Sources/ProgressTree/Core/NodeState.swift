@@ -9,37 +9,31 @@ import Android
 #endif
 
 /// Where a node stands with respect to a parent. Guarded by the node's lock, like the rest of `NodeState`.
-/// (The parent itself is found through `ProgressNode.parentAddress`.)
+/// (The parent itself is found through `ProgressNode.parentAddress`, the share through `pendingInParent`.)
 struct ParentLink {
     enum Kind: UInt8 {
         /// Never added to a parent: `addChild` may adopt it.
         case none
-        /// Attached: the parent counts this node's partial progress, weighted by `pendingUnitCount`.
+        /// Attached: the parent counts this node's partial progress, weighted by its pending count.
         case attached
-        /// Was attached and has finished: its pending count was credited to the parent, which let it go.
-        /// Permanent; later changes to this node no longer move the parent.
+        /// Was attached and has finished (credited) or failed: the parent let it go. Permanent; later
+        /// changes to this node no longer move the parent.
         case detached
     }
 
     private(set) var kind = Kind.none
-    private var pending: Int64 = 0
 
     init() {}
 
     /// Attaches; only from `.none`.
-    mutating func attach(pendingUnitCount: Int64) {
-        kind = .attached
-        pending = pendingUnitCount
-    }
+    mutating func attach() { kind = .attached }
 
-    /// Switches an attached link to `.detached`; returns the pending count, or `nil` when it was not attached.
-    mutating func detach() -> Int64? {
-        guard kind == .attached else { return nil }
+    /// Switches an attached link to `.detached`; returns whether it was attached.
+    mutating func detach() -> Bool {
+        guard kind == .attached else { return false }
         kind = .detached
-        return pending
+        return true
     }
-
-    var pendingUnitCount: Int64? { kind == .none ? nil : pending }
 }
 
 /// The Swift runtime's `swift_tryRetain`: retains `object` and returns `true`, or returns `false` without
@@ -69,28 +63,53 @@ struct WeakNode {
     weak var node: ProgressNode?
 }
 
+/// What most nodes never use, kept out of line so that a node stays small: handlers and control state,
+/// observers, metadata. Allocated on the first write; reads of a node without it see the defaults.
+final class NodeExtras {
+    var control = ControlState()
+    var observers = ObserverList()
+    var metadata = Metadata()
+}
+
 /// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 struct NodeState {
-    var link = ParentLink()
-    /// The attached children and the queue of those that changed since the last refresh.
+    /// The attached children (the strong references that keep them alive).
     var children = ChildTable()
-    var control = ControlState()
-    var observers = ObserverList()
-    var metadata = Metadata()
+    private var extras: NodeExtras?
+    var link = ParentLink()
+
+    var control: ControlState {
+        get { extras?.control ?? ControlState() }
+        _modify { yield &extrasForWriting().control }
+    }
+
+    var observers: ObserverList {
+        get { extras?.observers ?? ObserverList() }
+        _modify { yield &extrasForWriting().observers }
+    }
+
+    var metadata: Metadata {
+        get { extras?.metadata ?? Metadata() }
+        _modify { yield &extrasForWriting().metadata }
+    }
+
+    private mutating func extrasForWriting() -> NodeExtras {
+        if let extras { return extras }
+        let created = NodeExtras()
+        extras = created
+        return created
+    }
 
     /// The state of a new node with no parent.
     init(userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
         if let userInfo { metadata.userInfo = userInfo }
     }
 
-    /// The state of a new node attached to `parent` for `pendingUnitCount` of its units.
-    init(
-        attachedTo parent: borrowing ProgressNode, pendingUnitCount: Int64,
-        userInfo: [ProgressNode.UserInfoKey: any Sendable]?
-    ) {
-        link.attach(pendingUnitCount: pendingUnitCount)
+    /// The state of a new node attached to a parent.
+    init(attached: Void, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
+        link.attach()
         if let userInfo { metadata.userInfo = userInfo }
     }
 }

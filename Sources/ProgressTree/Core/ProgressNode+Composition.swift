@@ -20,7 +20,7 @@ extension ProgressNode {
         child.state.withLock { state in
             switch state.link.kind {
             case .none:
-                state.link.attach(pendingUnitCount: pendingUnitCount)
+                state.link.attach()
             case .attached:
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
@@ -45,7 +45,7 @@ extension ProgressNode {
         // 4. Insert it, then link it up: from here on its updates walk into this node.
         child.pendingInParent.store(pendingUnitCount, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
-            state.children.insert(child, pendingUnitCount: pendingUnitCount)
+            state.children.insert(child)
             flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
@@ -70,7 +70,7 @@ extension ProgressNode {
     /// node: there is nothing to check afterwards.
     func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
-            state.children.insert(child, pendingUnitCount: pendingUnitCount)
+            state.children.insert(child)
             flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }

@@ -187,7 +187,8 @@ extension ProgressNode {
     /// count, with what this node hands its parent's file summary, all in one critical section.
     private func detachFromParent(files: inout FinishedFileFold) -> (ProgressNode, Int64)? {
         state.withLock { state -> (ProgressNode, Int64)? in
-            guard let pending = state.link.detach() else { return nil }
+            guard state.link.detach() else { return nil }
+            let pending = pendingInParent.load(ordering: .relaxed)
             // From here on updates no longer look at the parent.
             flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
             let parent = self.parent(clearing: true)
@@ -242,7 +243,8 @@ extension ProgressNode {
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
-        creditSequence.add(1, ordering: .sequentiallyConsistent)
+        let sums = childSumsForRefresh
+        sums.creditSequence.add(1, ordering: .sequentiallyConsistent)
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
         _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
@@ -253,7 +255,7 @@ extension ProgressNode {
             domain.representative.waitForWalks()
         }
         let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-        creditSequence.add(1, ordering: .sequentiallyConsistent)
+        sums.creditSequence.add(1, ordering: .sequentiallyConsistent)
         return completed
     }
 
@@ -369,10 +371,17 @@ extension ProgressNode {
     @inline(__always)
     private func settledCreditSequence() -> UInt64 {
         while true {
-            let sequence = creditSequence.load(ordering: .sequentiallyConsistent)
+            let sequence = creditSequenceNow()
             if sequence & 1 == 0 { return sequence }
             sched_yield()
         }
+    }
+
+    /// The credit sequence of this node's sums, 0 before they exist (their creation keeps it even).
+    @inline(__always)
+    private func creditSequenceNow() -> UInt64 {
+        guard let sums = childSums.unretained() else { return 0 }
+        return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
     }
 
     /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
@@ -413,7 +422,7 @@ extension ProgressNode {
                 let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
                 let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
                 let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
-                let sequence = node.creditSequence.load(ordering: .sequentiallyConsistent)
+                let sequence = node.creditSequenceNow()
                 guard sequence == top.sequence else { return (0, false) }
                 return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
             }

@@ -41,11 +41,11 @@ public final class ProgressNode: Sendable {
     let totalStorage: Atomic<Int64>
     /// `NodeFlags` bits.
     let flags: Atomic<UInt32>
+    /// Cancellation, pausing and failure bits, readable without the lock (see `ControlFlags`).
+    let controlFlags = Atomic<UInt8>(0)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     let cachedFraction = Atomic<UInt64>(0)
-    /// Cancellation and pausing bits, readable without the lock (see `ControlFlags`).
-    let controlFlags = Atomic<UInt8>(0)
     /// The parent's address while attached (0 otherwise), for the walk up an update makes without locks.
     /// Safe to follow only inside a walk of the tree's domain (`RefreshDomain.enterWalk`): a parent going
     /// away clears it in each of its children and then waits for the walks in progress.
@@ -57,17 +57,14 @@ public final class ProgressNode: Sendable {
     /// The next node in the parent's dirty queue, while `queued`.
     let queueNext = Atomic<UInt>(0)
     /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
-    let slotInParent = Atomic<Int>(-1)
-    /// What this node adds to its parent's sum (`pendingInParent × fraction` at the last refresh), and its
-    /// index among the parent's contributors (-1: none). Owned by the tree's domain lock (`ChildSums`).
+    let slotInParent = Atomic<Int32>(-1)
+    /// This node's index among its parent's contributors (-1: none), and what it adds to its parent's sum
+    /// (`pendingInParent × fraction` at the last refresh). Owned by the tree's domain lock (`ChildSums`).
+    let contributorIndex = Atomic<Int32>(-1)
     let contributionBits = Atomic<UInt64>(0)
-    let contributorIndex = Atomic<Int>(-1)
     /// The weighted sum of the attached children's progress, kept by refreshes under the domain lock;
     /// created by the first refresh that records a child.
     let childSums = OnceReference<ChildSums>()
-    /// Incremented before and after a child's credit that races with a refresh (see `ChildSums`), so that
-    /// the refresh reads the credit and the child's removal together.
-    let creditSequence = Atomic<UInt64>(0)
     /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
     /// is first read, or is attached, and shared by every node of the tree.
     let domainStorage = OnceReference<RefreshDomain>()
@@ -102,7 +99,7 @@ public final class ProgressNode: Sendable {
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
         flags = Atomic(NodeFlags.attached)
-        state = Lock(NodeState(attachedTo: parent, pendingUnitCount: pendingUnitCount, userInfo: userInfo))
+        state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
         _ = domainStorage.storeIfNil(parent.domain)
