@@ -1,4 +1,4 @@
-import ProgressTree
+@testable import ProgressTree
 import XCTest
 
 /// `ProgressFormat.byteCount`: Apple's file-size shapes (decimal units, 0/1/2 fraction digits, trailing
@@ -51,5 +51,34 @@ final class ByteCountFormattingTests: XCTestCase {
         XCTAssertEqual(ProgressFormat.throughput(.max), "9.22 EB/s")
         XCTAssertNil(ProgressFormat.throughput(0))
         XCTAssertNil(ProgressFormat.throughput(-2000))
+    }
+}
+
+/// The completed bytes a display shows beside the total (the terminal's counts column).
+final class CompletedByteCountTests: XCTestCase {
+    func test_zero_is_zero_bytes_not_zero_KB() {
+        XCTAssertEqual(ProgressFormat.completedByteCount(0, of: 4_200_000), "0 bytes")
+    }
+
+    func test_an_amount_short_of_its_total_never_reads_as_the_total() {
+        XCTAssertEqual(ProgressFormat.completedByteCount(1_970_000, of: 2_000_000), "1.9 MB")
+        XCTAssertEqual(ProgressFormat.completedByteCount(999_999, of: 1_000_000), "999 KB")
+        XCTAssertEqual(ProgressFormat.completedByteCount(1_260_000, of: 1_700_000), "1.2 MB")
+    }
+
+    func test_a_complete_amount_is_formatted_as_the_total_is() {
+        XCTAssertEqual(ProgressFormat.completedByteCount(2_000_000, of: 2_000_000), "2 MB")
+        XCTAssertEqual(ProgressFormat.completedByteCount(5, of: 10), "5 bytes")
+    }
+
+    func test_the_terminal_details_of_a_file_copy_say_0_bytes_and_round_down() {
+        let file = ProgressNode(totalUnitCount: 2_000_000)
+        file.kind = .file
+        file.fileOperationKind = .copying
+        file.fileTotalCount = 1
+        XCTAssertEqual(file.displayDetails.amount, "0 bytes of 2 MB")
+        XCTAssertEqual(file.localizedAdditionalDescription, "Zero KB of 2 MB", "Apple's description is unchanged")
+        file.completedUnitCount = 1_970_000
+        XCTAssertEqual(file.displayDetails.amount, "1.9 MB of 2 MB")
     }
 }

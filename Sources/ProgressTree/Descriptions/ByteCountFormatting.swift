@@ -24,6 +24,16 @@ extension ProgressFormat {
         return bytes < 0 ? DescriptionStrings.minusSign + text : text
     }
 
+    /// A completed byte count beside its total, for a display that puts the two side by side: like
+    /// `byteCount(_:)`, but 0 is "0 bytes" (not Apple's "Zero KB", which reads oddly before a total), and an
+    /// amount short of its total is rounded down, so that it never reads as the total ("1.9 MB of 2 MB" at
+    /// 97%, not "2 MB of 2 MB").
+    static func completedByteCount(_ bytes: Int64, of total: Int64) -> String {
+        if bytes == 0 { return DescriptionStrings.bytes("0", plural: true) }
+        guard bytes > 0, bytes < total else { return byteCount(bytes) }
+        return byteCount(magnitude: bytes.magnitude, roundingDown: true)
+    }
+
     /// A rate in bytes per second: "2 KB/s", "789.1 MB/s". `nil` for a rate below 1 byte per second (zero or
     /// negative), which has nothing meaningful to show.
     ///
@@ -33,7 +43,7 @@ extension ProgressFormat {
         return DescriptionStrings.perSecond(byteCount(Int64(clamping: bytesPerSecond)))
     }
 
-    private static func byteCount(magnitude bytes: UInt64) -> String {
+    private static func byteCount(magnitude bytes: UInt64, roundingDown: Bool = false) -> String {
         if bytes < 1000 { return DescriptionStrings.bytes(String(bytes), plural: bytes != 1) }
         // Units 10^3 … 10^18, with 0, 1, then 2 fraction digits.
         var unitIndex = 0
@@ -46,7 +56,7 @@ extension ProgressFormat {
             let fractionDigits = min(unitIndex, 2)
             let scale = power10(fractionDigits)
             let quantum = unitSize / scale
-            let scaled = roundedHalfEven(bytes, dividedBy: quantum)
+            let scaled = roundingDown ? bytes / quantum : roundedHalfEven(bytes, dividedBy: quantum)
             if scaled >= 1000 * scale, unitIndex + 1 < DescriptionStrings.byteUnits.count {
                 unitIndex += 1
                 unitSize *= 1000

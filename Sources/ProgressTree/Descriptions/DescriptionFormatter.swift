@@ -77,7 +77,9 @@ enum DescriptionFormatter {
 
     /// The counts part: files or bytes for a node that describes files, unit counts otherwise; `nil` when
     /// unknown.
-    static func amount(_ input: AdditionalInput) -> String? {
+    /// - Parameter forDisplay: the completed bytes as a display beside the total wants them
+    ///   (`ProgressFormat.completedByteCount(_:of:)`) rather than as Apple's description has them.
+    static func amount(_ input: AdditionalInput, forDisplay: Bool = false) -> String? {
         guard describesFiles(kind: input.kind, operation: input.fileOperationKind) else {
             if input.isIndeterminate { return nil }
             return DescriptionStrings.amount(
@@ -90,9 +92,11 @@ enum DescriptionFormatter {
         }
         if input.countsFilesExplicitly, let fileCount { return fileCount }
         if input.files.hasCompleteByteCounts {
+            let completed = input.files.completedByteCount
+            let total = input.files.totalByteCount
             return DescriptionStrings.amount(
-                ProgressFormat.byteCount(input.files.completedByteCount),
-                of: ProgressFormat.byteCount(input.files.totalByteCount))
+                forDisplay ? ProgressFormat.completedByteCount(completed, of: total) : ProgressFormat.byteCount(completed),
+                of: ProgressFormat.byteCount(total))
         }
         if let fileCount { return fileCount }
         // Nothing known about the files yet (a root before its first file): the unit counts, so that a

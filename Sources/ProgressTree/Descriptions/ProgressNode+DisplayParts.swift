@@ -14,7 +14,8 @@ extension ProgressNode {
     }
 
     /// The parts of `localizedAdditionalDescription`: the amount ("4.5 MB of 9 MB", "3 of 10 files",
-    /// "16 of 42"), the throughput in bytes per second and the seconds remaining (set or estimated).
+    /// "16 of 42"; a display's bytes: "0 bytes of 2 MB", and short of the total never shown as the total),
+    /// the throughput in bytes per second and the seconds remaining (set or estimated).
     package struct DisplayDetails: Sendable, Equatable {
         package var amount: String?
         package var bytesPerSecond: Int?
@@ -31,7 +32,7 @@ extension ProgressNode {
         }
         let input = additionalDescriptionInput()
         return DisplayDetails(
-            amount: DescriptionFormatter.amount(input),
+            amount: DescriptionFormatter.amount(input, forDisplay: true),
             bytesPerSecond: input.throughput.flatMap { $0 > 0 ? $0 : nil },
             secondsRemaining: input.isFinished ? nil : input.timeRemaining)
     }
