@@ -91,7 +91,9 @@ extension ProgressNode {
                 if parentOld & NodeFlags.dirty != 0 { break }
                 if parentOld & NodeFlags.observed != 0 {
                     let targets = parent._withUnsafeGuaranteedRef { $0.observerTargets() }
-                    if let targets { signals = (signals ?? []) + targets }
+                    if let targets {
+                        if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
+                    }
                 }
                 if parentOld & NodeFlags.attached == 0 { break }
                 child = parent
@@ -240,6 +242,7 @@ extension ProgressNode {
             }
             return completed
         }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
@@ -297,13 +300,17 @@ extension ProgressNode {
             if !scratch.released.isEmpty { swap(&released, &scratch.released) }
             return fraction
         }
-        if !released.isEmpty {
-            while released.popLast() != nil {}  // the releases, outside the domain lock (keeps the capacity)
-            domain.withRepresentativeLock { scratch in
-                if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
-            }
-        }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
         return fraction
+    }
+
+    /// Releases the retired children a refresh drained, outside the domain lock, then hands the emptied
+    /// buffer back to the domain, so that later refreshes allocate nothing.
+    private func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
+        while released.popLast() != nil {}  // keeps the capacity
+        domain.withRepresentativeLock { scratch in
+            if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
+        }
     }
 
     /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here
