@@ -12,6 +12,7 @@ private struct Reason: Error, CustomStringConvertible {
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
 
+    /// The bar kept from the first frame (30 cells) gives way so that the reason shows whole.
     func test_a_failed_node_has_its_own_mark_and_its_reason_cleaned_of_control_characters() {
         let terminal = VirtualTerminal(columns: 70, rows: 10)
         let (root, first, second) = makeSyncTree()
@@ -23,9 +24,27 @@ final class FailureRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync · 1 failed                  ██████▎░░░░░░░░░░░░░░  30% 0 of 2",
-            "  ! a.txt — failed: the disk is f… ████████▍░░░░░░░░░░░░  40% 4 of 10",
-            "  ✗ b.txt                          ████▏░░░░░░░░░░░░░░░░  20% 2 of 10",
+            "• Sync · 1 failed                    █████▋░░░░░░░░░░░░░  30% 0 of 2",
+            "  ! a.txt — failed: the disk is full ███████▌░░░░░░░░░░░  40% 4 of 10",
+            "  ✗ b.txt                            ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
+        ])
+    }
+
+    /// A long name is cut before the failure: the name keeps as much as the reason after " — failed: ".
+    func test_a_long_name_is_cut_before_the_failure() {
+        let terminal = VirtualTerminal(columns: 40, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.localizedDescription = "Copy"
+        let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        file.localizedDescription = "a-rather-long-file-name-of-a-photo.jpg"
+        file.completedUnitCount = 3
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        file.fail(Reason(description: "permission denied"))
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Copy · 1 failed                   15%",
+            "  ! a-rather… — failed: permissio…  30%",
         ])
     }
 
@@ -44,6 +63,8 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertNotEqual(TerminalLayout.ColorScheme().failed, TerminalLayout.ColorScheme().finished)
     }
 
+    /// The failure keeps `ColumnPlan.failureLabelWidth` (32) of the label column: counts and bar go
+    /// (`dropOrder`), the percentage stays.
     func test_a_long_reason_is_cut_to_the_width() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
@@ -53,7 +74,7 @@ final class FailureRenderingTests: XCTestCase {
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         let line = terminal.visibleLines[0]
-        XCTAssertEqual(line, "! Upload — failed: the… █████░░░░░  50%")
+        XCTAssertEqual(line, "! Upload — failed: the server sai…  50%")
         XCTAssertEqual(DisplayWidth.of(terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
     }
 
@@ -91,7 +112,7 @@ final class FailureRenderingTests: XCTestCase {
         root.fail(Reason(description: "the archive is not answering"))
         renderer.stop()
         XCTAssertEqual(terminal.visibleLines, [
-            "! Loading — failed: the arch… ░░░░░░░░░░░░░░░░░░░░░░░░",
+            "! Loading — failed: the archive is not ans… ░░░░░░░░░░",
             "! Failed: the archive is not answering",
         ])
     }
