@@ -258,9 +258,11 @@ public final class TerminalRenderer: Sendable {
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
                 let continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
                 if continuations != state.continuations {
-                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback.
+                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and the
+                    // handler cleared the taskbar progress.
                     state.continuations = continuations
                     state.live.startOnNewScreen()
+                    state.taskbar = nil
                 }
                 if state.stickyWidthsColumns != size.columns {
                     state.stickyWidths = [:]
@@ -282,6 +284,12 @@ public final class TerminalRenderer: Sendable {
                 let printed = state.printed
                 state.printed = []
                 let taskbar = drivesTaskbar ? taskbarUpdate(root: rows.first?.content, final: final, state: &state) : ""
+                // The signal handlers clear a taskbar progress that is shown: they learn of one before it is
+                // written, and of its clearing after.
+                let clearsTaskbar = taskbar == ANSI.taskbarProgress(.cleared)
+                if !taskbar.isEmpty, !clearsTaskbar, let descriptor = output.fileDescriptor {
+                    SignalRestoration.taskbarProgress(shown: true, on: descriptor)
+                }
                 if let bytes = state.live.compose(
                     lines: lines, printed: printed, size: size, final: final)
                 {
@@ -291,6 +299,9 @@ public final class TerminalRenderer: Sendable {
                     }
                 } else if !taskbar.isEmpty {
                     output.write(taskbar)
+                }
+                if clearsTaskbar, let descriptor = output.fileDescriptor {
+                    SignalRestoration.taskbarProgress(shown: false, on: descriptor)
                 }
             case .plain:
                 var lines = state.plain.lines(for: rows, now: elapsed)
