@@ -236,4 +236,63 @@ extension FailureRenderingTests {
             "  ✓ job 4                ██████████████████████ 100% 2 of 2",
         ])
     }
+
+    /// Failed lines kept after their nodes left the tree count against the terminal's height like the
+    /// others: a frame never has more lines than `rows − 1` (it used to, by one line per failed line kept,
+    /// and the terminal scrolled at every frame). Finished lines give way first, then the oldest failed
+    /// ones: job 3's here (job 2's was forgotten, `keptFinishedChildren`).
+    func test_failed_lines_kept_fit_in_the_rows_with_the_hint() {
+        let terminal = VirtualTerminal(columns: 60, rows: 6)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 6)
+        root.localizedDescription = "Batch"
+        let jobs = (1...6).map { index in
+            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+            job.localizedDescription = "job \(index)"
+            return job
+        }
+        let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: c cancel" }
+        renderer.drawFrame()
+        jobs[0].completedUnitCount = 2
+        for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch · 3 failed       ███▋░░░░░░░░░░░░░░░░░░  16% 1 of 6",
+            "  ! job 4 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  • job 5                ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  … +3 more",
+            "Keys: c cancel",
+        ])
+    }
+
+    /// A reason that begins with the line's own label ("IMG_0004.jpg: …", an error naming its file) is
+    /// shown without it on that line; the summary, which has no other name, keeps it.
+    func test_a_reason_that_names_the_line_is_shown_without_the_name_on_it() {
+        let terminal = VirtualTerminal(columns: 90, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.localizedDescription = "Import"
+        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0004.jpg"
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        photo.fail(Reason(description: "IMG_0004.jpg: the camera stopped answering"))
+        renderer.stop()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Import · 1 failed                                     ░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ! IMG_0004.jpg — failed: the camera stopped answering ░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "! 1 failed: IMG_0004.jpg: the camera stopped answering",
+        ])
+    }
+
+    /// In a narrow terminal the summary wraps at spaces onto at most three lines, later ones indented.
+    func test_the_summary_wraps_onto_at_most_three_lines() {
+        XCTAssertEqual(
+            OutcomeSummary.lines("2 failed; first: IMG_0004.jpg: the camera stopped answering", width: 24, limit: 3), [
+                "! 2 failed; first:",
+                "  IMG_0004.jpg: the",
+                "  camera stopped answer…",
+            ])
+        XCTAssertEqual(OutcomeSummary.lines("1 failed: lost", width: 24, limit: 3), ["! 1 failed: lost"])
+        XCTAssertEqual(OutcomeSummary.lines("1 failed: lost", width: 10, limit: 1), ["! 1 faile…"])
+        XCTAssertEqual(OutcomeSummary.lines("averyveryverylongword x", width: 10, limit: 2), ["! averyve…", "  x"])
+    }
 }

@@ -67,7 +67,7 @@ struct LineFormatter {
             return DisplayWidth.truncate(whole, toColumns: columns)
         }
         let failure = line.failureText
-        let lead = DisplayWidth.of(failure) - DisplayWidth.of(line.failureReason ?? "")
+        let lead = DisplayWidth.of(line.failureReason == nil ? failure : LineContent.failedLead)
         let nameRoom = min(
             DisplayWidth.of(line.label), max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
         return DisplayWidth.truncate(line.label, toColumns: nameRoom)
@@ -185,7 +185,7 @@ struct ColumnPlan {
             max(layout.minimumLabelWidth, width / 2))
         self.labelNeed = labelNeed
         let failureNeed = min(width, lines.filter(\.showsFailure).map(need).max() ?? 0)
-        let labelMinimum = max(layout.minimumLabelWidth, min(failureNeed, Self.failureLabelWidth(layout)))
+        let labelMinimum = max(layout.minimumLabelWidth, min(failureNeed, Self.failureLabelWidth(layout, width: width)))
         let labelWanted = max(labelNeed, failureNeed)
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
@@ -212,8 +212,8 @@ struct ColumnPlan {
     }
 
     /// The least width of the label column on a line that tells of a failure, indent and mark included:
-    /// twice `minimumLabelWidth`, room for the name and some of the reason.
-    static func failureLabelWidth(_ layout: TerminalLayout) -> Int {
-        2 * layout.minimumLabelWidth
+    /// half the line, and at least twice `minimumLabelWidth`: room for the name and some of the reason.
+    static func failureLabelWidth(_ layout: TerminalLayout, width: Int) -> Int {
+        max(2 * layout.minimumLabelWidth, width / 2)
     }
 }
