@@ -11,8 +11,8 @@ struct LineFormatter {
     ///
     /// `sticky` carries widths from frame to frame while the terminal keeps its width: the text columns
     /// and the label's need never narrow, and the bar keeps the width of the first frame (it narrows only
-    /// when a column that appeared later leaves the label less than its minimum), so the bar does not jump
-    /// as numbers and labels change length: the label gives way.
+    /// when a column that appeared later leaves the label less than its minimum, or for a failure: see
+    /// `ColumnPlan`), so the bar does not jump as numbers and labels change length: the label gives way.
     func format(_ lines: [LineContent], width: Int, tick: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
         guard width > 0 else { return lines.map { _ in "" } }
         let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: sticky)
