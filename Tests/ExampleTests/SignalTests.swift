@@ -11,6 +11,7 @@ import XCTest
 final class SignalTests: XCTestCase {
     private let hideCursor = "\u{1B}[?25l"
     private let showCursor = "\u{1B}[?25h"
+    private let clearedTaskbarProgress = "\u{1B}]9;4;0;0\u{07}"
 
     /// Each example, started so that it runs long enough, and a text it prints once its signal handling
     /// is in place.
@@ -62,9 +63,10 @@ final class SignalTests: XCTestCase {
         XCTAssertFalse(after.components(separatedBy: showCursor).last!.contains(hideCursor), after)
     }
 
-    /// Ctrl-Z: the live area cleared, the cursor shown and line mode back at the shell's prompt, then the
-    /// process stops. `fg`: key mode again, and the tree drawn anew where the cursor is (below what the
-    /// shell printed), not over lines that are no longer the old tree.
+    /// Ctrl-Z: the live area cleared, the cursor shown, the taskbar progress cleared and line mode back at
+    /// the shell's prompt, then the process stops. `fg`: key mode again, and the tree drawn anew where the
+    /// cursor is (below what the shell printed), not over lines that are no longer the old tree, with the
+    /// taskbar progress.
     func test_ctrl_z_gives_the_terminal_back_and_fg_redraws_the_tree_below_in_key_mode() throws {
         #if !os(Linux)
         throw XCTSkip("reads the process state from /proc")
@@ -84,12 +86,20 @@ final class SignalTests: XCTestCase {
             atStop.firstMatch(of: /\r\u{1B}\[[0-9]+A\u{1B}\[J\u{1B}\[\?2026l\u{1B}\[0m\u{1B}\[\?25h/),
             atStop.debugDescription)
         XCTAssertFalse(atStop.components(separatedBy: showCursor).last!.contains(hideCursor))
+        // The taskbar progress cleared after the cursor is shown, and not set again while stopped.
+        XCTAssertTrue(child.waitForOutput(containing: showCursor + clearedTaskbarProgress, after: beforeStop))
+        let afterClearing = child.output(after: beforeStop).components(separatedBy: clearedTaskbarProgress).last!
+        XCTAssertFalse(afterClearing.contains("\u{1B}]9;4;"), atStop.debugDescription)
 
         let beforeContinue = child.outputData.count
         child.send(SIGCONT)
         // A whole frame drawn from where the cursor is: no move up over the old one.
         XCTAssertTrue(
             child.waitForOutput(containing: "\u{1B}[?2026h\u{1B}[?25l\r• Importing 100 photos", after: beforeContinue),
+            child.output(after: beforeContinue).debugDescription)
+        // The taskbar progress shown again with that frame.
+        XCTAssertTrue(
+            child.waitForOutput(containing: "\u{1B}[?2026l\u{1B}]9;4;1;", after: beforeContinue),
             child.output(after: beforeContinue).debugDescription)
         XCTAssertTrue(child.wait(timeout: 15) { child.isInKeyMode == true }, "fg: the keys are read again")
 

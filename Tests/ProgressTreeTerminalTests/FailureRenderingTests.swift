@@ -12,6 +12,7 @@ private struct Reason: Error, CustomStringConvertible {
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
 
+    /// The bar kept from the first frame (30 cells) gives way so that the reason shows whole.
     func test_a_failed_node_has_its_own_mark_and_its_reason_cleaned_of_control_characters() {
         let terminal = VirtualTerminal(columns: 70, rows: 10)
         let (root, first, second) = makeSyncTree()
@@ -23,9 +24,27 @@ final class FailureRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync · 1 failed                  ██████▎░░░░░░░░░░░░░░  30% 0 of 2",
-            "  ! a.txt — failed: the disk is f… ████████▍░░░░░░░░░░░░  40% 4 of 10",
-            "  ✗ b.txt                          ████▏░░░░░░░░░░░░░░░░  20% 2 of 10",
+            "• Sync · 1 failed                    █████▋░░░░░░░░░░░░░  30% 0 of 2",
+            "  ! a.txt — failed: the disk is full ███████▌░░░░░░░░░░░  40% 4 of 10",
+            "  ✗ b.txt                            ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
+        ])
+    }
+
+    /// A long name is cut before the failure: the name keeps as much as the reason after " — failed: ".
+    func test_a_long_name_is_cut_before_the_failure() {
+        let terminal = VirtualTerminal(columns: 40, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.localizedDescription = "Copy"
+        let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        file.localizedDescription = "a-rather-long-file-name-of-a-photo.jpg"
+        file.completedUnitCount = 3
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        file.fail(Reason(description: "permission denied"))
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Copy · 1 failed                   15%",
+            "  ! a-rather… — failed: permissio…  30%",
         ])
     }
 
@@ -44,6 +63,8 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertNotEqual(TerminalLayout.ColorScheme().failed, TerminalLayout.ColorScheme().finished)
     }
 
+    /// The failure keeps `ColumnPlan.failureLabelWidth` (32) of the label column: counts and bar go
+    /// (`dropOrder`), the percentage stays.
     func test_a_long_reason_is_cut_to_the_width() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
@@ -53,7 +74,7 @@ final class FailureRenderingTests: XCTestCase {
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         let line = terminal.visibleLines[0]
-        XCTAssertEqual(line, "! Upload — failed: the… █████░░░░░  50%")
+        XCTAssertEqual(line, "! Upload — failed: the server sai…  50%")
         XCTAssertEqual(DisplayWidth.of(terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
     }
 
@@ -91,7 +112,7 @@ final class FailureRenderingTests: XCTestCase {
         root.fail(Reason(description: "the archive is not answering"))
         renderer.stop()
         XCTAssertEqual(terminal.visibleLines, [
-            "! Loading — failed: the arch… ░░░░░░░░░░░░░░░░░░░░░░░░",
+            "! Loading — failed: the archive is not ans… ░░░░░░░░░░",
             "! Failed: the archive is not answering",
         ])
     }
@@ -214,5 +235,64 @@ extension FailureRenderingTests {
             "  ! job 1 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
             "  ✓ job 4                ██████████████████████ 100% 2 of 2",
         ])
+    }
+
+    /// Failed lines kept after their nodes left the tree count against the terminal's height like the
+    /// others: a frame never has more lines than `rows − 1` (it used to, by one line per failed line kept,
+    /// and the terminal scrolled at every frame). Finished lines give way first, then the oldest failed
+    /// ones: job 3's here (job 2's was forgotten, `keptFinishedChildren`).
+    func test_failed_lines_kept_fit_in_the_rows_with_the_hint() {
+        let terminal = VirtualTerminal(columns: 60, rows: 6)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 6)
+        root.localizedDescription = "Batch"
+        let jobs = (1...6).map { index in
+            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+            job.localizedDescription = "job \(index)"
+            return job
+        }
+        let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: c cancel" }
+        renderer.drawFrame()
+        jobs[0].completedUnitCount = 2
+        for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch · 3 failed       ███▋░░░░░░░░░░░░░░░░░░  16% 1 of 6",
+            "  ! job 4 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  • job 5                ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  … +3 more",
+            "Keys: c cancel",
+        ])
+    }
+
+    /// A reason that begins with the line's own label ("IMG_0004.jpg: …", an error naming its file) is
+    /// shown without it on that line; the summary, which has no other name, keeps it.
+    func test_a_reason_that_names_the_line_is_shown_without_the_name_on_it() {
+        let terminal = VirtualTerminal(columns: 90, rows: 10)
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.localizedDescription = "Import"
+        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0004.jpg"
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        photo.fail(Reason(description: "IMG_0004.jpg: the camera stopped answering"))
+        renderer.stop()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Import · 1 failed                                     ░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ! IMG_0004.jpg — failed: the camera stopped answering ░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "! 1 failed: IMG_0004.jpg: the camera stopped answering",
+        ])
+    }
+
+    /// In a narrow terminal the summary wraps at spaces onto at most three lines, later ones indented.
+    func test_the_summary_wraps_onto_at_most_three_lines() {
+        XCTAssertEqual(
+            OutcomeSummary.lines("2 failed; first: IMG_0004.jpg: the camera stopped answering", width: 24, limit: 3), [
+                "! 2 failed; first:",
+                "  IMG_0004.jpg: the",
+                "  camera stopped answer…",
+            ])
+        XCTAssertEqual(OutcomeSummary.lines("1 failed: lost", width: 24, limit: 3), ["! 1 failed: lost"])
+        XCTAssertEqual(OutcomeSummary.lines("1 failed: lost", width: 10, limit: 1), ["! 1 faile…"])
+        XCTAssertEqual(OutcomeSummary.lines("averyveryverylongword x", width: 10, limit: 2), ["! averyve…", "  x"])
     }
 }

@@ -29,14 +29,31 @@ struct LineContent: Equatable, Sendable {
 
     /// The label column's text: the label, then the failure's reason ("IMG_0005.jpg — failed: timed out")
     /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").
-    var shownLabel: String {
+    var shownLabel: String { label + failureText }
+
+    /// What the line says about failure, after the label: `" — failed: reason"` (`"failed: reason"` without a
+    /// label), `" · 2 failed"` (`"2 failed"`), or `""` when nothing failed.
+    var failureText: String {
         if let failureReason {
-            return label.isEmpty ? "failed: " + failureReason : label + " — failed: " + failureReason
+            return (label.isEmpty ? "failed: " : Self.failedLead) + shownReason(failureReason)
         }
-        guard outcomes.failedCount > 0 else { return label }
-        let failed = "\(outcomes.failedCount) failed"
-        return label.isEmpty ? failed : label + " · " + failed
+        guard outcomes.failedCount > 0 else { return "" }
+        return (label.isEmpty ? "" : " · ") + "\(outcomes.failedCount) failed"
     }
+
+    /// The reason without a leading "label: " (an error that names its file, "IMG_0004.jpg: timed out",
+    /// on the line of that file), which the line says already.
+    private func shownReason(_ reason: String) -> String {
+        let lead = label + ": "
+        guard !label.isEmpty, reason.hasPrefix(lead), reason.count > lead.count else { return reason }
+        return String(reason.dropFirst(lead.count))
+    }
+
+    /// What comes between the label and the reason of a failed node.
+    static let failedLead = " — failed: "
+
+    /// Whether the label column tells of a failure (the node's own or below it).
+    var showsFailure: Bool { !failureText.isEmpty }
 
     /// The counts column: the described counts, or `"16 of 42"` (nothing for an indeterminate node).
     var counts: String {

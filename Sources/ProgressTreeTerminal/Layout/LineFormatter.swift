@@ -11,8 +11,8 @@ struct LineFormatter {
     ///
     /// `sticky` carries widths from frame to frame while the terminal keeps its width: the text columns
     /// and the label's need never narrow, and the bar keeps the width of the first frame (it narrows only
-    /// when a column that appeared later leaves the label less than its minimum), so the bar does not jump
-    /// as numbers and labels change length: the label gives way.
+    /// when a column that appeared later leaves the label less than its minimum, or for a failure: see
+    /// `ColumnPlan`), so the bar does not jump as numbers and labels change length: the label gives way.
     func format(_ lines: [LineContent], width: Int, tick: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
         guard width > 0 else { return lines.map { _ in "" } }
         let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: sticky)
@@ -53,9 +53,25 @@ struct LineFormatter {
         let (mark, markStyle) = self.mark(line, tick: tick)
         // A mark is one column, except spinner frames, which may be wide (emoji are two).
         let room = width - indent.count - DisplayWidth.of(mark) - 1
-        let text = DisplayWidth.pad(line.shownLabel, toColumns: max(0, room))
+        let text = DisplayWidth.pad(Self.fit(line, toColumns: max(0, room)), toColumns: max(0, room))
         let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
         return indent + style(mark, markStyle) + " " + style(text, labelStyle)
+    }
+
+    /// The label column's text cut to `columns`. On a line that tells of a failure, the name is cut before
+    /// the failure: the name keeps what the failure leaves, but at least as much as the reason gets after
+    /// " — failed: " (or its own width).
+    static func fit(_ line: LineContent, toColumns columns: Int) -> String {
+        let whole = line.shownLabel
+        guard line.showsFailure, !line.label.isEmpty, DisplayWidth.of(whole) > columns else {
+            return DisplayWidth.truncate(whole, toColumns: columns)
+        }
+        let failure = line.failureText
+        let lead = DisplayWidth.of(line.failureReason == nil ? failure : LineContent.failedLead)
+        let nameRoom = min(
+            DisplayWidth.of(line.label), max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
+        return DisplayWidth.truncate(line.label, toColumns: nameRoom)
+            + DisplayWidth.truncate(failure, toColumns: columns - nameRoom)
     }
 
     private func mark(_ line: LineContent, tick: Int) -> (String, TerminalStyle) {
@@ -127,6 +143,11 @@ struct LineFormatter {
 /// at least `minimumLabelWidth`; to make room for it, the bar first shrinks to `barWidth.lowerBound`,
 /// then whole columns go in `dropOrder`. Room left over goes to the label up to what it needs (at most
 /// half the line), then to the bar up to `barWidth.upperBound`, then to the label again.
+///
+/// A failure is part of the label (priority 1): a line that tells of one ("— failed: reason", "· 1 failed")
+/// asks for its whole label, past half the line, and keeps at least `failureLabelWidth` of it (or all of a
+/// shorter one). For that minimum columns go in `dropOrder` as for the label's; for the rest of the label
+/// the bar gives way down to `barWidth.lowerBound`, also a bar kept from earlier frames.
 struct ColumnPlan {
     private(set) var widths: [TerminalLayout.Column: Int] = [:]
     /// The width the labels asked for (kept from frame to frame as the label column's minimum).
@@ -163,6 +184,9 @@ struct ColumnPlan {
             max(lines.map(need).max() ?? 0, minimums[.label] ?? 0),
             max(layout.minimumLabelWidth, width / 2))
         self.labelNeed = labelNeed
+        let failureNeed = min(width, lines.filter(\.showsFailure).map(need).max() ?? 0)
+        let labelMinimum = max(layout.minimumLabelWidth, min(failureNeed, Self.failureLabelWidth(layout, width: width)))
+        let labelWanted = max(labelNeed, failureNeed)
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }
@@ -172,16 +196,24 @@ struct ColumnPlan {
         }
         // The label's minimum first: columns go, least needed first, until it fits.
         var drops = layout.dropOrder[...]
-        while width - used(natural) < layout.minimumLabelWidth, let column = drops.popFirst() {
+        while width - used(natural) < labelMinimum, let column = drops.popFirst() {
             natural[column] = nil
         }
         if let bar = natural[.bar] {
-            let room = width - used(natural) - layout.minimumLabelWidth
-            // The width kept from earlier frames, or, at the first frame, what the label leaves.
-            let wanted = minimums[.bar] ?? (bar + room - max(0, labelNeed - layout.minimumLabelWidth))
+            let room = width - used(natural) - labelMinimum
+            // The width kept from earlier frames (narrowed for a failure's label), or, at the first frame,
+            // what the label leaves.
+            let kept = minimums[.bar].map { min($0, bar + room - max(0, failureNeed - labelMinimum)) }
+            let wanted = kept ?? (bar + room - max(0, labelWanted - labelMinimum))
             natural[.bar] = bar + max(0, min(room, min(wanted, layout.barWidth.upperBound) - bar))
         }
         natural[.label] = max(1, width - used(natural))
         widths = natural
+    }
+
+    /// The least width of the label column on a line that tells of a failure, indent and mark included:
+    /// half the line, and at least twice `minimumLabelWidth`: room for the name and some of the reason.
+    static func failureLabelWidth(_ layout: TerminalLayout, width: Int) -> Int {
+        max(2 * layout.minimumLabelWidth, width / 2)
     }
 }

@@ -7,7 +7,8 @@
 /// ```
 /// When the terminal is narrow, what a person needs most survives: the label keeps `minimumLabelWidth`,
 /// the bar shrinks to `barWidth.lowerBound`, and then columns go in `dropOrder` — throughput, counts, the
-/// bar, time remaining, and last the percentage.
+/// bar, time remaining, and last the percentage. A failure ("— failed: reason") is part of the label and
+/// keeps room of its own (see `ColumnPlan`).
 public struct TerminalLayout: Sendable {
     /// A column of a line.
     public enum Column: Sendable, Hashable, CaseIterable {

@@ -5,10 +5,11 @@ import Synchronization
 /// renderer (or `TerminalCursor`) has hidden the cursor, or `TerminalKeyReader` has changed the terminal's
 /// mode.
 ///
-/// - `SIGINT` (Ctrl-C), `SIGTERM`, `SIGHUP`: show the cursor, restore the mode, then let the signal take
-///   its default action (the shell reports 130, 143, 129).
-/// - `SIGTSTP` (Ctrl-Z): clear the live area (the shell writes where it was), show the cursor, restore the
-///   mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a
+/// - `SIGINT` (Ctrl-C), `SIGTERM`, `SIGHUP`: show the cursor, clear the taskbar progress (`OSC 9;4`) if a
+///   renderer set it, restore the mode, then let the signal take its default action (the shell reports
+///   130, 143, 129).
+/// - `SIGTSTP` (Ctrl-Z): clear the live area (the shell writes where it was), show the cursor, clear the
+///   taskbar progress, restore the mode, then stop. On `SIGCONT` (`fg`) after such a stop: key mode again (only in the foreground: a
 ///   background process may not change the terminal), the cursor hidden again, and `continuations` counts
 ///   one more, so a live renderer draws its area anew below what the shell printed meanwhile.
 ///
@@ -27,6 +28,9 @@ enum SignalRestoration {
     /// The lines of the live area on the hidden cursor's terminal, above the cursor; 0 when there is none
     /// (before the first frame, and after the final one, which stays on screen).
     private static let liveAreaLines = Atomic<Int>(0)
+    /// Whether the hidden cursor's terminal shows a taskbar progress (`OSC 9;4`) that a renderer set: true
+    /// from before such a sequence is written until after the one that clears it.
+    private static let taskbarProgressShown = Atomic<Bool>(false)
     private static let installed = Lock<Set<Int32>>([])
 
     static func cursorHidden(on descriptor: Int32) {
@@ -37,6 +41,21 @@ enum SignalRestoration {
     static func cursorRestored() {
         hiddenCursorDescriptor.store(-1, ordering: .sequentiallyConsistent)
         liveAreaLines.store(0, ordering: .sequentiallyConsistent)
+        taskbarProgressShown.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// A renderer is about to write a taskbar progress that shows something (`shown`), or has written the
+    /// one that clears it, on `descriptor`.
+    static func taskbarProgress(shown: Bool, on descriptor: Int32) {
+        guard descriptor == hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent) else { return }
+        taskbarProgressShown.store(shown, ordering: .sequentiallyConsistent)
+    }
+
+    /// Writes `OSC 9;4;0;0` (cleared) if a renderer's taskbar progress is shown. Async-signal-safe.
+    private static func clearTaskbarProgress(on descriptor: Int32) {
+        guard taskbarProgressShown.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        let sequence: StaticString = "\u{1B}]9;4;0;0\u{07}"
+        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
     /// A live frame of `lines` lines was written on `descriptor`; the cursor rests below it.
@@ -88,20 +107,28 @@ enum SignalRestoration {
     }
 
     fileprivate static func terminate(_ signalNumber: Int32) {
+        restoreBeforeTermination()
+        Platform.takeDefaultAction(signalNumber)
+    }
+
+    /// What the `SIGINT`, `SIGTERM` and `SIGHUP` handlers do before the signal's default action: the cursor
+    /// shown, a line break, the taskbar progress cleared, the terminal's mode restored. Async-signal-safe.
+    static func restoreBeforeTermination() {
         showCursor()
         let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
         if descriptor >= 0 {
             let newline: StaticString = "\n"
             Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: newline.utf8Start, count: 1))
+            clearTaskbarProgress(on: descriptor)
         }
         TerminalModeRestoration.restore()
-        Platform.takeDefaultAction(signalNumber)
     }
 
     fileprivate static func stop(_ signalNumber: Int32) {
         let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
         if descriptor >= 0 { clearLiveArea(on: descriptor) }
         showCursor()
+        if descriptor >= 0 { clearTaskbarProgress(on: descriptor) }
         TerminalModeRestoration.suspend()
         isSuspended.store(true, ordering: .sequentiallyConsistent)
         Platform.takeDefaultAction(signalNumber)  // stops here; returns when continued

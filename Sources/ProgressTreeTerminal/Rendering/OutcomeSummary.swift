@@ -17,4 +17,31 @@ enum OutcomeSummary {
         if root.status == .failed { return "Failed: " + (root.failureReason ?? "") }
         return nil
     }
+
+    /// `text` after "! ", wrapped at spaces into at most `limit` lines of at most `width` columns (later
+    /// lines indented under the text); the last line holds the rest, cut with "…".
+    static func lines(_ text: String, width: Int, limit: Int) -> [String] {
+        let words = text.split(separator: " ").map(String.init)
+        var lines: [String] = []
+        var current = "! "
+        var hasWord = false
+        var index = 0
+        while index < words.count {
+            let candidate = hasWord ? current + " " + words[index] : current + words[index]
+            if !hasWord || DisplayWidth.of(candidate) <= width {
+                current = candidate
+                hasWord = true
+                index += 1
+            } else if lines.count + 1 < limit {
+                lines.append(DisplayWidth.truncate(current, toColumns: width))
+                current = "  "
+                hasWord = false
+            } else {
+                current += " " + words[index...].joined(separator: " ")
+                break
+            }
+        }
+        lines.append(DisplayWidth.truncate(current, toColumns: width))
+        return lines
+    }
 }

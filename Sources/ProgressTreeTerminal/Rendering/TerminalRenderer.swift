@@ -258,22 +258,35 @@ public final class TerminalRenderer: Sendable {
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
                 let continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
                 if continuations != state.continuations {
-                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback.
+                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and the
+                    // handler cleared the taskbar progress.
                     state.continuations = continuations
                     state.live.startOnNewScreen()
+                    state.taskbar = nil
                 }
                 if state.stickyWidthsColumns != size.columns {
                     state.stickyWidths = [:]
                     state.stickyWidthsColumns = size.columns
                 }
+                if final {
+                    // Nothing moves after the final frame: text columns keep no width for values gone (the
+                    // throughput and time remaining of finished work), which goes to the labels.
+                    for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
+                        state.stickyWidths[column] = nil
+                    }
+                }
                 var lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
                 if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
-                    // The last line of a run with failures says so; it takes the place of the last row when
-                    // the frame is as tall as the terminal allows.
-                    if lines.count >= capacity { lines.removeLast() }
+                    // The last lines of a run with failures say so (wrapped onto at most
+                    // `summaryLineLimit` lines, fewer if the terminal is short); they take the place of the
+                    // last rows when the frame is as tall as the terminal allows.
                     let width = max(1, size.columns - 1)
-                    lines.append(
-                        layout.colors.failed.apply(to: DisplayWidth.pad("! " + summary, toColumns: width), colors: colors))
+                    let limit = max(1, min(Self.summaryLineLimit, capacity - 1))
+                    let summaryLines = OutcomeSummary.lines(summary, width: width, limit: limit)
+                    while !lines.isEmpty, lines.count + summaryLines.count > capacity { lines.removeLast() }
+                    for line in summaryLines {
+                        lines.append(layout.colors.failed.apply(to: DisplayWidth.pad(line, toColumns: width), colors: colors))
+                    }
                 }
                 if let hint {
                     let width = max(1, size.columns - 1)
@@ -282,6 +295,12 @@ public final class TerminalRenderer: Sendable {
                 let printed = state.printed
                 state.printed = []
                 let taskbar = drivesTaskbar ? taskbarUpdate(root: rows.first?.content, final: final, state: &state) : ""
+                // The signal handlers clear a taskbar progress that is shown: they learn of one before it is
+                // written, and of its clearing after.
+                let clearsTaskbar = taskbar == ANSI.taskbarProgress(.cleared)
+                if !taskbar.isEmpty, !clearsTaskbar, let descriptor = output.fileDescriptor {
+                    SignalRestoration.taskbarProgress(shown: true, on: descriptor)
+                }
                 if let bytes = state.live.compose(
                     lines: lines, printed: printed, size: size, final: final)
                 {
@@ -291,6 +310,9 @@ public final class TerminalRenderer: Sendable {
                     }
                 } else if !taskbar.isEmpty {
                     output.write(taskbar)
+                }
+                if clearsTaskbar, let descriptor = output.fileDescriptor {
+                    SignalRestoration.taskbarProgress(shown: false, on: descriptor)
                 }
             case .plain:
                 var lines = state.plain.lines(for: rows, now: elapsed)
@@ -309,6 +331,9 @@ public final class TerminalRenderer: Sendable {
 
     /// The visible lines of a live frame: the rows read (at most the terminal's height less the cursor's
     /// line) and, when the tree is taller, a "+N more" line; finished lines give way to it first.
+    /// The most lines the summary of a run with failures takes in the final frame.
+    static let summaryLineLimit = 3
+
     private func liveLines(
         _ rows: [TreeMirror.Row], hidden: Int, size: TerminalSize, tick: Int,
         sticky: inout [TerminalLayout.Column: Int]

@@ -89,9 +89,19 @@ struct TreeMirror {
         }
         let excess = rows.count - rowLimit
         if excess > 0 {
-            // The oldest finished lines (first in tree order) give way; the root's line always stays.
-            let finished = rows.indices.dropFirst().filter { rows[$0].content.status == .finished }
-            let givingWay = Set(finished.prefix(excess))
+            // Only lines kept without a read (finished, cancelled or failed) are over the limit. They give
+            // way oldest first (first in tree order): finished and cancelled lines, then failed ones, so a
+            // failure stays in sight longest; lines with rows of their own below them stay, as does the
+            // root's line. Whatever is still over goes from the bottom.
+            let leaves = rows.indices.dropFirst().filter { index in
+                index + 1 == rows.count || rows[index + 1].content.depth <= rows[index].content.depth
+            }
+            let quiet = leaves.filter { [.finished, .cancelled].contains(rows[$0].content.status) }
+            let failed = leaves.filter { rows[$0].content.status == .failed }
+            var givingWay = Set((quiet + failed).prefix(excess))
+            for index in rows.indices.dropFirst().reversed() where givingWay.count < excess {
+                givingWay.insert(index)
+            }
             rows = rows.indices.filter { !givingWay.contains($0) }.map { rows[$0] }
             hidden += givingWay.count
         }

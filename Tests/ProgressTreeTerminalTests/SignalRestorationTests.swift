@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@testable import ProgressTreeTerminal
+import XCTest
+
+/// What the `SIGINT`, `SIGTERM` and `SIGHUP` handlers write before the signal's default action, on the
+/// write end of a pipe (the default action itself is tested on the examples, as child processes).
+final class SignalRestorationTests: XCTestCase {
+    private let restored = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h\n"
+
+    func test_a_signal_clears_the_taskbar_progress_a_renderer_shows() throws {
+        let written = try written { descriptor in
+            SignalRestoration.taskbarProgress(shown: true, on: descriptor)
+            SignalRestoration.restoreBeforeTermination()
+        }
+        XCTAssertEqual(written, restored + "\u{1B}]9;4;0;0\u{07}")
+    }
+
+    func test_a_signal_writes_no_taskbar_progress_when_none_is_shown() throws {
+        let never = try written { _ in SignalRestoration.restoreBeforeTermination() }
+        XCTAssertEqual(never, restored)
+        let cleared = try written { descriptor in
+            SignalRestoration.taskbarProgress(shown: true, on: descriptor)
+            SignalRestoration.taskbarProgress(shown: false, on: descriptor)  // the renderer's own clearing
+            SignalRestoration.restoreBeforeTermination()
+        }
+        XCTAssertEqual(cleared, restored)
+    }
+
+    func test_the_taskbar_progress_of_another_descriptor_is_not_the_signals_to_clear() throws {
+        let written = try written { descriptor in
+            SignalRestoration.taskbarProgress(shown: true, on: descriptor + 1000)
+            SignalRestoration.restoreBeforeTermination()
+        }
+        XCTAssertEqual(written, restored)
+    }
+
+    /// What the handlers write while the cursor is hidden on the write end of a pipe, read back once it is
+    /// closed.
+    private func written(by body: (Int32) -> Void) throws -> String {
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { close(ends[0]) }
+        SignalRestoration.cursorHidden(on: ends[1])
+        body(ends[1])
+        SignalRestoration.cursorRestored()
+        close(ends[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = read(ends[0], &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
