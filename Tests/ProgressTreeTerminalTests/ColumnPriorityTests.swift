@@ -25,10 +25,11 @@ final class ColumnPriorityTests: XCTestCase {
         return frame(lines, columns: columns, sticky: &sticky)
     }
 
-    func test_at_120_columns_every_column_is_shown_with_a_full_bar() {
+    /// The label keeps half the line, room for longer names to come; the bar has the rest.
+    func test_at_120_columns_every_column_is_shown_and_the_label_keeps_half_the_line() {
         XCTAssertEqual(frame(copying, columns: 120), [
-            "• Copying 9 files…                                ███████████████▌░░░░░░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • Copying “holiday-photos-2024-final.tar”…      ███████▌░░░░░░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+            "• Copying 9 files…                                          ██████████▍░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+            "  • Copying “holiday-photos-2024-final.tar”…                █████░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
         ])
     }
 
@@ -84,25 +85,53 @@ final class ColumnPriorityTests: XCTestCase {
         ])
     }
 
-    /// Short labels first leave the bar its full width; when the new columns would leave the label less
-    /// than its minimum, the bar narrows that far and no further, and stays so.
-    func test_the_bar_narrows_only_as_far_as_the_labels_minimum_needs_and_stays() {
+    /// Short labels and the counts only, first: the label is given half the line, room for longer names
+    /// to come, so the bar narrows to 17 cells at 80 columns. When throughput and time remaining appear
+    /// and a long name comes, the bar keeps that width and the name is not cut to the label's minimum.
+    func test_at_the_first_frame_the_label_gets_room_for_longer_names_to_come() {
         var sticky: [TerminalLayout.Column: Int] = [:]
         var short = withoutEstimates
         short[1].label = "Copying “a.txt”…"
         XCTAssertEqual(frame(short, columns: 80, sticky: &sticky), [
-            "• Copying 9 files…         ███████████████▌░░░░░░░░░░░░░░  52% 4.8 MB of 9.3 MB",
-            "  • Copying “a.txt”…       ███████▌░░░░░░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB    ",
+            "• Copying 9 files…                      ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB",
+            "  • Copying “a.txt”…                    ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB    ",
+        ])
+        XCTAssertEqual(frame(copying, columns: 80, sticky: &sticky), [
+            "• Copying 9 files…     ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+            "  • Copying “holiday-… ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+        ])
+    }
+
+    /// The room for names to come is a guess: it leaves the bar at least half its full width (15 cells),
+    /// where a first frame with every column and short labels would otherwise get a 10-cell bar.
+    func test_the_room_guessed_for_later_labels_leaves_the_bar_half_its_width() {
+        var short = copying
+        short[1].label = "Copying “a.txt”…"
+        XCTAssertEqual(frame(short, columns: 80), [
+            "• Copying 9 files…       ███████▊░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+            "  • Copying “a.txt”…     ███▊░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+        ])
+    }
+
+    /// Short labels first leave the bar wider than the label's minimum needs; when the new columns would
+    /// leave the label less than its minimum, the bar narrows that far and no further, and stays so.
+    func test_the_bar_narrows_only_as_far_as_the_labels_minimum_needs_and_stays() {
+        var sticky: [TerminalLayout.Column: Int] = [:]
+        var short = withoutEstimates
+        short[1].label = "Copying “a.txt”…"
+        XCTAssertEqual(frame(short, columns: 60, sticky: &sticky), [
+            "• Copying 9 files…    ███████▊░░░░░░░  52% 4.8 MB of 9.3 MB",
+            "  • Copying “a.txt”…  ███▊░░░░░░░░░░░  25% 1 MB of 4 MB    ",
         ])
         var shortWithEstimates = copying
         shortWithEstimates[1].label = "Copying “a.txt”…"
-        XCTAssertEqual(frame(shortWithEstimates, columns: 80, sticky: &sticky), [
-            "• Copying 9 fil… ███████████▉░░░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • Copying “a.… █████▊░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+        XCTAssertEqual(frame(shortWithEstimates, columns: 60, sticky: &sticky), [
+            "• Copying 9 fil… ██████▊░░░░░░  52% 4.8 MB of 9.3 MB 1m 05s",
+            "  • Copying “a.… ███▎░░░░░░░░░  25% 1 MB of 4 MB        19s",
         ])
-        XCTAssertEqual(frame(copying, columns: 80, sticky: &sticky), [
-            "• Copying 9 fil… ███████████▉░░░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • Copying “ho… █████▊░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+        XCTAssertEqual(frame(copying, columns: 60, sticky: &sticky), [
+            "• Copying 9 fil… ██████▊░░░░░░  52% 4.8 MB of 9.3 MB 1m 05s",
+            "  • Copying “ho… ███▎░░░░░░░░░  25% 1 MB of 4 MB        19s",
         ])
     }
 }

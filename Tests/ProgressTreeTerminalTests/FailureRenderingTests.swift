@@ -12,7 +12,8 @@ private struct Reason: Error, CustomStringConvertible {
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
 
-    /// The bar kept from the first frame (30 cells) gives way so that the reason shows whole.
+    /// The bar kept from the first frame (21 cells: the label had half the line) gives way so that the
+    /// reason shows whole.
     func test_a_failed_node_has_its_own_mark_and_its_reason_cleaned_of_control_characters() {
         let terminal = VirtualTerminal(columns: 70, rows: 10)
         let (root, first, second) = makeSyncTree()
@@ -231,9 +232,9 @@ extension FailureRenderingTests {
         for job in jobs.dropFirst() { job.completedUnitCount = 2 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 1 failed       ████████████████▌░░░░░  75% 3 of 4",
-            "  ! job 1 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  ✓ job 4                ██████████████████████ 100% 2 of 2",
+            "• Batch · 1 failed            ████████████▊░░░░  75% 3 of 4",
+            "  ! job 1 — failed: lost      ░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ✓ job 4                     █████████████████ 100% 2 of 2",
         ])
     }
 
@@ -256,9 +257,9 @@ extension FailureRenderingTests {
         for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 3 failed       ███▋░░░░░░░░░░░░░░░░░░  16% 1 of 6",
-            "  ! job 4 — failed: lost ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  • job 5                ░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "• Batch · 3 failed            ██▊░░░░░░░░░░░░░░  16% 1 of 6",
+            "  ! job 4 — failed: lost      ░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  • job 5                     ░░░░░░░░░░░░░░░░░   0% 0 of 2",
             "  … +3 more",
             "Keys: c cancel",
         ])

@@ -16,7 +16,7 @@ final class PrintedMessageTests: XCTestCase {
         renderer.print(hostile)
         XCTAssertEqual(terminal.visibleLines, [
             "esc [31mRED.txt",
-            "• Work           ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 4",
+            "• Work                        ░░░░░░░░░░░░░░░░░   0% 0 of 4",
         ])
         XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")
     }
@@ -36,7 +36,7 @@ final class PrintedMessageTests: XCTestCase {
             "lines",
             "carriage",
             "return",
-            "• Work           ███████████████░░░░░░░░░░░░░░░  50% 2 of 4",
+            "• Work                        ████████▌░░░░░░░░  50% 2 of 4",
         ])
     }
 

@@ -34,7 +34,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
         root.completedUnitCount = 29
         let terminal = VirtualTerminal(columns: 60, rows: 5)
         renderer(root, terminal).drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Work           ███████▊░░░░░░░░░░░░░░░░░░░  29% 29 of 100"])
+        XCTAssertEqual(terminal.visibleLines, ["• Work                       ████▎░░░░░░░░░░  29% 29 of 100"])
 
         let log = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
         renderer(root, log, mode: .plain).drawFrame()
@@ -132,7 +132,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
         renderer.stop()
         renderer.print("Imported 1 photo")
         XCTAssertEqual(terminal.visibleLines, [
-            "✓ Work           ██████████████████████████████ 100% 1 of 1",
+            "✓ Work                        █████████████████ 100% 1 of 1",
             "Imported 1 photo",
         ])
     }
@@ -169,12 +169,12 @@ final class RenderingEdgeCaseTests: XCTestCase {
         for child in children.prefix(3) { child.completedUnitCount = 10 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch          ███████▎░░░░░░░░░░░░░░░░░░░░░  25% 3 of 12",
-            "  • job 04       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 05       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 06       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 07       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 08       ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "• Batch                       ████░░░░░░░░░░░░  25% 3 of 12",
+            "  • job 04                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 05                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 06                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 07                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 08                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
             "  … +7 more",
         ])
     }
@@ -189,7 +189,7 @@ final class RenderingEdgeCaseTests: XCTestCase {
         renderer.drawFrame()
         root.completedUnitCount = 2
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• a b            ███████████████░░░░░░░░░░░░░░░  50% 2 of 4"])
+        XCTAssertEqual(terminal.visibleLines, ["• a b                         ████████▌░░░░░░░░  50% 2 of 4"])
     }
 
     /// "Every line is cut to columns − 1 display columns", also with a spinner frame two columns wide

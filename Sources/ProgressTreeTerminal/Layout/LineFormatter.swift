@@ -141,8 +141,10 @@ struct LineFormatter {
 ///
 /// This is where the priority of the columns is applied (see `TerminalLayout.dropOrder`): the label keeps
 /// at least `minimumLabelWidth`; to make room for it, the bar first shrinks to `barWidth.lowerBound`,
-/// then whole columns go in `dropOrder`. Room left over goes to the label up to what it needs (at most
-/// half the line), then to the bar up to `barWidth.upperBound`, then to the label again.
+/// then whole columns go in `dropOrder`. Room left over goes to the label up to half the line (room for
+/// longer labels that appear later, not only for the labels shown: the bar keeps its width), then to the
+/// bar up to `barWidth.upperBound`, then to the label again. The part of that room the shown labels do
+/// not need is a guess: it leaves the bar at least half its full width (`barKeptFromGuess`).
 ///
 /// A failure is part of the label (priority 1): a line that tells of one ("— failed: reason", "· 1 failed")
 /// asks for its whole label, past half the line, and keeps at least `failureLabelWidth` of it (or all of a
@@ -180,9 +182,8 @@ struct ColumnPlan {
             let mark = line.isIndeterminate && line.status == .running ? spinnerWidth : 1
             return line.depth * layout.indentation + mark + 1 + DisplayWidth.of(line.shownLabel)
         }
-        let labelNeed = min(
-            max(lines.map(need).max() ?? 0, minimums[.label] ?? 0),
-            max(layout.minimumLabelWidth, width / 2))
+        let labelCap = max(layout.minimumLabelWidth, width / 2)
+        let labelNeed = min(max(lines.map(need).max() ?? 0, minimums[.label] ?? 0), labelCap)
         self.labelNeed = labelNeed
         let failureNeed = min(width, lines.filter(\.showsFailure).map(need).max() ?? 0)
         let labelMinimum = max(layout.minimumLabelWidth, min(failureNeed, Self.failureLabelWidth(layout, width: width)))
@@ -202,13 +203,24 @@ struct ColumnPlan {
         if let bar = natural[.bar] {
             let room = width - used(natural) - labelMinimum
             // The width kept from earlier frames (narrowed for a failure's label), or, at the first frame,
-            // what the label leaves.
+            // what the label leaves when it is given room for what later, longer labels will need (its
+            // share of the line, `labelCap`), not only for what the first labels need: the bar keeps this
+            // width, so labels that appear later are not cut to their minimum. That room is a guess, so it
+            // takes the bar no narrower than half its full width; what the shown labels need may.
             let kept = minimums[.bar].map { min($0, bar + room - max(0, failureNeed - labelMinimum)) }
-            let wanted = kept ?? (bar + room - max(0, labelWanted - labelMinimum))
+            let besideShownLabels = bar + room - max(0, labelWanted - labelMinimum)
+            let besideLaterLabels = bar + room - max(0, max(labelWanted, labelCap) - labelMinimum)
+            let wanted = kept ?? max(besideLaterLabels, min(besideShownLabels, Self.barKeptFromGuess(layout)))
             natural[.bar] = bar + max(0, min(room, min(wanted, layout.barWidth.upperBound) - bar))
         }
         natural[.label] = max(1, width - used(natural))
         widths = natural
+    }
+
+    /// The least width the room guessed for later labels leaves the bar at the first frame (labels shown
+    /// may take it further, down to `barWidth.lowerBound`): half the bar's full width.
+    static func barKeptFromGuess(_ layout: TerminalLayout) -> Int {
+        max(layout.barWidth.lowerBound, layout.barWidth.upperBound / 2)
     }
 
     /// The least width of the label column on a line that tells of a failure, indent and mark included:

@@ -32,7 +32,8 @@ public struct TerminalLayout: Sendable {
     /// throughput (the time remaining says more), then the counts (the percentage says how far), then the
     /// bar (the same again, drawn), then the time remaining, and last the percentage.
     public var dropOrder: [Column] = [.throughput, .counts, .bar, .timeRemaining, .percent]
-    /// The width of the bar: as wide as the upper bound when there is room, never narrower than the lower.
+    /// The width of the bar: as wide as the upper bound when there is room once the label has half the line
+    /// (room for longer labels to come: see `ColumnPlan`), never narrower than the lower.
     public var barWidth: ClosedRange<Int> = 10...30
     /// The least width given to the label column before other columns are dropped.
     public var minimumLabelWidth = 16
