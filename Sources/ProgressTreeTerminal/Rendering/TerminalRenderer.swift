@@ -36,7 +36,8 @@ public final class TerminalRenderer: Sendable {
         /// Lines for logs: when a node starts, finishes, is cancelled or paused, and every 10% or few
         /// seconds in between. No escape codes.
         case plain
-        /// One JSON object per line for each change (see `Docs/Terminal.md` for the schema).
+        /// One JSON object per line for each change: the wire format of `Docs/WireFormat.md`, which
+        /// `ProgressNode.mount` reads.
         case json
         /// Nothing.
         case none
@@ -250,7 +251,7 @@ public final class TerminalRenderer: Sendable {
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
                 : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth)
+                    node, depth, _ in NodeReader.content(of: node, depth: depth, forWire: mode == .json)
                 }
             state.tick += 1
             switch mode {
