@@ -19,7 +19,14 @@ struct JSONLineComposer {
 
     mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
         var output: [String] = []
-        for row in rows where last[row.id] != row.content {
+        for var row in rows where last[row.id] != row.content {
+            // A child that finished has left its parent and reads a pending count of 0: its last line keeps
+            // the share it stood for.
+            if row.parentID != nil, row.content.wire?.pendingUnitCount == 0,
+                let pending = last[row.id]?.wire?.pendingUnitCount, pending > 0
+            {
+                row.content.wire?.pendingUnitCount = pending
+            }
             last[row.id] = row.content
             output.append(Self.encode(row, time: now))
         }
