@@ -98,7 +98,8 @@ public final class ProgressMount: Sendable {
         parent: ProgressNode, pendingUnitCount: Int64, name: String, input: Int32, commands: Int32?,
         ownsDescriptors: Bool, processIdentifier: Int32?, options: Options
     ) {
-        self.node = ProgressNode(totalUnitCount: 0, parent: parent, pendingUnitCount: pendingUnitCount)
+        // Indeterminate until the stream's root says how much work there is.
+        self.node = ProgressNode(totalUnitCount: -1, parent: parent, pendingUnitCount: pendingUnitCount)
         self.name = name
         self.input = input
         self.commands = commands

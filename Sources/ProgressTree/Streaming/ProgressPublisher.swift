@@ -96,7 +96,8 @@ public final class ProgressPublisher: Sendable {
         let descriptors = parts.compactMap { $0 }
         guard descriptors.count == parts.count, descriptors.allSatisfy({ $0 >= 0 && StreamPlatform.isOpen($0) })
         else { return nil }
-        for descriptor in descriptors { StreamPlatform.setCloseOnExec(descriptor) }
+        // Standard streams (the ssh recipe's `1,0`) stay inheritable: programs started in turn need them.
+        for descriptor in descriptors where descriptor > 2 { StreamPlatform.setCloseOnExec(descriptor) }
         return ProgressPublisher(
             root, fileDescriptor: descriptors[0], commandDescriptor: descriptors.count == 2 ? descriptors[1] : descriptors[0],
             options: options)
