@@ -321,6 +321,29 @@ final class MountTests: XCTestCase {
         StreamPlatform.close(socket)
     }
 
+    func test_nodes_beyond_the_limit_and_nesting_bombs_are_refused() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let (a, b) = try StreamPlatform.socketPair()
+        var options = ProgressMount.Options()
+        options.maximumNodeCount = 3
+        let mount = parent.mount(fileDescriptor: b, pendingUnitCount: 1, name: "raw", options: options)
+        var lines = [#"{"v":1,"id":1,"parent":null,"completed":0,"total":10,"state":"running"}"#]
+        for id in 2...6 {
+            lines.append(#"{"v":1,"id":\#(id),"parent":1,"pending":1,"completed":0,"total":1,"state":"running"}"#)
+        }
+        // 10,000 nested arrays in an unknown field: refused at depth 32, no deep recursion.
+        lines.append(#"{"v":1,"x":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}")
+        write(a, lines.joined(separator: "\n") + "\n")
+        wait("all lines read") { mount.diagnostics.rejectedNodes + mount.diagnostics.malformedLines == 4 }
+        XCTAssertEqual(mount.diagnostics.rejectedNodes, 3)  // the root and 2 children fill the 3 places
+        XCTAssertEqual(mount.diagnostics.malformedLines, 1)
+        XCTAssertEqual(mount.node.children.count, 2)
+        mount.close()
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "raw was closed before the end")
+        StreamPlatform.close(a)
+    }
+
     func test_the_line_splitter_keeps_memory_bounded() {
         var splitter = LineSplitter(maximumLineLength: 8)
         XCTAssertEqual(splitter.append(ArraySlice(Array("abc\r\nde".utf8))), [.line(Array("abc".utf8))])

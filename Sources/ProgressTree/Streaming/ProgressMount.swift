@@ -22,8 +22,9 @@ import Synchronization
 /// `node` fails with the reason ("worker 2 exited with signal 9"); failing cancels the mirrored nodes
 /// below it, so nothing mirrored is left running.
 ///
-/// Thread safety: every member may be called from any thread. The stream is read on a queue of the
-/// mount's own; mirrored nodes are updated from there, outside the mount's lock.
+/// Thread safety: every member may be called from any thread. The stream is read on a thread of the
+/// mount's own (and a process waited for on another); mirrored nodes are updated from there, outside the
+/// mount's lock. Both threads end with the stream.
 public final class ProgressMount: Sendable {
     /// The longest line read: 1 MiB. A longer line is dropped (`Diagnostics.oversizedLines`).
     public static let maximumLineLength = 1 << 20
@@ -114,10 +115,10 @@ public final class ProgressMount: Sendable {
     func start() {
         installHandlers(on: node, remoteID: nil, mirrorParent: nil)
         ended.enter()
-        DispatchQueue(label: "ProgressTree.mount.reader").async { [self] in readLoop() }
+        StreamPlatform.detachThread { [self] in readLoop() }
         if let processIdentifier {
             ended.enter()
-            DispatchQueue(label: "ProgressTree.mount.process").async { [self] in waitForProcess(processIdentifier) }
+            StreamPlatform.detachThread { [self] in waitForProcess(processIdentifier) }
         }
     }
 
@@ -330,7 +331,7 @@ extension ProgressNode {
     ///
     /// - Parameter name: how failure reasons name the stream ("worker 2 stopped before the end"); also
     ///   the mirrored root's description until the stream's root sets one.
-    /// - Complexity: O(1); the stream is read on a queue of the mount's own.
+    /// - Complexity: O(1); the stream is read on a thread of the mount's own.
     public func mount(
         fileDescriptor: Int32, commandDescriptor: Int32? = nil, pendingUnitCount: Int64, name: String,
         options: ProgressMount.Options = ProgressMount.Options()

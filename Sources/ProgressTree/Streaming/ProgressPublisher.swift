@@ -174,8 +174,8 @@ public final class ProgressPublisher: Sendable {
     // MARK: Commands
 
     private func startReadingCommands(from descriptor: Int32) {
-        // A queue of its own: the loop blocks (in `poll`, at most 100 ms at a time) until publishing ends.
-        DispatchQueue(label: "ProgressTree.publisher.commands").async { [weak self] in
+        // A thread of its own: the loop blocks (in `poll`, at most 100 ms at a time) until publishing ends.
+        StreamPlatform.detachThread { [weak self] in
             var splitter = LineSplitter(maximumLineLength: 4096)
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {

@@ -17,7 +17,16 @@ public struct ProgressWireRecord: Sendable, Equatable {
 
     /// The state of a node.
     public enum State: String, Sendable, CaseIterable {
-        case running, paused, cancelled, failed, finished
+        /// At work.
+        case running
+        /// Paused (directly or through an ancestor).
+        case paused
+        /// Cancelled: final.
+        case cancelled
+        /// Failed, with a `failureReason`: final.
+        case failed
+        /// Finished: final.
+        case finished
 
         /// Whether the node is done for good: finished, cancelled or failed.
         public var isFinal: Bool { self == .cancelled || self == .failed || self == .finished }
@@ -54,18 +63,21 @@ public struct ProgressWireRecord: Sendable, Equatable {
     public var fileOperationKind: String?
     /// `fileURL`, as a URL string.
     public var fileURL: String?
-    /// `fileTotalCount` and `fileCompletedCount`, when set.
+    /// `fileTotalCount`, when set.
     public var fileTotalCount: Int?
+    /// `fileCompletedCount`, when set.
     public var fileCompletedCount: Int?
     /// Bytes (units) per second, set or estimated.
     public var throughput: Int?
     /// Seconds remaining, set or estimated.
     public var estimatedTimeRemaining: Double?
-    /// `descendantOutcomes.failedCount` and `.cancelledCount`.
+    /// `descendantOutcomes.failedCount`: how many nodes below failed.
     public var failedBelow: Int
+    /// `descendantOutcomes.cancelledCount`: how many nodes below were cancelled.
     public var cancelledBelow: Int
-    /// `isCancellable` and `isPausable`: whether a user interface should offer those commands.
+    /// `isCancellable`: whether a user interface should offer to cancel.
     public var isCancellable: Bool
+    /// `isPausable`: whether a user interface should offer to pause.
     public var isPausable: Bool
     /// Seconds since the writer started; informative only.
     public var time: Double?
@@ -260,7 +272,12 @@ public enum ProgressWireError: Error, Equatable, Sendable, CustomStringConvertib
 /// A command sent back to a publisher on its control channel (`Docs/WireFormat.md`, "Commands"):
 /// `{"v":1,"command":"pause","id":3}`.
 public enum ProgressWireCommand: String, Sendable, CaseIterable {
-    case cancel, pause, resume
+    /// `cancel()` the node.
+    case cancel
+    /// `pause()` the node.
+    case pause
+    /// `resume()` the node.
+    case resume
 
     /// The command's line for node `id`, without the newline.
     public func line(id: Int) -> String {

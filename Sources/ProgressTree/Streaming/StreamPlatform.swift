@@ -7,6 +7,7 @@ import Darwin
 #else
 #error("ProgressTree's streaming needs a POSIX C library (Glibc, Musl or Darwin)")
 #endif
+import Dispatch
 
 /// The C library calls of publishing and mounting, and the only file of the model module that imports the
 /// C library (the pattern of `ProgressTreeTerminal`'s `Platform`): descriptors, sockets, processes.
@@ -352,5 +353,45 @@ public enum ProgressSocket {
     public static func close(_ descriptor: Int32) {
         StreamPlatform.shutdownBoth(descriptor)
         StreamPlatform.close(descriptor)
+    }
+}
+
+extension StreamPlatform {
+    /// The closure a thread started by `detachThread` runs (retained across `pthread_create`).
+    private final class ThreadBody: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Runs `body` on a new detached thread of its own. Used for loops that block in `poll` and `read`:
+    /// on a dispatch queue they would hold threads of the shared pool (which Swift concurrency uses too)
+    /// for as long as a stream lasts.
+    static func detachThread(_ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        #else
+        var thread = pthread_t()
+        #endif
+        let result = pthread_create(&thread, nil, { context in
+            #if canImport(Darwin)
+            let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()
+            #else
+            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            #endif
+            body.run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            // No thread to be had: run it on the shared pool rather than not at all.
+            let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()
+            DispatchQueue.global().async { body.run() }
+            return
+        }
+        #if canImport(Darwin)
+        if let thread { pthread_detach(thread) }
+        #else
+        pthread_detach(thread)
+        #endif
     }
 }
