@@ -153,6 +153,10 @@ struct PhotoImport {
             }
         }
         WorkerProcesses.started(mounts.compactMap { $0.0.processIdentifier })
+        // Cancelling reaches the workers as commands; one that does not end within 5 s is terminated.
+        album.cancellationHandler = {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 5) { WorkerProcesses.terminate() }
+        }
         var outcome = WorkersOutcome()
         for (mount, photos) in mounts {
             await mount.ended()

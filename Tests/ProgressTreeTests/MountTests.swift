@@ -176,6 +176,26 @@ final class MountTests: XCTestCase {
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "worker 1 stopped before the end")
     }
 
+    func test_a_cancel_before_the_first_line_is_sent_once_the_root_says_its_id() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let (a, b) = try StreamPlatform.socketPair()
+        let mount = parent.mount(fileDescriptor: b, commandDescriptor: b, pendingUnitCount: 1, name: "early")
+        parent.cancel()
+        XCTAssertTrue(mount.node.isCancelled)
+        write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while !received.contains(0x0A), StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+            let count = StreamPlatform.read(a, &buffer)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        XCTAssertEqual(String(decoding: received, as: UTF8.self), #"{"v":1,"command":"cancel","id":7}"# + "\n")
+        StreamPlatform.close(a)
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(mount.node.isCancelled)
+    }
+
     // MARK: Processes
 
     /// A line of the root of a stream, for shell scripts.

@@ -164,15 +164,24 @@ public final class ProgressMount: Sendable {
     /// Sends `command` for remote node `id` (`nil`: the stream's root), unless the mount is applying a
     /// line (the state came from the publisher) or the stream ended.
     private func send(_ command: ProgressWireCommand, remoteID: Int?) {
-        guard let commands, MountApplying.mount != ObjectIdentifier(self) else { return }
+        guard commands != nil, MountApplying.mount != ObjectIdentifier(self) else { return }
         let target = shared.withLock { shared -> Int? in
             guard !shared.hasEnded else { return nil }
-            let id = remoteID ?? shared.rootID
-            if let id, command != .cancel { shared.sentCommands[id] = (command, .now + .seconds(1)) }
+            guard let id = remoteID ?? shared.rootID else {
+                // The stream's root has not said its id yet: sent when it does.
+                shared.commandsForRoot.append(command)
+                return nil
+            }
+            if command != .cancel { shared.sentCommands[id] = (command, .now + .seconds(1)) }
             return id
         }
-        guard let target else { return }
-        let bytes = Array((command.line(id: target) + "\n").utf8)
+        if let target { transmit(command, id: target) }
+    }
+
+    /// Writes a command line on the command descriptor (one writer at a time; nothing once it is closed).
+    private func transmit(_ command: ProgressWireCommand, id: Int) {
+        guard let commands else { return }
+        let bytes = Array((command.line(id: id) + "\n").utf8)
         writeLock.withLock { closed in
             guard !closed else { return }
             _ = StreamPlatform.writeAll(commands, bytes)
@@ -263,9 +272,18 @@ public final class ProgressMount: Sendable {
                 if let (mirrored, parent) = created {
                     installHandlers(on: mirrored, remoteID: record.id, mirrorParent: parent)
                 }
+                let early = shared.withLock { shared -> (Int, [ProgressWireCommand])? in
+                    defer { shared.diagnostics.merge(diagnostics) }
+                    guard shared.rootID == nil, let root = mirror.rootID else { return nil }
+                    shared.rootID = root
+                    defer { shared.commandsForRoot = [] }
+                    return (root, shared.commandsForRoot)
+                }
+                // Commands given before the root's id was known (a Ctrl-C right after starting a worker).
+                if let (root, commands) = early {
+                    for command in commands { transmit(command, id: root) }
+                }
                 shared.withLock { shared in
-                    shared.diagnostics.merge(diagnostics)
-                    if shared.rootID == nil, let root = mirror.rootID { shared.rootID = root }
                     // A line that agrees with a command sent ends the wait for it.
                     if let (command, _) = shared.sentCommands[record.id],
                         (command == .pause) == (record.state == .paused) || record.state.isFinal
@@ -417,6 +435,8 @@ struct MountShared: ~Copyable {
     /// Pause and resume commands sent and not yet confirmed by a line: until then (at most a second),
     /// lines that say otherwise do not undo them (they were written before the command arrived).
     var sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)] = [:]
+    /// Commands for the stream's root given before its first line said its id (sent in order then).
+    var commandsForRoot: [ProgressWireCommand] = []
 }
 
 extension ProgressMount.Diagnostics {
