@@ -102,6 +102,41 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
     }
 
+    /// The mirrored fraction equals the publisher's after every walk, while children finish one by one and
+    /// together (a finished child's share moves into its parent's count on both sides, never twice).
+    func test_the_mirrored_fraction_follows_the_publisher_exactly_as_children_finish() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let remote = ProgressNode.discreteProgress(totalUnitCount: 10)
+        let children = (0..<4).map { index in
+            ProgressNode(totalUnitCount: 4, parent: remote, pendingUnitCount: Int64(index + 1))
+        }
+        let (publisher, mount, _) = try connect(remote, under: parent, pending: 1)
+        let steps: [() -> Void] = [
+            { children[0].completedUnitCount = 2 },
+            { children[1].completedUnitCount = 3 },
+            { children[0].completedUnitCount = 4 },  // finishes: 1 unit into the remote root
+            { children[2].completedUnitCount = 4; children[3].completedUnitCount = 1 },  // 3 units
+            { children[1].completedUnitCount = 4; children[3].completedUnitCount = 4 },  // both finish
+        ]
+        var accepted = 0
+        for step in steps {
+            step()
+            let expected = remote.fractionCompleted
+            let expectedCompleted = remote.completedUnitCount
+            publisher.publishChanges()
+            accepted = mount.diagnostics.acceptedLines
+            wait("the walk applied") {
+                mount.node.completedUnitCount == expectedCompleted && mount.node.fractionCompleted == expected
+            }
+            XCTAssertEqual(mount.node.fractionCompleted, expected)
+            XCTAssertEqual(parent.fractionCompleted, expected)
+            XCTAssertEqual(mount.node.children.count, remote.children.count)
+        }
+        XCTAssertEqual(mount.node.completedUnitCount, 10)
+        XCTAssertTrue(parent.isFinished)
+        XCTAssertGreaterThan(accepted, 0)
+    }
+
     func test_file_metadata_and_failures_below_come_through() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let remote = ProgressNode.discreteProgress(totalUnitCount: 2)
