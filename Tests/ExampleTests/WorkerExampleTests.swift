@@ -92,6 +92,23 @@ final class WorkerExampleTests: XCTestCase {
         for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
     }
 
+    func test_keys_p_and_c_in_the_parent_reach_the_workers() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5"], terminal: true, columns: 120, rows: 40)
+        let pids = waitForWorkers(2, of: child.process.processIdentifier)
+        XCTAssertEqual(pids.count, 2, "\(pids)")
+        XCTAssertTrue(child.waitForOutput(containing: "Worker 2: 20 photos"), child.outputText)
+        let before = child.outputData.count
+        child.type("p")
+        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 1: 20 photos", after: before), child.output(after: before))
+        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 2: 20 photos", after: before), child.output(after: before))
+        child.type("c")
+        let exit = child.waitForExit(timeout: 30)
+        XCTAssertEqual(exit?.status, 130, child.outputText)
+        XCTAssertTrue(child.outputText.contains("Cancelled at"), child.outputText)
+        for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
+    }
+
     /// The ssh recipe of Docs/Mounting.md without ssh: the program publishes on its standard output and
     /// takes commands on its standard input (`PROGRESSTREE_FD=1,0`); the parent mounts the two pipes.
     func test_a_program_publishing_on_its_standard_streams_is_mounted_and_cancelled_through_them() throws {
