@@ -102,7 +102,7 @@ struct PhotoImport {
         if options.photoIndices.isEmpty { album.completedUnitCount = 1 }
         if outcome.failed > 0 {
             // A failed photo is never counted as done, so the album cannot finish: we decide it failed.
-            album.fail(IncompleteImport(failed: outcome.failed, photos: options.photos))
+            album.fail(IncompleteImport(failed: outcome.failed, photos: options.photoIndices.count))
         }
         renderer.stop()
         keys?.stop()
@@ -160,7 +160,9 @@ struct PhotoImport {
         var outcome = WorkersOutcome()
         for (mount, photos) in mounts {
             await mount.ended()
-            if mount.node.isFinished { outcome.imported += photos }
+            // A worker's album counts one unit per photo imported: all of them, or those done before it
+            // failed or was cancelled.
+            outcome.imported += mount.node.isFinished ? photos : Int(max(0, min(Int64(photos), mount.node.completedUnitCount)))
             if mount.node.isFailed { outcome.failedWorkers += 1 }
         }
         WorkerProcesses.started([])
