@@ -27,10 +27,11 @@ struct Importer: Sendable {
     func importAlbum(into album: ProgressNode) async -> Outcome {
         await withTaskGroup(of: PhotoResult.self) { group in
             var outcome = Outcome()
+            let indices = options.photoIndices
             var next = 0
             func startNext() {
-                guard next < options.photos, !album.isCancelled else { return }
-                let index = next
+                guard next < indices.count, !album.isCancelled else { return }
+                let index = indices[next]
                 next += 1
                 // Each photo attaches explicitly: one unit of the album.
                 let photo = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)

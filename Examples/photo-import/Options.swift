@@ -10,18 +10,32 @@ struct Options: Sendable {
     var failEvery: Int?
     var progress = TerminalRenderer.Mode.auto
     var showHelp = false
+    /// `--workers N`: import in N worker processes of this program, shown as one tree.
+    var workers: Int?
+    /// `--worker I/N` (set by the parent for its workers): import every Nth photo from the Ith (0-based).
+    var workerSlice: (index: Int, count: Int)?
+
+    /// The photos this process imports: all of them, or its worker slice.
+    var photoIndices: [Int] {
+        guard let slice = workerSlice else { return Array(0..<photos) }
+        return Array(stride(from: slice.index, to: photos, by: slice.count))
+    }
 
     static let usage = """
-        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--progress auto|live|plain|json|none]
+        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
+                            [--progress auto|live|plain|json|none]
 
           --photos N        how many photos to import (default 12)
           --speed X         how fast the simulated work goes (default 1.0; 10 is ten times faster)
           --fail-every N    make every Nth photo's download fail half way: that photo is marked failed,
                             the others are imported, and the exit status is 1
+          --workers N       import in N worker processes of this program (each its share of the album),
+                            shown as one tree: keys and Ctrl-C reach every worker; a worker that dies
+                            is shown failed while the others go on
           --progress M      how to show progress (default auto: live on a terminal, plain otherwise)
 
         Keys while live: p pause, r resume, c cancel. Ctrl-C cancels; a second Ctrl-C ends it at once.
-        Exit status: 0 imported, 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),
+        Exit status: 0 imported, 1 some photos (or workers) failed, 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),
         129 hung up (SIGHUP: the terminal closed).
         """
 
@@ -34,6 +48,15 @@ struct Options: Sendable {
             case "--speed": speed = try reader.positiveNumber(of: argument)
             case "--fail-every": failEvery = try reader.integer(of: argument, in: 1...10_000)
             case "--progress": progress = try reader.progressMode(of: argument)
+            case "--workers": workers = try reader.integer(of: argument, in: 1...64)
+            case "--worker":
+                // Internal: how a parent started with --workers starts its workers.
+                let value = try reader.value(of: argument)
+                let parts = value.split(separator: "/").compactMap { Int($0) }
+                guard parts.count == 2, parts[1] >= 1, (0..<parts[1]).contains(parts[0]) else {
+                    throw UsageError("--worker needs I/N with 0 <= I < N (got \(value))")
+                }
+                workerSlice = (parts[0], parts[1])
             case "--help", "-h": showHelp = true
             default: throw UsageError("unknown argument \(argument)")
             }

@@ -5,7 +5,14 @@
 // implicit, task-local composition (`withCurrent`), as in Apple's PhotoProgress sample. The album's node
 // composes the photos and the terminal renderer shows the whole tree live.
 //
-//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--progress auto|live|plain|json|none]
+//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
+//                          [--progress auto|live|plain|json|none]
+//
+// `--workers N` imports in N worker processes of this same program, each its share of the album, and shows
+// one live tree: each worker is a child of the album standing for its photos (`mountProcess`); its own
+// renderer publishes to the parent instead of drawing (`PROGRESSTREE_FD`). Keys and Ctrl-C reach the
+// workers through the mirrored nodes; `kill -9` on a worker shows it failed ("worker 2 exited with signal
+// 9") while the others go on, and the exit status is then 1.
 //
 // Keys while live: p pause, r resume, c cancel. Ctrl-C cancels cleanly.
 //
@@ -50,6 +57,7 @@ struct PhotoImport {
         let interrupts = InterruptHandler {
             album.cancel()
         } cleanUp: {
+            WorkerProcesses.terminate()  // SIGTERM, SIGHUP or a second Ctrl-C: the workers end too
             renderer.stop()
             keys?.stop()
         }
@@ -63,40 +71,131 @@ struct PhotoImport {
         }
 
         let start = ContinuousClock.now
+        if let workers = options.workers {
+            renderer.start()
+            let outcome = await importWithWorkers(workers, options: options, into: album, renderer: renderer)
+            renderer.stop()
+            keys?.stop()
+            interrupts.stop()
+            let elapsed = start.duration(to: .now)
+            if album.isCancelled {
+                let percent = Int((album.fractionCompleted * 100).rounded(.down))
+                print("Cancelled at \(percent)%: \(outcome.imported) of \(options.photos) photos imported")
+                exit(InterruptHandler.ExitStatus.interrupted)
+            } else if outcome.failedWorkers > 0 {
+                print(
+                    "Imported \(outcome.imported) of \(options.photos) photos with \(workers) workers, "
+                        + "\(outcome.failedWorkers) failed, in \(seconds(elapsed)) s")
+                exit(1)
+            } else {
+                print("Imported \(outcome.imported) photos with \(workers) workers in \(seconds(elapsed)) s")
+            }
+            return
+        }
+        if let slice = options.workerSlice {
+            album.localizedDescription = "Worker \(slice.index + 1): \(options.photoIndices.count) photos"
+            album.totalUnitCount = Int64(max(options.photoIndices.count, 1))
+        }
         renderer.start()
         let outcome = await Importer(options: options).importAlbum(into: album)
         let imported = outcome.imported
-        if options.photos == 0 { album.completedUnitCount = 1 }
+        if options.photoIndices.isEmpty { album.completedUnitCount = 1 }
         if outcome.failed > 0 {
             // A failed photo is never counted as done, so the album cannot finish: we decide it failed.
-            album.fail(IncompleteImport(failed: outcome.failed, photos: options.photos))
+            album.fail(IncompleteImport(failed: outcome.failed, photos: options.photoIndices.count))
         }
         renderer.stop()
         keys?.stop()
         interrupts.stop()
 
         let elapsed = start.duration(to: .now)
+        let quiet = renderer.isPublishing  // a worker: its parent shows the tree and the summary
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
-            print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported")
+            if !quiet { print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported") }
             exit(InterruptHandler.ExitStatus.interrupted)
         } else if outcome.failed > 0 {
-            print("Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
+            if !quiet {
+                print("Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
+            }
             exit(1)
-        } else {
+        } else if !quiet {
             print("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
         }
+    }
+
+    /// How an import with worker processes ended.
+    struct WorkersOutcome {
+        var imported = 0
+        var failedWorkers = 0
+    }
+
+    /// Starts `count` worker processes of this program, each importing its slice of the album, mounted as
+    /// children of `album` standing for their photos; waits for them all.
+    static func importWithWorkers(
+        _ count: Int, options: Options, into album: ProgressNode, renderer: TerminalRenderer
+    ) async -> WorkersOutcome {
+        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        var mounts: [(ProgressMount, Int)] = []
+        for index in 0..<count {
+            var workerOptions = options
+            workerOptions.workerSlice = (index, count)
+            let photos = workerOptions.photoIndices.count
+            var arguments = ["--worker", "\(index)/\(count)", "--photos", "\(options.photos)", "--speed", "\(options.speed)"]
+            if let failEvery = options.failEvery { arguments += ["--fail-every", "\(failEvery)"] }
+            do {
+                let mount = try album.mountProcess(
+                    path: executable, arguments: arguments, pendingUnitCount: Int64(max(photos, 1)),
+                    name: "worker \(index + 1)")
+                mounts.append((mount, photos))
+            } catch {
+                renderer.print("photo-import: cannot start worker \(index + 1): \(error)")
+            }
+        }
+        WorkerProcesses.started(mounts.compactMap { $0.0.processIdentifier })
+        // Cancelling reaches the workers as commands; one that does not end within 5 s is terminated.
+        album.cancellationHandler = {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 5) { WorkerProcesses.terminate() }
+        }
+        var outcome = WorkersOutcome()
+        for (mount, photos) in mounts {
+            await mount.ended()
+            // A worker's album counts one unit per photo imported: all of them, or those done before it
+            // failed or was cancelled.
+            outcome.imported += mount.node.isFinished ? photos : Int(max(0, min(Int64(photos), mount.node.completedUnitCount)))
+            if mount.node.isFailed { outcome.failedWorkers += 1 }
+        }
+        WorkerProcesses.started([])
+        if outcome.failedWorkers > 0 && !album.isCancelled {
+            album.fail(IncompleteImport(failed: outcome.failedWorkers, photos: count, unit: "workers"))
+        }
+        if mounts.isEmpty { album.fail(IncompleteImport(failed: count, photos: count, unit: "workers")) }
+        return outcome
     }
 
     /// Why the album failed: some of its photos did.
     struct IncompleteImport: Error, CustomStringConvertible {
         let failed: Int
         let photos: Int
-        var description: String { "\(failed) of \(photos) photos failed" }
+        var unit = "photos"
+        var description: String { "\(failed) of \(photos) \(unit) failed" }
     }
 
     static func seconds(_ duration: Duration) -> String {
         let tenths = Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18) * 10)
         return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// The worker processes running, so that a parent ended by a signal ends them too.
+enum WorkerProcesses {
+    private static let running = Mutex<[Int32]>([])
+
+    static func started(_ identifiers: [Int32]) {
+        running.withLock { $0 = identifiers }
+    }
+
+    static func terminate() {
+        for pid in running.withLock({ $0 }) { kill(pid, SIGTERM) }
     }
 }

@@ -58,12 +58,21 @@ final class LogModeTests: XCTestCase {
         let keys: Set<String> = [
             "time", "id", "parent", "name", "completed", "total", "fraction", "state", "indeterminate",
             "throughput", "timeRemaining", "reason", "failedBelow", "cancelledBelow",
+            // The wire format's (Docs/WireFormat.md): the version, the share in the parent, the metadata.
+            "v", "pending", "description", "additionalDescription", "kind", "fileOperationKind", "fileURL",
+            "fileTotalCount", "fileCompletedCount", "cancellable", "pausable",
         ]
         for object in objects { XCTAssertEqual(Set(object.keys), keys) }
         XCTAssertEqual(objects[0]["id"] as? Int, 1)
         XCTAssertTrue(objects[0]["parent"] is NSNull)
         XCTAssertEqual(objects[0]["name"] as? String, "Sync")
+        XCTAssertEqual(objects[0]["v"] as? Int, 1)
+        XCTAssertEqual(objects[0]["pending"] as? Int, 0)
         XCTAssertEqual(objects[1]["parent"] as? Int, 1)
+        XCTAssertEqual(objects[1]["pending"] as? Int, 1)
+        XCTAssertEqual(objects[1]["description"] as? String, "a.txt")
+        // Each line is a record `ProgressWireRecord` reads back.
+        for line in lines { XCTAssertNoThrow(try ProgressWireRecord(line: Array(line.utf8))) }
         XCTAssertEqual(objects[2]["name"] as? String, "b.txt")
         // After a.txt moved: the root and a.txt again, at 1.5 s.
         XCTAssertEqual(objects[3]["id"] as? Int, 1)

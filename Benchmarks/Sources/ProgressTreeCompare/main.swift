@@ -28,6 +28,16 @@ if arguments.first == "--memory-live" {
     exit(0)
 }
 
+// Scenario 14 (issue 16, mounting): `--mount [seconds]` runs it and prints its report;
+// `--mount-child seconds` is the child process it starts (see MountScenario.swift).
+if arguments.first == "--mount-child" {
+    runMountChild(seconds: Double(arguments[1]) ?? 3)
+}
+if arguments.first == "--mount" {
+    runMountScenario(seconds: arguments.count > 1 ? Double(arguments[1]) ?? 3 : 3)
+    exit(0)
+}
+
 // Single-scenario mode for profilers (`valgrind --tool=callgrind`, `perf`): runs one scenario once, at full
 // size unless --quick is given, and prints nothing else. `--profile <1-12|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;

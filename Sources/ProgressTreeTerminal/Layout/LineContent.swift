@@ -26,6 +26,9 @@ struct LineContent: Equatable, Sendable {
     var failureReason: String?
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
+    /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
+    /// overrides its ids, time and what this content says (state, label, estimates).
+    var wire: ProgressWireRecord?
 
     /// The label column's text: the label, then the failure's reason ("IMG_0005.jpg — failed: timed out")
     /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").

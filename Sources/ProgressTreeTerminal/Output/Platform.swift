@@ -74,6 +74,10 @@ enum Platform {
         return (Int(window.ws_col), Int(window.ws_row))
     }
 
+    static func unsetEnvironment(_ name: String) {
+        _ = unsetenv(name)
+    }
+
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }

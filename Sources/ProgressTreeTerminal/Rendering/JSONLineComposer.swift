@@ -1,22 +1,32 @@
-/// Writes one JSON object per line for each node whose state changed: a stable schema for other programs.
+import ProgressTree
+
+/// Writes one line of the wire format (`Docs/WireFormat.md`, `ProgressWireRecord`) for each node whose
+/// state changed: an absolute snapshot of the node, so another program (or `ProgressNode.mount`) can keep
+/// the last line of each id and have the tree.
 ///
-/// Schema (every key always present; `null` where unknown):
 /// ```
-/// {"time":1.25,"id":2,"parent":1,"name":"IMG_0001.jpg","completed":4500000,"total":9000000,
-///  "fraction":0.5,"state":"running","indeterminate":false,"throughput":1200000,"timeRemaining":3.75,
-///  "reason":null,"failedBelow":0,"cancelledBelow":0}
+/// {"v":1,"time":1.25,"id":2,"parent":1,"pending":1,"name":"IMG_0001.jpg","completed":4500000,
+///  "total":9000000,"fraction":0.5,"state":"running","indeterminate":false,"throughput":1200000,
+///  "timeRemaining":3.75,"reason":null,"failedBelow":0,"cancelledBelow":0,"description":null,...}
 /// ```
 /// - `time`: seconds since the renderer started. `id`: stable for the life of the renderer; `parent`: the
 ///   parent's id, `null` for the root. `state`: `running`, `paused`, `cancelled`, `failed` or `finished`.
-/// - `reason`: why a `failed` node failed (`null` otherwise); `failedBelow` and `cancelledBelow`: how many
-///   nodes below this one failed and were cancelled.
-/// - `throughput` is in bytes (units) per second; `timeRemaining` in seconds.
+/// - `name`: the label, control characters shown as spaces; `reason`: why a `failed` node failed.
+/// - `throughput` (bytes or units per second) and `timeRemaining` (seconds) are the renderer's estimates,
+///   as shown in the other modes.
 struct JSONLineComposer {
     private var last: [Int: LineContent] = [:]
 
     mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
         var output: [String] = []
-        for row in rows where last[row.id] != row.content {
+        for var row in rows where last[row.id] != row.content {
+            // A child that finished has left its parent and reads a pending count of 0: its last line keeps
+            // the share it stood for.
+            if row.parentID != nil, row.content.wire?.pendingUnitCount == 0,
+                let pending = last[row.id]?.wire?.pendingUnitCount, pending > 0
+            {
+                row.content.wire?.pendingUnitCount = pending
+            }
             last[row.id] = row.content
             output.append(Self.encode(row, time: now))
         }
@@ -24,49 +34,39 @@ struct JSONLineComposer {
     }
 
     static func encode(_ row: TreeMirror.Row, time: Duration) -> String {
-        let content = row.content
-        let fields: [(String, String)] = [
-            ("time", number(time.secondsValue)),
-            ("id", "\(row.id)"),
-            ("parent", row.parentID.map { "\($0)" } ?? "null"),
-            ("name", string(content.label)),
-            ("completed", "\(content.completedUnitCount)"),
-            ("total", "\(content.totalUnitCount)"),
-            ("fraction", number(content.fraction)),
-            ("state", string(content.status.rawValue)),
-            ("indeterminate", content.isIndeterminate ? "true" : "false"),
-            ("throughput", content.throughputValue.map { "\($0)" } ?? "null"),
-            ("timeRemaining", content.timeRemainingValue.map(number) ?? "null"),
-            ("reason", content.failureReason.map(string) ?? "null"),
-            ("failedBelow", "\(content.outcomes.failedCount)"),
-            ("cancelledBelow", "\(content.outcomes.cancelledCount)"),
-        ]
-        return "{" + fields.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        record(for: row, time: time).line
     }
 
-    private static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        let rounded = (value * 1_000_000).rounded() / 1_000_000
-        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? "\(Int64(rounded))" : "\(rounded)"
+    /// The row's wire record: what the node's record says (pending count, metadata), with the ids, the time
+    /// and what the row shows (state, label, fraction, estimates, reason) taking precedence.
+    static func record(for row: TreeMirror.Row, time: Duration) -> ProgressWireRecord {
+        let content = row.content
+        var record =
+            content.wire
+            ?? ProgressWireRecord(
+                id: row.id, parentID: row.parentID, totalUnitCount: content.totalUnitCount,
+                completedUnitCount: content.completedUnitCount)
+        record.id = row.id
+        record.parentID = row.parentID
+        if row.parentID == nil { record.pendingUnitCount = 0 }
+        record.time = time.secondsValue
+        record.label = content.label
+        record.completedUnitCount = content.completedUnitCount
+        record.totalUnitCount = content.totalUnitCount
+        record.fractionCompleted = content.fraction.isFinite ? min(1, max(0, content.fraction)) : 0
+        record.isIndeterminate = content.isIndeterminate
+        record.state = ProgressWireRecord.State(rawValue: content.status.rawValue) ?? .running
+        record.throughput = content.throughputValue
+        record.estimatedTimeRemaining = content.timeRemainingValue
+        record.failureReason = content.failureReason
+        record.failedBelow = content.outcomes.failedCount
+        record.cancelledBelow = content.outcomes.cancelledCount
+        return record
     }
 
     /// A JSON string literal (RFC 8259 escaping).
     static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        ProgressWireRecord.jsonString(text)
     }
 }
 

@@ -6,7 +6,9 @@ enum NodeReader {
     /// — the amount of files or bytes, throughput and time remaining, exactly as in
     /// `localizedAdditionalDescription`; other nodes show their unit counts (or a description set by the
     /// user).
-    static func content(of node: ProgressNode, depth: Int) -> LineContent {
+    ///
+    /// With `forWire` (json mode), the content also carries the node's wire-format record.
+    static func content(of node: ProgressNode, depth: Int, forWire: Bool = false) -> LineContent {
         let snapshot = node.snapshot
         let status: LineContent.Status =
             snapshot.isFailed ? .failed
@@ -26,6 +28,7 @@ enum NodeReader {
             describedCounts: nil)
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
+        if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
         guard depth == 0 || node.describesFiles else {
             content.describedCounts = node.additionalDescriptionOverride
             return content

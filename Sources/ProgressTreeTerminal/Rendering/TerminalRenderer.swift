@@ -36,7 +36,8 @@ public final class TerminalRenderer: Sendable {
         /// Lines for logs: when a node starts, finishes, is cancelled or paused, and every 10% or few
         /// seconds in between. No escape codes.
         case plain
-        /// One JSON object per line for each change (see `Docs/Terminal.md` for the schema).
+        /// One JSON object per line for each change: the wire format of `Docs/WireFormat.md`, which
+        /// `ProgressNode.mount` reads.
         case json
         /// Nothing.
         case none
@@ -77,8 +78,13 @@ public final class TerminalRenderer: Sendable {
     }
 
     private let root: ProgressNode
-    /// The mode in effect (`auto` resolved against the output and the environment).
+    /// The mode in effect (`auto` resolved against the output and the environment; `.none` while
+    /// publishing to a parent process, see `isPublishing`).
     public let mode: Mode
+
+    /// Whether the renderer publishes the tree to the parent process that started this one instead of
+    /// drawing: `PROGRESSTREE_FD` in the environment named a descriptor (see `Docs/Mounting.md`).
+    public var isPublishing: Bool { publisher != nil }
     private let layout: TerminalLayout
     private let options: Options
     private let output: any TerminalOutput
@@ -87,6 +93,9 @@ public final class TerminalRenderer: Sendable {
     /// `Options.showsTaskbarProgress`, in live mode, on a terminal, and `TERM` is not `dumb`.
     private let drivesTaskbar: Bool
     private let state: Lock<RendererState>
+    /// Set when a parent process mounts this program's tree (`PROGRESSTREE_FD`): the renderer then
+    /// publishes the tree to it instead of drawing.
+    private let publisher: ProgressPublisher?
     private let queue = DispatchQueue(label: "ProgressTreeTerminal.renderer")
 
     /// Creates a renderer for the tree below `root`. Nothing is drawn before `start()` (or `drawFrame()`).
@@ -95,7 +104,8 @@ public final class TerminalRenderer: Sendable {
     ///   - mode: how to show progress; `auto` by default.
     ///   - output: where to write; standard error by default. Tests pass an output of their own.
     ///   - clock: the time source for the initial delay, spinners and plain-mode intervals.
-    ///   - environment: the variables to honour (`NO_COLOR`, `TERM`); the process environment when `nil`.
+    ///   - environment: the variables to honour (`NO_COLOR`, `TERM`, `PROGRESSTREE_FD`); the process
+    ///     environment when `nil` (then `PROGRESSTREE_FD` is removed from it once taken).
     public init(
         _ root: ProgressNode,
         mode: Mode = .auto,
@@ -109,13 +119,24 @@ public final class TerminalRenderer: Sendable {
             if let environment { return environment[name] }
             return Platform.environment(name)
         }
-        let resolved: Mode
+        var resolved: Mode
         let isCapableTerminal = output.isTerminal && variable("TERM") != "dumb"
         if mode == .auto {
             resolved = isCapableTerminal ? .live : .plain
         } else {
             resolved = mode
         }
+        // A parent process that mounts this program's tree named a descriptor to publish to: publish there
+        // instead of drawing (nothing is drawn, `mode` is `.none`).
+        var publisher: ProgressPublisher?
+        if mode != .none, let value = variable(ProgressPublisher.environmentVariable) {
+            if environment == nil { Platform.unsetEnvironment(ProgressPublisher.environmentVariable) }
+            var publisherOptions = ProgressPublisher.Options()
+            publisherOptions.publishesOnTimer = options.drawsOnTimer
+            publisher = ProgressPublisher.publishing(root, onDescriptorsNamedBy: value, options: publisherOptions)
+            if publisher != nil { resolved = .none }
+        }
+        self.publisher = publisher
         self.drivesTaskbar = options.showsTaskbarProgress && resolved == .live && isCapableTerminal
         self.root = root
         self.mode = resolved
@@ -147,6 +168,7 @@ public final class TerminalRenderer: Sendable {
             if state.startTime == nil { state.startTime = clock.now }
             return true
         }
+        if begin, let publisher { publisher.start() }
         guard begin, mode != .none else { return }
         if mode == .live, let descriptor = output.fileDescriptor {
             SignalRestoration.cursorHidden(on: descriptor)
@@ -173,6 +195,7 @@ public final class TerminalRenderer: Sendable {
     /// Stops drawing: draws the final frame (left on screen), restores the cursor, and writes the last
     /// plain or json lines. Calling it again does nothing.
     public func stop() {
+        publisher?.finish()
         stopTimerSources()
         draw(final: true)
         if mode == .live { SignalRestoration.cursorRestored() }
@@ -225,6 +248,7 @@ public final class TerminalRenderer: Sendable {
     /// Draws one frame now, if anything changed: what the timer does at each tick. Call it yourself when
     /// `Options.drawsOnTimer` is `false` (for example in tests with a manual clock).
     public func drawFrame() {
+        publisher?.publishChanges()
         draw(final: false)
     }
 
@@ -250,7 +274,7 @@ public final class TerminalRenderer: Sendable {
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
                 : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth)
+                    node, depth, _ in NodeReader.content(of: node, depth: depth, forWire: mode == .json)
                 }
             state.tick += 1
             switch mode {

@@ -1,0 +1,243 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A mount's map from the stream's node ids to the mirrored nodes, owned by the mount's reading thread
+/// (never shared, so never locked).
+///
+/// Invariants:
+/// - A node's parent is fixed by its first line and must be known then; so the mirrored nodes always form
+///   a tree below the mount's node (a line that would move a node, and so could make a cycle, is refused).
+/// - The mirrored root is the mount's node, taken by the first line without a parent; a second root is
+///   refused.
+/// - A mirrored node's completed count is the stream's (the last line of that node), except for the
+///   moment a mirrored child finishes into it; a final mirrored node (finished, cancelled, failed) takes
+///   no more lines.
+/// - At most `maximumNodeCount` nodes are mirrored at once; nodes that ended are forgotten.
+struct MirrorTree {
+    struct Entry {
+        let node: ProgressNode
+        let parentID: Int?
+        /// The pending count the node was attached with (a finished node's line may say 0: it left).
+        var pending: Int64 = 0
+        var last: ProgressWireRecord?
+    }
+
+    private(set) var rootID: Int?
+    private var entries: [Int: Entry] = [:]
+    private let root: ProgressNode
+
+    init(root: ProgressNode) {
+        self.root = root
+    }
+
+    /// Applies one record. Returns the mirrored node it created, and its mirrored parent, if it created one
+    /// (the caller installs the command handlers).
+    mutating func apply(
+        _ incoming: ProgressWireRecord, diagnostics: inout ProgressMount.Diagnostics, maximumNodeCount: Int,
+        sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)]
+    ) -> (ProgressNode, ProgressNode?)? {
+        var record = incoming
+        diagnostics.cleanedStrings += Self.clean(&record)
+        var created: (ProgressNode, ProgressNode?)?
+        let entry: Entry
+        if let known = entries[record.id] {
+            guard known.parentID == record.parentID else {
+                diagnostics.cycleLines += 1
+                return nil
+            }
+            entry = known
+        } else if let parentID = record.parentID {
+            guard let parent = entries[parentID] else {
+                diagnostics.unknownParentLines += 1
+                return nil
+            }
+            guard entries.count < maximumNodeCount else {
+                diagnostics.rejectedNodes += 1
+                return nil
+            }
+            guard !ProgressWireRecord.State.isFinalNode(parent.node) else {
+                return nil  // its parent ended: it ended with it
+            }
+            let node = ProgressNode(
+                totalUnitCount: 0, parent: parent.node, pendingUnitCount: record.pendingUnitCount)
+            entry = Entry(node: node, parentID: parentID, pending: record.pendingUnitCount)
+            entries[record.id] = entry
+            created = (node, parent.node)
+        } else {
+            guard rootID == nil else {
+                diagnostics.rejectedNodes += 1
+                return nil
+            }
+            rootID = record.id
+            entry = Entry(node: root, parentID: nil)
+            entries[record.id] = entry
+        }
+        let node = entry.node
+        if ProgressWireRecord.State.isFinalNode(node) {
+            forget(record.id)
+            return created
+        }
+        diagnostics.acceptedLines += 1
+        applyMetadata(record, previous: entry.last, to: node)
+        entries[record.id]?.last = record
+        switch record.state {
+        case .finished:
+            finish(node, record: record, pending: entry.pending, parentID: entry.parentID)
+        case .failed:
+            setCounts(record, on: node, diagnostics: &diagnostics)
+            node.fail(ProgressMount.Failure(reason: record.failureReason ?? "failed"))
+        case .cancelled:
+            setCounts(record, on: node, diagnostics: &diagnostics)
+            node.cancel()
+        case .paused, .running:
+            setCounts(record, on: node, diagnostics: &diagnostics)
+            // A pause or resume sent and not confirmed yet is not undone by a line written before it arrived.
+            if let (command, deadline) = sentCommands[record.id], ContinuousClock.now < deadline,
+                (command == .pause) != (record.state == .paused)
+            {
+                break
+            }
+            if record.state == .paused && !node.isPaused {
+                node.pause()
+            } else if record.state == .running && node.isPaused {
+                node.resume()
+            }
+        }
+        if ProgressWireRecord.State.isFinalNode(node) { forget(record.id) }
+        return created
+    }
+
+    /// Counts as the stream says, the completed count held below the total while the state is not
+    /// finished (so that a mirrored node never finishes before its publisher's does).
+    private func setCounts(_ record: ProgressWireRecord, on node: ProgressNode, diagnostics: inout ProgressMount.Diagnostics) {
+        var completed = record.completedUnitCount
+        let total = record.totalUnitCount
+        if completed >= total && total > 0 {
+            completed = total - 1
+            diagnostics.outOfRangeLines += 1
+        } else if total == 0 && completed > 0 {
+            completed = 0
+            diagnostics.outOfRangeLines += 1
+        }
+        // Ordered so that no intermediate pair of counts says finished.
+        if total >= node.totalUnitCount {
+            node.totalUnitCount = total
+            node.completedUnitCount = completed
+        } else {
+            node.completedUnitCount = completed
+            node.totalUnitCount = total
+        }
+    }
+
+    /// Finishes `node`: its parent's count is first lowered by the node's pending count, so that the
+    /// credit the finish adds leaves the parent at the count its publisher last said.
+    private func finish(_ node: ProgressNode, record: ProgressWireRecord, pending: Int64, parentID: Int?) {
+        if let parentID, let parent = entries[parentID], let parentLast = parent.last,
+            !ProgressWireRecord.State.isFinalNode(parent.node)
+        {
+            let lowered = parentLast.completedUnitCount - pending
+            if lowered >= 0 { parent.node.completedUnitCount = lowered }
+        }
+        var total = record.totalUnitCount
+        var completed = record.completedUnitCount
+        if !(completed >= total && total > 0) && !(completed > 0 && total == 0) {
+            total = max(total, 1)
+            completed = total
+        }
+        node.totalUnitCount = total
+        node.completedUnitCount = completed
+        if let parentID, let parent = entries[parentID], let parentLast = parent.last,
+            !ProgressWireRecord.State.isFinalNode(parent.node)
+        {
+            parent.node.completedUnitCount = parentLast.completedUnitCount
+        }
+    }
+
+    private func applyMetadata(_ record: ProgressWireRecord, previous: ProgressWireRecord?, to node: ProgressNode) {
+        func changed<Value: Equatable>(_ key: KeyPath<ProgressWireRecord, Value>) -> Bool {
+            previous.map { $0[keyPath: key] != record[keyPath: key] } ?? true
+        }
+        if changed(\.label) || changed(\.localizedDescription) {
+            // The label of a generic node comes from the description set by its program.
+            if let description = record.localizedDescription ?? (record.kind == nil ? record.label : nil) {
+                node.localizedDescription = description
+            } else if previous != nil || node !== root {
+                node.localizedDescription = nil
+            }
+        }
+        if changed(\.localizedAdditionalDescription) { node.localizedAdditionalDescription = record.localizedAdditionalDescription }
+        if changed(\.kind) { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
+        if changed(\.fileOperationKind) {
+            node.fileOperationKind = record.fileOperationKind.map(ProgressNode.FileOperationKind.init(rawValue:))
+        }
+        if changed(\.fileURL) { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
+        if changed(\.fileTotalCount) { node.fileTotalCount = record.fileTotalCount }
+        if changed(\.fileCompletedCount) { node.fileCompletedCount = record.fileCompletedCount }
+        if changed(\.throughput) { node.throughput = record.throughput }
+        if changed(\.estimatedTimeRemaining) { node.estimatedTimeRemaining = record.estimatedTimeRemaining }
+        if changed(\.isCancellable) { node.isCancellable = record.isCancellable }
+        if changed(\.isPausable) { node.isPausable = record.isPausable }
+    }
+
+    private mutating func forget(_ id: Int) {
+        guard id != rootID else { return }
+        entries[id] = nil
+    }
+
+    /// Replaces control characters (C0, DEL, C1) and whole escape sequences (CSI, OSC) in the record's
+    /// strings by a space; returns how many strings changed.
+    static func clean(_ record: inout ProgressWireRecord) -> Int {
+        var count = 0
+        func fix(_ text: inout String?) {
+            guard let original = text else { return }
+            let cleaned = cleaned(original)
+            if cleaned != original {
+                text = cleaned
+                count += 1
+            }
+        }
+        fix(&record.label)
+        fix(&record.localizedDescription)
+        fix(&record.localizedAdditionalDescription)
+        fix(&record.failureReason)
+        fix(&record.kind)
+        fix(&record.fileOperationKind)
+        fix(&record.fileURL)
+        return count
+    }
+
+    static func cleaned(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            guard isControl(scalar) else {
+                out.append(scalar)
+                continue
+            }
+            out.append(" ")
+            if scalar == "\u{1B}" || scalar == "\u{9B}" || scalar == "\u{9D}" {
+                // Drop the rest of the sequence: CSI up to its final byte, OSC up to BEL or ST.
+                var kind: Unicode.Scalar? = scalar == "\u{9B}" ? "[" : scalar == "\u{9D}" ? "]" : scalars.next()
+                if kind == "[" {
+                    while let next = scalars.next(), !(0x40...0x7E).contains(next.value) {}
+                } else if kind == "]" {
+                    var previous: Unicode.Scalar?
+                    while let next = scalars.next() {
+                        if next == "\u{7}" || next == "\u{9C}" || (previous == "\u{1B}" && next == "\\") { break }
+                        previous = next
+                    }
+                }
+                kind = nil
+            }
+        }
+        return String(out)
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+}

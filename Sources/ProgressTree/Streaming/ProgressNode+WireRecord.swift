@@ -1,0 +1,53 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension ProgressNode {
+    /// This node's line of the wire format, read now (`snapshot`, the metadata set by the user and the
+    /// share in its parent while attached, else 0), with the given ids. Read-only: nothing is added to the update path.
+    ///
+    /// Throughput and time remaining are those set by the user (a reader mirroring the node estimates its
+    /// own from the counts); the terminal's json mode puts its estimates there instead.
+    ///
+    /// - Complexity: O(1) and a few lock acquisitions of this node, plus one read of `fractionCompleted`.
+    package func wireRecord(id: Int, parentID: Int?) -> ProgressWireRecord {
+        let snapshot = self.snapshot
+        let state: ProgressWireRecord.State =
+            snapshot.isFailed ? .failed
+            : snapshot.isCancelled ? .cancelled
+            : snapshot.isFinished ? .finished
+            : snapshot.isPaused ? .paused
+            : .running
+        var record = ProgressWireRecord(
+            id: id, parentID: parentID,
+            pendingUnitCount: flags.load(ordering: .acquiring) & NodeFlags.attached != 0
+                ? max(0, pendingInParent.load(ordering: .relaxed)) : 0,
+            totalUnitCount: snapshot.totalUnitCount, completedUnitCount: snapshot.completedUnitCount, state: state)
+        record.fractionCompleted = snapshot.fractionCompleted.isFinite ? min(1, max(0, snapshot.fractionCompleted)) : 0
+        record.isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
+        record.failureReason = snapshot.failureDescription
+        record.failedBelow = snapshot.descendantOutcomes.failedCount
+        record.cancelledBelow = snapshot.descendantOutcomes.cancelledCount
+        let (metadata, cancellable, pausable) = self.state.withLock {
+            ($0.metadata, $0.control.isCancellable, $0.control.isPausable)
+        }
+        record.localizedDescription = metadata.localizedDescriptionOverride
+        record.localizedAdditionalDescription = metadata.localizedAdditionalDescriptionOverride
+        record.kind = metadata.kind?.rawValue
+        record.label = displayLabel
+        let info = metadata.userInfo
+        record.fileOperationKind = Self.operationKind(in: info[.fileOperationKindKey])?.rawValue
+        record.fileURL = (info[.fileURLKey] as? URL)?.absoluteString
+        record.fileTotalCount = Self.fileCount(in: info[.fileTotalCountKey])
+        record.fileCompletedCount = Self.fileCount(in: info[.fileCompletedCountKey])
+        record.throughput = Self.storedNumber(info[.throughputKey]).flatMap(Self.roundedInt)
+        record.estimatedTimeRemaining = Self.storedNumber(info[.estimatedTimeRemainingKey]).flatMap {
+            $0.isFinite ? $0 : nil
+        }
+        record.isCancellable = cancellable
+        record.isPausable = pausable
+        return record
+    }
+}

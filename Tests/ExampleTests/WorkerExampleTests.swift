@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ProgressTree
+import XCTest
+
+/// `photo-import --workers N` (issue 16): worker processes of the same binary, mounted as one tree.
+final class WorkerExampleTests: XCTestCase {
+    /// The worker processes of `parent` (from /proc: Linux only), by their `--worker I/N` argument.
+    private func workers(of parent: Int32) -> [String: Int32] {
+        var result: [String: Int32] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? []
+        for task in tasks {
+            let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(task)/children", encoding: .utf8)) ?? ""
+            for pid in children.split(separator: " ").compactMap({ Int32($0) }) {
+                guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+                let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                if let index = arguments.firstIndex(of: "--worker"), index + 1 < arguments.count {
+                    result[arguments[index + 1]] = pid
+                }
+            }
+        }
+        return result
+    }
+
+    /// Waits (at most 15 s) until `parent` has `count` workers.
+    private func waitForWorkers(_ count: Int, of parent: Int32) -> [String: Int32] {
+        let deadline = Date().addingTimeInterval(15)
+        var pids = workers(of: parent)
+        while pids.count < count && Date() < deadline {
+            usleep(5_000)
+            pids = workers(of: parent)
+        }
+        return pids
+    }
+
+    private func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        return !stat.contains(") Z ")
+    }
+
+    func test_workers_import_their_slices_into_one_tree_in_the_wire_format() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "3", "--photos", "6", "--speed", "20", "--progress", "json"])
+        let exit = child.waitForExit(timeout: 30)
+        XCTAssertEqual(exit?.status, 0, child.outputText)
+        XCTAssertTrue(child.outputText.contains("Imported 6 photos with 3 workers"), child.outputText)
+        var last: [Int: [String: Any]] = [:]
+        for line in child.outputText.split(separator: "\n") where line.hasPrefix("{") {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            XCTAssertEqual(object["v"] as? Int, 1)
+            last[try XCTUnwrap(object["id"] as? Int)] = object
+        }
+        XCTAssertEqual(last[1]?["state"] as? String, "finished")
+        let workers = last.values.filter { ($0["parent"] as? Int) == 1 }
+        XCTAssertEqual(
+            Set(workers.compactMap { $0["name"] as? String }),
+            ["Worker 1: 2 photos", "Worker 2: 2 photos", "Worker 3: 2 photos"])
+        XCTAssertEqual(workers.map { $0["pending"] as? Int }, [2, 2, 2])
+        XCTAssertTrue(workers.allSatisfy { $0["state"] as? String == "finished" })
+    }
+
+    func test_kill_9_on_one_worker_fails_it_while_the_others_go_on() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "3", "--photos", "9", "--speed", "1", "--progress", "plain"])
+        let pids = waitForWorkers(3, of: child.process.processIdentifier)
+        let second = try XCTUnwrap(pids["1/3"], "\(pids)")
+        kill(second, SIGKILL)
+        let exit = child.waitForExit(timeout: 30)
+        let text = child.outputText
+        XCTAssertEqual(exit?.status, 1, text)
+        XCTAssertTrue(text.contains("failed: worker 2 exited with signal 9"), text)
+        XCTAssertTrue(text.contains("Worker 1: 3 photos: done, 3 of 3"), text)
+        XCTAssertTrue(text.contains("Worker 3: 3 photos: done, 3 of 3"), text)
+        XCTAssertTrue(text.contains(" of 9 photos with 3 workers, 1 failed"), text)
+    }
+
+    func test_ctrl_c_on_the_parent_cancels_every_worker_and_exits_130() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "2", "--photos", "100", "--speed", "0.5", "--progress", "plain"])
+        let pids = waitForWorkers(2, of: child.process.processIdentifier)
+        XCTAssertEqual(pids.count, 2, "\(pids)")
+        XCTAssertTrue(child.waitForOutput(containing: "Worker 2: 50 photos"), child.outputText)
+        child.send(SIGINT)  // the parent only: the cancellation reaches the workers as commands
+        let exit = child.waitForExit(timeout: 30)
+        XCTAssertEqual(exit?.status, 130, child.outputText)
+        XCTAssertTrue(child.outputText.contains("Worker 1: 50 photos: cancelled"), child.outputText)
+        XCTAssertTrue(child.outputText.contains("Worker 2: 50 photos: cancelled"), child.outputText)
+        for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
+    }
+
+    func test_keys_p_and_c_in_the_parent_reach_the_workers() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5"], terminal: true, columns: 120, rows: 40)
+        let pids = waitForWorkers(2, of: child.process.processIdentifier)
+        XCTAssertEqual(pids.count, 2, "\(pids)")
+        XCTAssertTrue(child.waitForOutput(containing: "Worker 2: 20 photos"), child.outputText)
+        let before = child.outputData.count
+        child.type("p")
+        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 1: 20 photos", after: before), child.output(after: before))
+        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 2: 20 photos", after: before), child.output(after: before))
+        child.type("c")
+        let exit = child.waitForExit(timeout: 30)
+        XCTAssertEqual(exit?.status, 130, child.outputText)
+        XCTAssertTrue(child.outputText.contains("Cancelled at"), child.outputText)
+        for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
+    }
+
+    /// The ssh recipe of Docs/Mounting.md without ssh: the program publishes on its standard output and
+    /// takes commands on its standard input (`PROGRESSTREE_FD=1,0`); the parent mounts the two pipes.
+    func test_a_program_publishing_on_its_standard_streams_is_mounted_and_cancelled_through_them() throws {
+        let process = Process()
+        process.executableURL = FileCopyProcess.productsDirectory.appendingPathComponent("photo-import")
+        process.arguments = ["--photos", "40", "--speed", "0.5"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["PROGRESSTREE_FD"] = "1,0"
+        process.environment = environment
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        let album = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let mount = album.mount(
+            fileDescriptor: dup(output.fileHandleForReading.fileDescriptor),
+            commandDescriptor: dup(input.fileHandleForWriting.fileDescriptor), pendingUnitCount: 1, name: "remote")
+        try output.fileHandleForReading.close()
+        try input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(15)
+        while mount.node.children.isEmpty && Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(mount.node.totalUnitCount, 40)
+        XCTAssertEqual(mount.node.localizedDescription, "Importing 40 photos")
+        album.cancel()  // travels on the program's standard input
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(15)))
+        XCTAssertTrue(mount.node.isCancelled)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 130)
+        XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+    }
+}

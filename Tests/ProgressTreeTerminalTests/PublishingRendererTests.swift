@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ProgressTree
+import XCTest
+
+@testable import ProgressTreeTerminal
+
+/// A renderer started with `PROGRESSTREE_FD` publishes to that descriptor instead of drawing (issue 16).
+final class PublishingRendererTests: XCTestCase {
+    func test_a_renderer_with_progresstree_fd_publishes_instead_of_drawing_and_takes_commands() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let (child, parentEnd) = (ends[0], ends[1])
+        let output = VirtualTerminal(columns: 80, rows: 24, isTerminal: true)
+        let (root, first, _) = makeSyncTree()
+        let renderer = makeTestRenderer(
+            root, mode: .live, output: output, environment: ["NO_COLOR": "1", "PROGRESSTREE_FD": "\(child)"])
+        XCTAssertTrue(renderer.isPublishing)
+        XCTAssertEqual(renderer.mode, .none)
+        let album = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let mount = album.mount(fileDescriptor: parentEnd, commandDescriptor: parentEnd, pendingUnitCount: 2, name: "child")
+        renderer.start()
+        first.completedUnitCount = 5
+        renderer.drawFrame()
+        let deadline = Date().addingTimeInterval(10)
+        while mount.node.children.first?.completedUnitCount != 5 && Date() < deadline { usleep(2_000) }
+        XCTAssertEqual(mount.node.localizedDescription, "Sync")
+        XCTAssertEqual(mount.node.children.map(\.localizedDescription), ["a.txt", "b.txt"])
+        XCTAssertEqual(album.fractionCompleted, 0.25)  // 2 × (1 × 0.5) / 2 / 2
+        album.cancel()  // back to the child's tree, through the renderer's publisher
+        while !root.isCancelled && Date() < deadline { usleep(2_000) }
+        XCTAssertTrue(root.isCancelled)
+        renderer.stop()
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(output.writes.isEmpty, "nothing drawn: \(output.writes)")
+        close(child)
+    }
+}
