@@ -231,6 +231,44 @@ final class MountTests: XCTestCase {
         XCTAssertTrue(mount.node.isCancelled)
     }
 
+    func test_a_cancel_whose_handler_runs_after_the_stream_ended_still_reaches_the_publisher() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let (a, b) = try StreamPlatform.socketPair()
+        let mount = parent.mount(fileDescriptor: b, commandDescriptor: b, pendingUnitCount: 1, name: "late")
+        write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
+        wait("the root line") { mount.node.totalUnitCount == 3 }
+        // `cancel()` marks the whole subtree cancelled before it runs the handlers, parent before children:
+        // the parent's handler holds back the mirrored root's (the one that sends the command) until a line
+        // has come, seen the mirrored root cancelled, and ended the mount.
+        // That line batch also brings a new child and grandchild, written before the publisher got the cancel:
+        // the mirrored root is final, so they end with it (not counted as lines with an unknown parent).
+        let batch = [
+            #"{"v":1,"id":7,"parent":null,"completed":1,"total":3,"state":"running"}"#,
+            #"{"v":1,"id":8,"parent":7,"pending":1,"completed":0,"total":2,"state":"running"}"#,
+            #"{"v":1,"id":9,"parent":8,"pending":1,"completed":0,"total":5,"state":"running"}"#,
+        ]
+        parent.cancellationHandler = {
+            _ = StreamPlatform.writeAll(a, Array(batch.map { $0 + "\n" }.joined().utf8))
+            _ = mount.waitUntilEnded(timeout: .seconds(10))
+        }
+        parent.cancel()
+        parent.cancellationHandler = nil
+        XCTAssertTrue(mount.hasEnded)
+        // The command reached the publisher once, before the mount closed its end.
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+            let count = StreamPlatform.read(a, &buffer)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        XCTAssertEqual(String(decoding: received, as: UTF8.self), #"{"v":1,"command":"cancel","id":7}"# + "\n")
+        StreamPlatform.close(a)
+        XCTAssertTrue(mount.node.isCancelled)
+        XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+        XCTAssertTrue(mount.node.children.isEmpty)
+    }
+
     // MARK: Processes
 
     /// A line of the root of a stream, for shell scripts.

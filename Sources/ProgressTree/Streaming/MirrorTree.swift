@@ -51,6 +51,10 @@ struct MirrorTree {
             entry = known
         } else if let parentID = record.parentID {
             guard let parent = entries[parentID] else {
+                // Once the mirrored root is final (cancelled here, say), lines the publisher wrote before it
+                // learned so still arrive: a new node below a final node is dropped (below), and so are the
+                // lines of its descendants, whose parent was never mirrored; they are not bad input.
+                if ProgressWireRecord.State.isFinalNode(root) { return nil }
                 diagnostics.unknownParentLines += 1
                 return nil
             }

@@ -170,9 +170,11 @@ public final class ProgressMount: Sendable {
             guard let id = remoteID ?? shared.rootID else {
                 // The stream's root has not said its id yet: sent when it does.
                 shared.commandsForRoot.append(command)
+                if command == .cancel { shared.sentRootCancel = true }
                 return nil
             }
             if command != .cancel { shared.sentCommands[id] = (command, .now + .seconds(1)) }
+            if command == .cancel && remoteID == nil { shared.sentRootCancel = true }
             return id
         }
         if let target { transmit(command, id: target) }
@@ -284,6 +286,7 @@ public final class ProgressMount: Sendable {
                     for command in commands { transmit(command, id: root) }
                 }
                 shared.withLock { shared in
+                    if record.id == shared.rootID { shared.streamRootIsFinal = record.state.isFinal }
                     // A line that agrees with a command sent ends the wait for it.
                     if let (command, _) = shared.sentCommands[record.id],
                         (command == .pause) == (record.state == .paused) || record.state.isFinal
@@ -305,7 +308,21 @@ public final class ProgressMount: Sendable {
             shared.withLock { $0.hasEnded = true }
             node.fail(Failure(reason: reason))
         }
-        shared.withLock { $0.hasEnded = true }
+        // The read loop stops as soon as `node` is final, and `cancel()` marks a node cancelled before it
+        // runs the handler that sends the command: when `node` was cancelled in this process, the stream
+        // can end here before that handler runs, and the handler then sends nothing. The command is sent
+        // here instead, before the command descriptor closes, unless it was sent already or the
+        // publisher's root is final (exactly once: `send` checks `hasEnded` and marks `sentRootCancel`
+        // under the same lock).
+        let cancelledHere = node.isCancelled
+        let lateCancel = shared.withLock { shared -> Int? in
+            shared.hasEnded = true
+            guard cancelledHere, !shared.sentRootCancel, !shared.streamRootIsFinal, let root = shared.rootID
+            else { return nil }
+            shared.sentRootCancel = true
+            return root
+        }
+        if let lateCancel { transmit(.cancel, id: lateCancel) }
         writeLock.withLock { closed in
             guard !closed else { return }
             closed = true
@@ -437,6 +454,10 @@ struct MountShared: ~Copyable {
     var sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)] = [:]
     /// Commands for the stream's root given before its first line said its id (sent in order then).
     var commandsForRoot: [ProgressWireCommand] = []
+    /// Whether a cancel for the stream's root was sent (or queued in `commandsForRoot`).
+    var sentRootCancel = false
+    /// Whether the stream's last line for its root said it is final (the publisher's root is done).
+    var streamRootIsFinal = false
 }
 
 extension ProgressMount.Diagnostics {
