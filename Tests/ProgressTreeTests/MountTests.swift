@@ -125,8 +125,10 @@ final class MountTests: XCTestCase {
             let expectedCompleted = remote.completedUnitCount
             publisher.publishChanges()
             accepted = mount.diagnostics.acceptedLines
+            let expectedChildren = remote.children.count
             wait("the walk applied") {
                 mount.node.completedUnitCount == expectedCompleted && mount.node.fractionCompleted == expected
+                    && mount.node.children.count == expectedChildren
             }
             XCTAssertEqual(mount.node.fractionCompleted, expected)
             XCTAssertEqual(parent.fractionCompleted, expected)

@@ -271,11 +271,23 @@ public final class ProgressMount: Sendable {
                 let sent = shared.withLock { $0.sentCommands }
                 let created = mirror.apply(
                     record, diagnostics: &diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent)
+                // Counted as soon as the node can be seen in the mirror.
+                shared.withLock { $0.diagnostics.merge(diagnostics) }
                 if let (mirrored, parent) = created {
                     installHandlers(on: mirrored, remoteID: record.id, mirrorParent: parent)
+                    // The node was visible in its parent's `children` before its handlers were installed: a
+                    // cancel or pause made in that moment (not one that came from the stream or from a mirrored
+                    // parent) is sent now.
+                    let parentCancelled = parent?.isCancelled ?? false
+                    let parentPaused = parent?.isPaused ?? false
+                    // (Outside the "applying a line" scope, which holds back commands.)
+                    if mirrored.isCancelled, record.state != .cancelled, !parentCancelled {
+                        MountApplying.$mount.withValue(nil) { send(.cancel, remoteID: record.id) }
+                    } else if mirrored.isPaused, record.state != .paused, !parentPaused {
+                        MountApplying.$mount.withValue(nil) { send(.pause, remoteID: record.id) }
+                    }
                 }
                 let early = shared.withLock { shared -> (Int, [ProgressWireCommand])? in
-                    defer { shared.diagnostics.merge(diagnostics) }
                     guard shared.rootID == nil, let root = mirror.rootID else { return nil }
                     shared.rootID = root
                     defer { shared.commandsForRoot = [] }
