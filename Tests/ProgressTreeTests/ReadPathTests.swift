@@ -180,4 +180,118 @@ final class ReadPathTests: XCTestCase {
             }
         }
     }
+
+    // MARK: Updates that refresh their path (Docs/Architecture.md, "An update after a read")
+
+    /// An 8-deep chain root → … → leaf, each level standing for all of its parent's units.
+    private func chain(leafTotal: Int64) -> (root: ProgressNode, leaf: ProgressNode) {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        var node = root
+        for level in 1...8 {
+            node = ProgressNode(totalUnitCount: level == 8 ? leafTotal : 1, parent: node, pendingUnitCount: 1)
+        }
+        return (root, node)
+    }
+
+    func test_an_update_after_a_read_leaves_its_path_clean_with_the_new_fraction_cached() {
+        let (root, leaf) = chain(leafTotal: 4)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        leaf.advance()
+        // Nothing is left for the next read to do: every node up to the root holds its new fraction.
+        XCTAssertEqual(root.flags.load(ordering: .relaxed) & NodeFlags.stale, 0)
+        XCTAssertEqual(leaf.flags.load(ordering: .relaxed) & NodeFlags.stale, 0)
+        XCTAssertEqual(Double(bitPattern: root.cachedFraction.load(ordering: .relaxed)), 0.25)
+        XCTAssertEqual(root.queuedChildCount, 0)
+        XCTAssertEqual(root.fractionCompleted, 0.25)
+        leaf.advance()
+        XCTAssertEqual(Double(bitPattern: root.cachedFraction.load(ordering: .relaxed)), 0.5)
+        XCTAssertEqual(root.fractionCompleted, 0.5)
+    }
+
+    func test_updates_with_no_read_in_between_only_mark_the_path() {
+        let (root, leaf) = chain(leafTotal: 10)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        leaf.advance()  // after a read: refreshes the path
+        leaf.advance()  // no read since: marks the path, so that the updates after it cost one load each
+        XCTAssertNotEqual(leaf.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        XCTAssertNotEqual(root.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        leaf.advance(by: 3)
+        XCTAssertEqual(Double(bitPattern: root.cachedFraction.load(ordering: .relaxed)), 0.1)  // the first update's
+        XCTAssertEqual(root.fractionCompleted, 0.5)
+    }
+
+    func test_an_update_while_another_thread_holds_the_trees_lock_marks_its_path_without_waiting() {
+        let (root, leaf) = chain(leafTotal: 4)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = holdDomainLock(of: root, until: release)
+        let updated = DispatchSemaphore(value: 0)
+        Thread {
+            leaf.advance()
+            updated.signal()
+        }.start()
+        XCTAssertEqual(updated.wait(timeout: .now() + 10), .success, "the update waited for the tree's lock")
+        XCTAssertNotEqual(root.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        release.signal()
+        done.wait()
+        XCTAssertEqual(root.fractionCompleted, 0.25)
+    }
+
+    func test_an_update_reaching_a_parent_marked_by_another_writer_is_seen_with_that_writers_update() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let first = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 2)
+        let second = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 2)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        // `first` marks the root (and queues itself) because the lock is held; nobody reads the root after.
+        let release = DispatchSemaphore(value: 0)
+        let done = holdDomainLock(of: root, until: release)
+        first.advance(by: 5)
+        release.signal()
+        done.wait()
+        XCTAssertEqual(root.queuedChildCount, 1)
+        XCTAssertEqual(second.fractionCompleted, 0)  // a read of the tree: the next update refreshes its path
+        second.advance(by: 2)  // records itself in the root's sums and leaves the marked root to the read
+        XCTAssertNotEqual(root.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        XCTAssertEqual(root.fractionCompleted, (2 * 0.5 + 2 * 0.2) / 4)
+    }
+
+    func test_observers_of_a_path_refreshed_by_an_update_get_the_new_value() {
+        let (root, leaf) = chain(leafTotal: 4)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        let values = Lock<[Double]>([])
+        let delivered = DispatchSemaphore(value: 0)
+        let observation = root.observe(\.fractionCompleted, on: DispatchQueue(label: "observer")) { _, change in
+            values.withLock { $0.append(change.newValue) }
+            delivered.signal()
+        }
+        leaf.advance()
+        XCTAssertEqual(delivered.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(values.withLock { $0.last }, 0.25)
+        observation.invalidate()
+    }
+
+    func test_writers_on_sibling_chains_and_a_reader_end_on_the_exact_fraction() {
+        for _ in 0..<20 {
+            let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+            let middles = (0..<2).map { _ in ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1) }
+            let leaves = middles.map { ProgressNode(totalUnitCount: 4_000, parent: $0, pendingUnitCount: 1) }
+            let writers = DispatchGroup()
+            for leaf in leaves {
+                DispatchQueue.global().async(group: writers) {
+                    for step in 0..<3_999 {
+                        leaf.advance()
+                        if step % 7 == 0 { _ = leaf.fractionCompleted }  // keeps the update-path refresh busy
+                    }
+                }
+            }
+            var last = 0.0
+            while writers.wait(timeout: .now()) == .timedOut {
+                let fraction = root.fractionCompleted
+                XCTAssertGreaterThanOrEqual(fraction, last, "the fraction never goes back")
+                last = fraction
+            }
+            XCTAssertEqual(root.fractionCompleted, 3_999.0 / 4_000.0)
+            XCTAssertEqual(middles.map(\.fractionCompleted), [3_999.0 / 4_000.0, 3_999.0 / 4_000.0])
+        }
+    }
 }

@@ -64,10 +64,17 @@ final class ChildSums: @unchecked Sendable {
                 if old == contribution { return }
             }
             child.contributionBits.store(contribution.bitPattern, ordering: .relaxed)
+            if contributors.count == 1 {
+                // The only contributor: its contribution is the sum, exactly (the usual chain of nodes).
+                sum = contribution
+                largestContribution = contribution
+                incrementalSteps = 0
+                return
+            }
             if contribution > largestContribution { largestContribution = contribution }
             sum += contribution - old
+            settle()
         }
-        settle()
     }
 
     /// Removes `child`'s contribution (a child that finished and was credited instead, or left).
@@ -108,12 +115,15 @@ final class ChildSums: @unchecked Sendable {
     private func sumFromScratch() {
         var total = 0.0
         var largest = 0.0
-        for child in contributors {
-            let contribution = child._withUnsafeGuaranteedRef {
+        // By index: iterating the array itself would retain and release its buffer (two atomic operations).
+        var index = 0
+        while index < contributors.count {
+            let contribution = contributors[index]._withUnsafeGuaranteedRef {
                 Double(bitPattern: $0.contributionBits.load(ordering: .relaxed))
             }
             total += contribution
             if contribution > largest { largest = contribution }
+            index += 1
         }
         sum = total
         largestContribution = largest
@@ -125,6 +135,17 @@ extension ProgressNode {
     /// This node's children's sum, for code under the domain lock; created on first use.
     var childSumsForRefresh: ChildSums {
         childSums.load() ?? childSums.storeIfNil(ChildSums())
+    }
+
+    /// Records `child`'s new fraction in this node's sums (created on first use), without retaining them.
+    /// Under the domain lock.
+    @inline(__always)
+    func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double) {
+        if let sums = childSums.unretained() {
+            sums._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
+        } else {
+            childSumsForRefresh.record(child, fraction: fraction)
+        }
     }
 
     /// The children's sum as of the last refresh (0 before any), for readers outside the domain lock that

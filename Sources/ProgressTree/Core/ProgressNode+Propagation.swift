@@ -70,41 +70,49 @@ extension ProgressNode {
 
     @inline(never)
     private func markChangedSlowPath() {
+        // Someone reads this tree between updates: bring the path up to date now, if nobody holds the lock.
+        if refreshPathOnUpdate() { return }
         let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
         if old & NodeFlags.dirty != 0 { return }
         var signals = old & NodeFlags.observed != 0 ? observerTargets() : nil
         if old & NodeFlags.attached != 0, let domain = domainStorage.load() {
             let walk = domain.enterWalk()
-            // Inside the walk every parent reached stays allocated; no reference is taken or dropped.
-            var child = Unmanaged.passUnretained(self)
-            while true {
-                let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
-                guard let pointer = UnsafeRawPointer(bitPattern: address) else { break }
-                let parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
-                // Queue first, then mark: a refresh that drains the parent's queue before the push cleared
-                // the parent's `dirty` first, so the mark below finds it clear and goes on up (the child is
-                // seen by the next refresh); one that drains after it sees the child.
-                child._withUnsafeGuaranteedRef { $0.enqueue(in: parent) }
-                let parentOld = parent._withUnsafeGuaranteedRef {
-                    $0.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
-                }
-                if parentOld & NodeFlags.dirty != 0 { break }
-                if parentOld & NodeFlags.observed != 0 {
-                    let targets = parent._withUnsafeGuaranteedRef { $0.observerTargets() }
-                    if let targets {
-                        if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
-                    }
-                }
-                if parentOld & NodeFlags.attached == 0 { break }
-                child = parent
-            }
+            Self.markAncestors(of: .passUnretained(self), signals: &signals)
             walk.exit()
         }
         signals?.signal()  // after the walk: signalling may release the last reference to a node
     }
 
+    /// Queues `start`, which has just been marked `dirty` and is attached, in its parent, marks the parent,
+    /// and so on up to the first ancestor already marked. Collects the observers of every node it marks.
+    /// Inside a walk: every parent reached stays allocated; no reference is taken or dropped.
+    static func markAncestors(of start: Unmanaged<ProgressNode>, signals: inout [any ChangeSignalReceiver]?) {
+        var child = start
+        while true {
+            let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
+            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return }
+            let parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            // Queue first, then mark: a refresh that drains the parent's queue before the push cleared the
+            // parent's `dirty` first, so the mark below finds it clear and goes on up (the child is seen by
+            // the next refresh); one that drains after it sees the child.
+            child._withUnsafeGuaranteedRef { $0.enqueue(in: parent) }
+            let parentOld = parent._withUnsafeGuaranteedRef {
+                $0.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
+            }
+            if parentOld & NodeFlags.dirty != 0 { return }
+            if parentOld & NodeFlags.observed != 0 {
+                let targets = parent._withUnsafeGuaranteedRef { $0.observerTargets() }
+                if let targets {
+                    if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
+                }
+            }
+            if parentOld & NodeFlags.attached == 0 { return }
+            child = parent
+        }
+    }
+
     /// The observations to signal, read under the lock (only for nodes flagged `observed`).
-    private func observerTargets() -> [any ChangeSignalReceiver]? {
+    func observerTargets() -> [any ChangeSignalReceiver]? {
         state.withLock { $0.observers.signalTargets }
     }
 
@@ -278,7 +286,9 @@ extension ProgressNode {
     @inline(__always)
     func refresh() -> Double {
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
-            return Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
+            let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
+            if let domain = domainStorage.unretained() { RefreshDomain.noteRead(domain) }
+            return fraction
         }
         return refreshDirty()
     }
@@ -295,6 +305,7 @@ extension ProgressNode {
         // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
         var released: [ProgressNode] = []
         let domain = self.domain
+        RefreshDomain.noteRead(.passUnretained(domain))
         let fraction = domain.withRepresentativeLock { scratch -> Double in
             let fraction = refreshDirtySubtree(&scratch)
             if !scratch.released.isEmpty { swap(&released, &scratch.released) }
@@ -376,7 +387,7 @@ extension ProgressNode {
     /// The credit sequence once no credit is in progress (an odd value: a credit between its two steps,
     /// which take a few atomic operations and no lock).
     @inline(__always)
-    private func settledCreditSequence() -> UInt64 {
+    func settledCreditSequence() -> UInt64 {
         while true {
             let sequence = creditSequenceNow()
             if sequence & 1 == 0 { return sequence }
@@ -386,7 +397,7 @@ extension ProgressNode {
 
     /// The credit sequence of this node's sums, 0 before they exist (their creation keeps it even).
     @inline(__always)
-    private func creditSequenceNow() -> UInt64 {
+    func creditSequenceNow() -> UInt64 {
         guard let sums = childSums.unretained() else { return 0 }
         return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
     }
@@ -445,13 +456,7 @@ extension ProgressNode {
             scratch.frames.removeLast()
             node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
             guard let below = scratch.frames.last else { return fraction }
-            below.node._withUnsafeGuaranteedRef { below in
-                if let sums = below.childSums.unretained() {
-                    sums._withUnsafeGuaranteedRef { $0.record(node, fraction: fraction) }
-                } else {
-                    below.childSumsForRefresh.record(node, fraction: fraction)
-                }
-            }
+            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
         }
     }
 }

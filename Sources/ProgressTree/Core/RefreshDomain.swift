@@ -35,6 +35,11 @@ final class RefreshDomain: Sendable {
     private let forward = OnceReference<RefreshDomain>()
     /// An upper bound of the length of the forward chains that end here (union by rank).
     private let rank = Atomic<Int>(0)
+    /// Whether a node of this tree was read since an update last refreshed its path (see
+    /// `ProgressNode.refreshPathOnUpdate`): the hint that decides whether the next update that finds its node
+    /// clean refreshes the path at once (someone reads between updates) or only marks it (nobody does).
+    /// Set in the representative. A hint only: either choice is correct.
+    let readSinceUpdateRefresh = Atomic<Bool>(true)
 
     init() {}
 
@@ -44,6 +49,27 @@ final class RefreshDomain: Sendable {
         while let next = domain.forward.load() { domain = next }
         return domain
     }
+
+    /// `representative`, without retaining anything: each domain holds the one it forwards to.
+    @inline(__always)
+    static func representative(of domain: Unmanaged<RefreshDomain>) -> Unmanaged<RefreshDomain> {
+        var current = domain
+        while let next = current._withUnsafeGuaranteedRef({ $0.forward.unretained() }) { current = next }
+        return current
+    }
+
+    /// Records that a node of `domain`'s tree was read: one load, and a store only when the hint changes.
+    @inline(__always)
+    static func noteRead(_ domain: Unmanaged<RefreshDomain>) {
+        representative(of: domain)._withUnsafeGuaranteedRef { domain in
+            if !domain.readSinceUpdateRefresh.load(ordering: .relaxed) {
+                domain.readSinceUpdateRefresh.store(true, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Whether this domain forwards to another one (it was merged).
+    var isForwarded: Bool { forward.unretained() != nil }
 
     /// The domain this one forwards to directly, if it was merged (for tests).
     var forwardTarget: RefreshDomain? { forward.load() }

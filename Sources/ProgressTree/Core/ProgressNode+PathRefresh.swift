@@ -1,0 +1,110 @@
+import Synchronization
+
+// The refresh an update does itself, when someone reads the tree between updates.
+//
+// An update that finds its node clean usually only marks the path up (see ProgressNode+Propagation.swift),
+// and the next read brings the marked part up to date. When a UI reads after every update, that read
+// revisits every level the update just marked, and both pay an atomic read-modify-write per level twice
+// over. So when a node of the tree was read since the last such refresh (`RefreshDomain.readSinceUpdateRefresh`,
+// a hint) and nobody holds the tree's lock (a try-lock: an update never waits), the update does what the
+// read would have done for its path, under the lock: it computes each node's fraction from its counts and
+// sums, stores it in `cachedFraction` and records it in the parent's sums, and leaves the path clean. The
+// next read is then two loads.
+//
+// Why the cached fractions stay right. Nothing here sets or clears `dirty`, and no refresh runs while the
+// lock is held, so every node on the path is in one of two cases when the walk reaches it:
+// - clean (neither `dirty` nor `refreshing`), with an empty queue and a settled credit sequence: its counts
+//   and sums are all there is, so the fraction computed is its fraction, and storing it is what a refresh
+//   would store. A writer that changes something below it meanwhile marks it `dirty` (queue first, then
+//   mark), so readers refresh it instead of trusting the store; a credit meanwhile moves its sequence, and
+//   the walk then marks it instead.
+// - dirty, or with something queued or a credit in progress: the child below is recorded in its sums (the
+//   sums belong to the lock, which this walk holds) and the node is marked as a writer would mark it, so the
+//   next read brings it and the path above it up to date, seeing the recorded child.
+// A concurrent update of a node already passed marks that node `dirty` itself (it found the node clean) and
+// its path, so no update is lost. The sums only ever receive values computed under the lock, in lock
+// order, so a later record is never older.
+
+extension ProgressNode {
+    /// Brings the cached fractions from this node up to its root up to date, if someone read the tree since
+    /// the last time an update did so and nobody holds the tree's lock. Returns `false` when it did nothing
+    /// (the caller marks the path instead). For an update that found this node clean.
+    @inline(__always)
+    func refreshPathOnUpdate() -> Bool {
+        guard let storage = domainStorage.unretained() else { return false }
+        let domain = RefreshDomain.representative(of: storage)
+        return domain._withUnsafeGuaranteedRef { domain -> Bool in
+            guard domain.readSinceUpdateRefresh.load(ordering: .relaxed) else { return false }
+            return refreshPathUnderLock(of: domain)
+        }
+    }
+
+    @inline(never)
+    private func refreshPathUnderLock(of domain: RefreshDomain) -> Bool {
+        var signals: [any ChangeSignalReceiver]?
+        let refreshed = domain.lock.withLockIfAvailable { _ -> Bool in
+            // Merged into another tree meanwhile: that tree's lock is the one that counts.
+            guard !domain.isForwarded else { return false }
+            domain.readSinceUpdateRefresh.store(false, ordering: .relaxed)
+            let walk = domain.enterWalk()
+            refreshPath(signals: &signals)
+            walk.exit()
+            return true
+        }
+        signals?.signal()  // after the lock: signalling may release the last reference to a node
+        return refreshed == true
+    }
+
+    /// The walk itself: under the domain lock, inside a walk (every parent reached stays allocated).
+    private func refreshPath(signals: inout [any ChangeSignalReceiver]?) {
+        var node = Unmanaged.passUnretained(self)
+        var below: Unmanaged<ProgressNode>?
+        var belowFraction = 0.0
+        while true {
+            let next = node._withUnsafeGuaranteedRef { node -> Unmanaged<ProgressNode>? in
+                let flags = node.flags.load(ordering: .sequentiallyConsistent)
+                if let below { node.recordInSums(below, fraction: belowFraction) }
+                guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction() else {
+                    node.markFromRefreshedPath(signals: &signals)
+                    return nil
+                }
+                node.cachedFraction.store(fraction.bitPattern, ordering: .releasing)
+                if flags & NodeFlags.observed != 0, let targets = node.observerTargets() {
+                    if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
+                }
+                belowFraction = fraction
+                guard flags & NodeFlags.attached != 0 else { return nil }
+                let address = node.parentAddress.load(ordering: .sequentiallyConsistent)
+                guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+                return Unmanaged<ProgressNode>.fromOpaque(pointer)
+            }
+            guard let next else { return }
+            below = node
+            node = next
+        }
+    }
+
+    /// This node's fraction from its counts and sums, if they are all there is: nothing queued for a refresh
+    /// and no credit in progress or made while they were read. Under the domain lock.
+    @inline(__always)
+    private func quietFraction() -> Double? {
+        let sequence = creditSequenceNow()
+        guard sequence & 1 == 0, queueHead.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+        let completed = completedStorage.load(ordering: .sequentiallyConsistent)
+        let total = totalStorage.load(ordering: .sequentiallyConsistent)
+        let childUnits = childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
+        guard creditSequenceNow() == sequence else { return nil }
+        return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
+    }
+
+    /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings
+    /// it, and the path above it, up to date. Inside a walk.
+    private func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
+        let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
+        if old & NodeFlags.dirty != 0 { return }
+        if old & NodeFlags.observed != 0, let targets = observerTargets() {
+            if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
+        }
+        if old & NodeFlags.attached != 0 { Self.markAncestors(of: .passUnretained(self), signals: &signals) }
+    }
+}
