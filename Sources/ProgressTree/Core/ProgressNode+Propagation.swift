@@ -75,8 +75,8 @@ extension ProgressNode {
         let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
         if old & NodeFlags.dirty != 0 { return }
         var signals = old & NodeFlags.observed != 0 ? observerTargets() : nil
-        if old & NodeFlags.attached != 0, let domain = domainStorage.load() {
-            let walk = domain.enterWalk()
+        if old & NodeFlags.attached != 0, let domain = domainStorage.unretained() {
+            let walk = domain._withUnsafeGuaranteedRef { $0.enterWalk() }
             Self.markAncestors(of: .passUnretained(self), signals: &signals)
             walk.exit()
         }
@@ -211,8 +211,8 @@ extension ProgressNode {
     /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the
     /// pointer, so no later walk reaches the parent from here.
     func parent(clearing: Bool) -> ProgressNode? {
-        guard let domain = domainStorage.load() else { return nil }
-        let walk = domain.enterWalk()
+        guard let domain = domainStorage.unretained() else { return nil }
+        let walk = domain._withUnsafeGuaranteedRef { $0.enterWalk() }
         defer { walk.exit() }
         let address =
             clearing
@@ -233,7 +233,8 @@ extension ProgressNode {
     func retire(_ child: ProgressNode, crediting pending: Int64, failedShare: Double = 0) -> Int64 {
         let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
-        let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
+        let domain = unretainedDomain
+        let direct = domain._withUnsafeGuaranteedRef { $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
             // No refresh runs in the tree: take the share out and credit, as one step for readers.
             let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
             childSums.load()?.remove(.passUnretained(child))
@@ -249,7 +250,7 @@ extension ProgressNode {
                 swap(&released, &scratch.released)
             }
             return completed
-        }
+        } }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
@@ -263,7 +264,7 @@ extension ProgressNode {
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain.representative.waitForWalks()
+            domain._withUnsafeGuaranteedRef { $0.representative.waitForWalks() }
         }
         let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
         sums.creditSequence.add(1, ordering: .sequentiallyConsistent)
@@ -304,13 +305,13 @@ extension ProgressNode {
         // Retired children drained by the read hold the queue's reference, released after the domain lock so
         // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
         var released: [ProgressNode] = []
-        let domain = self.domain
-        RefreshDomain.noteRead(.passUnretained(domain))
-        let fraction = domain.withRepresentativeLock { scratch -> Double in
+        let domain = unretainedDomain
+        RefreshDomain.noteRead(domain)
+        let fraction = domain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch -> Double in
             let fraction = refreshDirtySubtree(&scratch)
             if !scratch.released.isEmpty { swap(&released, &scratch.released) }
             return fraction
-        }
+        } }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         return fraction
     }
@@ -319,9 +320,9 @@ extension ProgressNode {
     /// buffer back to the domain, so that later refreshes allocate nothing.
     private func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
         while released.popLast() != nil {}  // keeps the capacity
-        domain.withRepresentativeLock { scratch in
+        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch in
             if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
-        }
+        } }
     }
 
     /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here

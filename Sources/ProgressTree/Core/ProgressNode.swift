@@ -102,7 +102,7 @@ public final class ProgressNode: Sendable {
         state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
-        _ = domainStorage.storeIfNil(parent.domain)
+        domainStorage.storeFresh(parent.unretainedDomain)
         parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
     }
 

@@ -75,33 +75,41 @@ final class RefreshDomain: Sendable {
     var forwardTarget: RefreshDomain? { forward.load() }
 
     /// Runs `body` under the lock of this domain's representative, with its scratch buffers.
+    ///
+    /// The representative is used unretained here and in the walks: a node holds its domain, each domain
+    /// holds the one it forwards to, and the caller holds a node of the tree, so the whole chain outlives
+    /// the call (and retaining it would cost two atomic operations per domain, on every update that walks).
     func withRepresentativeLock<Result>(_ body: (inout RefreshScratch) -> Result) -> Result {
-        var domain = representative
+        var domain = Self.representative(of: .passUnretained(self))
         while true {
             // A merge may forward the representative between the look-up and the lock: then follow it.
             var result: Result?
-            domain.lock.withLock { scratch in
-                guard domain.forward.load() == nil else { return }
-                result = body(&scratch)
+            domain._withUnsafeGuaranteedRef { domain in
+                domain.lock.withLock { scratch in
+                    guard !domain.isForwarded else { return }
+                    result = body(&scratch)
+                }
             }
             if let result { return result }
-            domain = domain.representative
+            domain = Self.representative(of: domain)
         }
     }
 
     /// Runs `body` under the representative's lock if nobody holds it, and returns `nil` otherwise: for
     /// updates, which never wait for a refresh.
     func withRepresentativeLockIfAvailable<Result>(_ body: (inout RefreshScratch) -> Result) -> Result? {
-        var domain = representative
+        var domain = Self.representative(of: .passUnretained(self))
         while true {
             var result: Result?
-            let locked: Bool = domain.lock.withLockIfAvailable { scratch in
-                guard domain.forward.load() == nil else { return }
-                result = body(&scratch)
-            } != nil
+            let locked: Bool = domain._withUnsafeGuaranteedRef { domain in
+                domain.lock.withLockIfAvailable { scratch in
+                    guard !domain.isForwarded else { return }
+                    result = body(&scratch)
+                } != nil
+            }
             if !locked { return nil }
             if let result { return result }
-            domain = domain.representative
+            domain = Self.representative(of: domain)
         }
     }
 
@@ -132,12 +140,13 @@ final class RefreshDomain: Sendable {
         parity == 0 ? evenWalks.load(ordering: .sequentiallyConsistent) : oddWalks.load(ordering: .sequentiallyConsistent)
     }
 
-    /// A walk registered in a domain; `exit()` ends it (once).
+    /// A walk registered in a domain; `exit()` ends it (once). Holds the domain unretained: the walker
+    /// holds a node of the tree, which holds the chain of domains up to this one.
     struct Walk {
-        fileprivate let domain: RefreshDomain
+        fileprivate let domain: Unmanaged<RefreshDomain>
         fileprivate let parity: UInt64
 
-        func exit() { domain.addWalk(parity, -1) }
+        func exit() { domain._withUnsafeGuaranteedRef { $0.addWalk(parity, -1) } }
     }
 
     /// Registers a walk up from a node of this domain's tree, in its representative (where a node going
@@ -145,15 +154,19 @@ final class RefreshDomain: Sendable {
     /// allocated. No user code and no release that could run a `deinit` may happen before `exit()`.
     func enterWalk() -> Walk {
         while true {
-            let domain = representative
-            let epoch = domain.walkEpoch.load(ordering: .sequentiallyConsistent)
-            domain.addWalk(epoch & 1, 1)
-            // Registered in the current epoch of a domain still representative: any waiter from here on
-            // waits for this walk, and any merge forwards only after waiting for it.
-            if domain.walkEpoch.load(ordering: .sequentiallyConsistent) == epoch, domain.forward.load() == nil {
-                return Walk(domain: domain, parity: epoch & 1)
+            let representative = Self.representative(of: .passUnretained(self))
+            let parity = representative._withUnsafeGuaranteedRef { domain -> UInt64? in
+                let epoch = domain.walkEpoch.load(ordering: .sequentiallyConsistent)
+                domain.addWalk(epoch & 1, 1)
+                // Registered in the current epoch of a domain still representative: any waiter from here on
+                // waits for this walk, and any merge forwards only after waiting for it.
+                if domain.walkEpoch.load(ordering: .sequentiallyConsistent) == epoch, !domain.isForwarded {
+                    return epoch & 1
+                }
+                domain.addWalk(epoch & 1, -1)
+                return nil
             }
-            domain.addWalk(epoch & 1, -1)
+            if let parity { return Walk(domain: representative, parity: parity) }
         }
     }
 
@@ -213,5 +226,12 @@ extension ProgressNode {
     /// This node's domain, created on first use.
     var domain: RefreshDomain {
         domainStorage.load() ?? domainStorage.storeIfNil(RefreshDomain())
+    }
+
+    /// This node's domain, created on first use, unretained: valid while this node is alive.
+    @inline(__always)
+    var unretainedDomain: Unmanaged<RefreshDomain> {
+        if let domain = domainStorage.unretained() { return domain }
+        return .passUnretained(domain)
     }
 }
