@@ -46,7 +46,9 @@ extension ProgressNode {
         child.pendingInParent.store(pendingUnitCount, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
             state.children.insert(child)
-            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
+                flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            }
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         child.parentAddress.store(
@@ -71,7 +73,9 @@ extension ProgressNode {
     func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
             state.children.insert(child)
-            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
+                flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            }
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         markChanged()
