@@ -163,34 +163,38 @@ extension ProgressNode {
     /// saw the sequence move reads again). Updates never wait for a refresh.
     @inline(never)
     private func finishAndCreditAncestors() {
-        var node = self
-        while true {
-            var files = FinishedFileFold.nothing
-            guard let (parent, pending) = node.detachFromParent(files: &files) else {
-                node.leavePauseIfFinishedWhilePaused()
-                node.markChanged()
-                return
-            }
-            node.leavePauseIfFinishedWhilePaused()
-            node.markChanged()
-            let finishedFiles = node.fileSummaryForFinishedParentFold(files)
-            let completed = parent.retire(node, crediting: pending)
-            let parentFinished = FractionMath.isFinished(
-                completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-            parent.state.withLock { state in
-                state.children.remove(node)
-                state.metadata.foldFinishedChild(finishedFiles)
-            }
-            guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
-            else {
-                // A parent the credit finished is never left paused, attached or not (the loop does the
-                // same for an attached one at its top).
-                if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
-                parent.markChanged()
-                return
-            }
-            node = parent
+        // One level per step; `self` is held by the caller, each ancestor by the step that returned it.
+        var next = finishIntoParent()
+        while let node = next { next = node.finishIntoParent() }
+    }
+
+    /// One level of `finishAndCreditAncestors`: detaches this finished node and credits its parent. Returns
+    /// the parent (retained) when the credit finished it and it is attached, so that it finishes next.
+    private func finishIntoParent() -> ProgressNode? {
+        var files = FinishedFileFold.nothing
+        guard let (parent, pending) = detachFromParent(files: &files) else {
+            leavePauseIfFinishedWhilePaused()
+            markChanged()
+            return nil
         }
+        leavePauseIfFinishedWhilePaused()
+        markChanged()
+        let finishedFiles = fileSummaryForFinishedParentFold(files)
+        let completed = parent.retire(self, crediting: pending)
+        let parentFinished = FractionMath.isFinished(
+            completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+        parent.state.withLock { state in
+            state.children.remove(self)
+            state.metadata.foldFinishedChild(finishedFiles)
+        }
+        guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0 else {
+            // A parent the credit finished is never left paused, attached or not (an attached one leaves
+            // it in its own step).
+            if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
+            parent.markChanged()
+            return nil
+        }
+        return parent
     }
 
     /// If attached, switches the link to `.detached` and returns the parent (retained) and the pending
