@@ -248,6 +248,39 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
         XCTAssertEqual(nodes.filter(\.isFinished).count, rounds)
         XCTAssertEqual(nodes.filter(\.isPaused).count, 0, "nodes finished and paused")
     }
+
+    // MARK: A child that finished while its parent was paused
+
+    /// A child paused with its parent and then finished (detached) is not paused any more after the parent
+    /// resumes: it left the pause when it finished, and no `resume()` of an ancestor reaches it now.
+    func test_a_child_that_finished_while_paused_is_not_left_paused_after_the_parent_resumes() {
+        let parent = ProgressNode(totalUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
+        parent.pause()
+        XCTAssertTrue(child.isPaused)
+        child.advance()  // finishes, credited, detached
+        XCTAssertTrue(child.isFinished)
+        parent.resume()
+        XCTAssertFalse(parent.isPaused)
+        XCTAssertFalse(child.isPaused, "child stays paused although every ancestor resumed")
+    }
+
+    /// So a checkpoint on such a child returns once nothing is paused.
+    func test_checkpoint_of_a_child_that_finished_while_paused_returns_after_the_parent_resumes() async {
+        let parent = ProgressNode(totalUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
+        parent.pause()
+        child.advance()
+        parent.resume()
+        let returned = expectation(description: "checkpoint returned")
+        let task = Task {
+            try? await child.checkpoint()
+            returned.fulfill()
+        }
+        await fulfillment(of: [returned], timeout: 5)
+        child.resume()  // releases the suspended checkpoint if it hung
+        await task.value
+    }
 }
 
 /// Lets two threads start each round together: spins, yielding now and then so that a descheduled partner
