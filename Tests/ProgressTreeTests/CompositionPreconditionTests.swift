@@ -84,7 +84,8 @@ final class CompositionPreconditionTests: XCTestCase {
     private func expectPrecondition(
         _ scenario: String, _ message: String, file: StaticString = #filePath, line: UInt = #line
     ) throws {
-        let result = try runInChildProcess("CompositionPreconditionTests/test_scenario_run_in_a_child_process", scenario: scenario)
+        let result = try runInChildProcess(
+            "CompositionPreconditionTests/test_scenario_run_in_a_child_process", scenario: scenario)
         XCTAssertNotEqual(result.status, 0, "the child process went on", file: file, line: line)
         XCTAssertTrue(
             result.output.contains(message), "got: " + preconditionLines(result.output), file: file, line: line)

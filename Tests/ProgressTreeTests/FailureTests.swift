@@ -38,7 +38,7 @@ func runDownload(_ progress: ProgressNode, _ download: () throws -> Void) {
 }
 // END snippet: migrating-failure
 
-/// Single-threaded semantics of `fail(_:)` (SEMANTICS.md, "Failure"; issue 14).
+/// Single-threaded semantics of `fail(_:)` (Docs/Cancellation.md, "Failure").
 final class FailureTests: XCTestCase {
     // MARK: The outcome
 
