@@ -21,15 +21,6 @@ final class ControlCallLog: Sendable {
 /// Single-threaded semantics of `cancel()` (Docs/Cancellation.md). What it shares with `pause()` and
 /// `resume()` is in `ControlTransitionTests`.
 final class CancellationTests: XCTestCase {
-    // MARK: Defaults
-
-    func test_new_node_is_cancellable_and_not_cancelled() {
-        let node = ProgressNode(totalUnitCount: 10)
-        XCTAssertTrue(node.isCancellable)
-        XCTAssertFalse(node.isCancelled)
-        XCTAssertNil(node.cancellationHandler)
-    }
-
     // MARK: Propagation
 
     func test_cancelling_a_leaf_leaves_its_parent_running() {
@@ -174,47 +165,31 @@ final class CancellationTests: XCTestCase {
         XCTAssertTrue(node.isCancelled)
     }
 
-    /// A handler replaced from inside another handler of the same transition, before the child's turn:
-    /// the cancellation calls the handler current at the child's turn (the new one) once, and the old one
-    /// never; the setter does not also run it "at once".
-    func test_handler_replaced_from_inside_a_parent_handler_runs_only_the_new_one_once() {
-        let log = ControlCallLog()
-        let root = ProgressNode(totalUnitCount: 10)
-        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
-        child.cancellationHandler = log.handler("child-old")
-        root.cancellationHandler = { [log] in
-            log.record("root")
-            child.cancellationHandler = log.handler("child-new")
-            log.record("root done")
+    /// A handler replaced or cleared from inside another handler of the same transition, before the child's
+    /// turn: the cancellation calls the handler current at the child's turn (the new one, or none) once, and
+    /// the old one never; the setter does not also run the new one "at once".
+    func test_handler_replaced_or_cleared_from_inside_a_parent_handler_is_the_one_current_at_the_childs_turn() {
+        for replacement in ["child-new", nil] as [String?] {
+            let log = ControlCallLog()
+            let root = ProgressNode(totalUnitCount: 10)
+            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
+            child.cancellationHandler = log.handler("child-old")
+            root.cancellationHandler = { [log] in
+                log.record("root")
+                child.cancellationHandler = replacement.map(log.handler)
+                log.record("root done")
+            }
+
+            root.cancel()
+
+            let expected = ["root", "root done"] + (replacement.map { [$0] } ?? [])
+            XCTAssertTrue(child.isCancelled)
+            XCTAssertEqual(child.cancellationHandler == nil, replacement == nil)
+            XCTAssertEqual(log.all, expected)
+            root.cancel()
+            child.cancel()
+            XCTAssertEqual(log.all, expected, "each handler once")
         }
-
-        root.cancel()
-
-        XCTAssertEqual(log.all, ["root", "root done", "child-new"])
-        root.cancel()
-        child.cancel()
-        XCTAssertEqual(log.all, ["root", "root done", "child-new"])
-    }
-
-    /// A handler cleared from inside another handler of the same transition, before the child's turn:
-    /// no crash, and it is not called.
-    func test_handler_cleared_from_inside_a_parent_handler_is_not_called() {
-        let log = ControlCallLog()
-        let root = ProgressNode(totalUnitCount: 10)
-        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 10)
-        child.cancellationHandler = log.handler("child")
-        root.cancellationHandler = { [log] in
-            log.record("root")
-            child.cancellationHandler = nil
-        }
-
-        root.cancel()
-
-        XCTAssertTrue(child.isCancelled)
-        XCTAssertNil(child.cancellationHandler)
-        XCTAssertEqual(log.all, ["root"])
-        root.cancel()
-        XCTAssertEqual(log.all, ["root"])
     }
 
     /// A child's handler replacing its parent's handler after the parent's turn: the new one is set on a

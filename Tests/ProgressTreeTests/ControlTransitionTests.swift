@@ -32,6 +32,15 @@ struct DownwardTransition: CustomStringConvertible, Sendable {
 /// the order the children were added, keep the work done, and reach 10,000 children in one call. Each test
 /// runs for each of the three transitions.
 final class ControlTransitionTests: XCTestCase {
+    func test_a_new_node_is_running_with_no_handlers_and_the_default_advisory_flags() {
+        let node = ProgressNode(totalUnitCount: 10)
+        XCTAssertEqual([node.isCancelled, node.isPaused], [false, false])
+        XCTAssertEqual([node.isCancellable, node.isPausable], [true, false])
+        XCTAssertNil(node.cancellationHandler)
+        XCTAssertNil(node.pausingHandler)
+        XCTAssertNil(node.resumingHandler)
+    }
+
     func test_the_advisory_flag_neither_stops_the_transition_nor_changes_with_it() {
         for transition in DownwardTransition.all {
             let node = ProgressNode(totalUnitCount: 10)
@@ -46,38 +55,25 @@ final class ControlTransitionTests: XCTestCase {
 
     func test_a_transition_flows_down_to_every_descendant_and_never_up() {
         for transition in DownwardTransition.all {
-            let root = ProgressNode(totalUnitCount: 10)
-            let middle = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
-            let sibling = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
-            let leafA = ProgressNode(totalUnitCount: 10, parent: middle, pendingUnitCount: 5)
-            let leafB = ProgressNode(totalUnitCount: 10, parent: middle, pendingUnitCount: 5)
-            let grandLeaf = ProgressNode(totalUnitCount: 10, parent: leafB, pendingUnitCount: 10)
-            transition.prepare(root)
+            let tree = TestTree()
+            transition.prepare(tree.root)
 
-            transition.apply(middle)
+            transition.apply(tree.a)
 
             XCTAssertEqual(
-                [root, middle, sibling, leafA, leafB, grandLeaf].map(transition.hasApplied),
-                [false, true, false, true, true, true], "\(transition): not the root, not the sibling")
+                tree.named.map { transition.hasApplied($0.node) ? $0.name : "-" },
+                ["-", "a", "-", "-", "a1", "a2", "-", "a1x"], "\(transition): a's subtree, not its parent or siblings")
         }
     }
 
     func test_handlers_run_parent_before_children_in_insertion_order() {
         for transition in DownwardTransition.all {
             let log = ControlCallLog()
-            let root = ProgressNode(totalUnitCount: 10)
-            let a = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
-            let b = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
-            let a1 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
-            let a2 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
-            let b1 = ProgressNode(totalUnitCount: 10, parent: b, pendingUnitCount: 3)
-            let a1x = ProgressNode(totalUnitCount: 10, parent: a1, pendingUnitCount: 3)
-            let c = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
-            transition.prepare(root)
-            let named = [("root", root), ("a", a), ("b", b), ("c", c), ("a1", a1), ("a2", a2), ("b1", b1), ("a1x", a1x)]
-            for (name, node) in named { node[keyPath: transition.handler] = log.handler(name) }
+            let tree = TestTree()
+            transition.prepare(tree.root)
+            for (name, node) in tree.named { node[keyPath: transition.handler] = log.handler(name) }
 
-            transition.apply(root)
+            transition.apply(tree.root)
 
             XCTAssertEqual(log.all, ["root", "a", "a1", "a1x", "a2", "b", "b1", "c"], "\(transition)")
         }
@@ -144,5 +140,23 @@ final class ControlTransitionTests: XCTestCase {
             transition.apply(root)
             XCTAssertEqual(counter.value, 10_000, "\(transition): once")
         }
+    }
+}
+
+/// root → a, b, c (added in that order); a → a1, a2; a1 → a1x; b → b1.
+private struct TestTree {
+    let root = ProgressNode(totalUnitCount: 10)
+    let a: ProgressNode
+    let named: [(name: String, node: ProgressNode)]
+
+    init() {
+        a = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        let b = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        let a1 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
+        let a2 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
+        let b1 = ProgressNode(totalUnitCount: 10, parent: b, pendingUnitCount: 3)
+        let a1x = ProgressNode(totalUnitCount: 10, parent: a1, pendingUnitCount: 3)
+        let c = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
+        named = [("root", root), ("a", a), ("b", b), ("c", c), ("a1", a1), ("a2", a2), ("b1", b1), ("a1x", a1x)]
     }
 }

@@ -20,16 +20,6 @@ final class PausingTests: XCTestCase {
         XCTAssertTrue(photo.isCancelled)
     }
 
-    // MARK: Defaults
-
-    func test_new_node_is_not_pausable_and_not_paused() {
-        let node = ProgressNode(totalUnitCount: 10)
-        XCTAssertFalse(node.isPausable)
-        XCTAssertFalse(node.isPaused)
-        XCTAssertNil(node.pausingHandler)
-        XCTAssertNil(node.resumingHandler)
-    }
-
     // MARK: Propagation
 
     func test_resuming_a_child_of_a_paused_parent_leaves_the_parent_paused() {
