@@ -27,7 +27,7 @@ private struct WeakNode {
 
 /// What a node lets go of, and where: what the library releases (a replaced handler, a finished child, a
 /// whole tree) is released after every lock, since a `deinit` is user code that may use the tree again, and
-/// releasing a deep tree needs no deep stack (Docs/Architecture.md, "Locks").
+/// releasing a deep tree needs no deep stack (Docs/Architecture.md, "Lock order").
 final class ReleaseTests: XCTestCase {
     // MARK: A replaced or cleared handler
 

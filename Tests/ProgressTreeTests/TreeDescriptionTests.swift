@@ -2,7 +2,7 @@ import ProgressTree
 import XCTest
 
 /// `description` and `debugDescription`: the subtree as indented text, with each child's share of its
-/// parent, fraction, counts and state (Docs/Migrating.md, "description, debugDescription").
+/// parent, fraction, counts and state (Docs/Migrating.md, "Counts and state").
 final class TreeDescriptionTests: XCTestCase {
     /// The example of the doc comment of `description`: a finished child is no longer part of the tree.
     func test_description_prints_the_subtree_with_portion_fraction_counts_and_state() {
