@@ -7,7 +7,8 @@ import XCTest
 /// The concurrent counterpart of `ModelBasedTests`: two threads run seeded random operations on one shared
 /// forest at once (count changes, `pause()`/`resume()`/rarely `cancel()` of the roots, new children added).
 /// No interleaving is known in advance, so instead of a model the test checks, once both threads are done,
-/// what must hold whatever the interleaving (SEMANTICS.md):
+/// what must hold whatever the interleaving (Docs/Cancellation.md, "The model" and "Handlers";
+/// Docs/Composition.md, "The formula"):
 ///
 /// - each handler ran once per transition: `cancellationHandler` once if cancelled, else never; pausing
 ///   minus resuming calls is 1 for a paused node, 0 otherwise;

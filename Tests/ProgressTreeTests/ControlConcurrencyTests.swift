@@ -203,35 +203,26 @@ final class ControlConcurrencyTests: XCTestCase {
         XCTAssertEqual(all.filter(\.isCancelled).count, 0)
     }
 
-    /// A child attached while its new parent is cancelled on another thread ends up cancelled, its handler
-    /// called once, whichever comes first.
-    func test_child_attached_while_the_parent_is_cancelled_is_cancelled_once() {
-        for _ in 0..<500 {
-            let root = ProgressNode(totalUnitCount: 10)
-            let child = ProgressNode.discreteProgress(totalUnitCount: 10)
-            let counter = CallCounter()
-            child.cancellationHandler = counter.increment
-            DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                if worker == 0 { root.cancel() } else { root.addChild(child, withPendingUnitCount: 5) }
+    /// A child attached while its new parent is cancelled, or paused, on another thread ends up cancelled,
+    /// or paused, its handler called once, whichever comes first.
+    func test_child_attached_while_the_parent_is_cancelled_or_paused_takes_that_state_once() {
+        typealias Handler = ReferenceWritableKeyPath<ProgressNode, (@Sendable () -> Void)?>
+        let transitions: [(String, Handler, @Sendable (ProgressNode) -> Void, (ProgressNode) -> Bool)] = [
+            ("cancel", \.cancellationHandler, { $0.cancel() }, \.isCancelled),
+            ("pause", \.pausingHandler, { $0.pause() }, \.isPaused),
+        ]
+        for (name, handler, transition, isInThatState) in transitions {
+            for _ in 0..<500 {
+                let root = ProgressNode(totalUnitCount: 10)
+                let child = ProgressNode.discreteProgress(totalUnitCount: 10)
+                let counter = CallCounter()
+                child[keyPath: handler] = counter.increment
+                DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                    if worker == 0 { transition(root) } else { root.addChild(child, withPendingUnitCount: 5) }
+                }
+                XCTAssertTrue(isInThatState(child), name)
+                XCTAssertEqual(counter.value, 1, name)
             }
-            XCTAssertTrue(child.isCancelled)
-            XCTAssertEqual(counter.value, 1)
-        }
-    }
-
-    /// A child attached while its new parent is paused on another thread ends up paused, its handler called
-    /// once.
-    func test_child_attached_while_the_parent_is_paused_is_paused_once() {
-        for _ in 0..<500 {
-            let root = ProgressNode(totalUnitCount: 10)
-            let child = ProgressNode.discreteProgress(totalUnitCount: 10)
-            let counter = CallCounter()
-            child.pausingHandler = counter.increment
-            DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                if worker == 0 { root.pause() } else { root.addChild(child, withPendingUnitCount: 5) }
-            }
-            XCTAssertTrue(child.isPaused)
-            XCTAssertEqual(counter.value, 1)
         }
     }
 

@@ -126,6 +126,21 @@ final class DescriptionBadInputTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(node.throughput ?? 0, 0, "step \(step)")
         }
     }
+
+    func test_descriptions_of_int64_extremes_never_trap() {
+        let node = ProgressNode(totalUnitCount: .max)
+        node.completedUnitCount = .max
+        XCTAssertEqual(node.localizedDescription, "100% completed")
+        XCTAssertEqual(
+            node.localizedAdditionalDescription,
+            "9,223,372,036,854,775,807 of 9,223,372,036,854,775,807")
+        node.completedUnitCount = .min
+        XCTAssertEqual(node.localizedDescription, "", "indeterminate generic node")
+        XCTAssertEqual(node.localizedAdditionalDescription, "")
+        node.kind = .file
+        node.completedUnitCount = .max
+        XCTAssertEqual(node.localizedAdditionalDescription, "9.22 EB of 9.22 EB")
+    }
 }
 
 /// A broken clock: jumps forward and back.

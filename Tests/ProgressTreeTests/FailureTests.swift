@@ -38,7 +38,7 @@ func runDownload(_ progress: ProgressNode, _ download: () throws -> Void) {
 }
 // END snippet: migrating-failure
 
-/// Single-threaded semantics of `fail(_:)` (SEMANTICS.md, "Failure"; issue 14).
+/// Single-threaded semantics of `fail(_:)` (Docs/Cancellation.md, "Failure").
 final class FailureTests: XCTestCase {
     // MARK: The outcome
 
@@ -62,13 +62,18 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(node.fractionCompleted, 0.3)
     }
 
-    func test_fail_on_a_finished_node_does_nothing() {
-        let node = ProgressNode(totalUnitCount: 2)
-        node.completedUnitCount = 2
-        node.fail(ArchiveDown())
-        XCTAssertFalse(node.isFailed)
-        XCTAssertNil(node.failure)
-        XCTAssertTrue(node.isFinished)
+    func test_fail_on_a_finished_or_cancelled_node_does_nothing() {
+        let outcomes: [(String, (ProgressNode) -> Void, (ProgressNode) -> Bool)] = [
+            ("finished", { $0.completedUnitCount = 2 }, \.isFinished), ("cancelled", { $0.cancel() }, \.isCancelled),
+        ]
+        for (outcome, reach, hasReached) in outcomes {
+            let node = ProgressNode(totalUnitCount: 2)
+            reach(node)
+            node.fail(ArchiveDown())
+            XCTAssertFalse(node.isFailed, outcome)
+            XCTAssertNil(node.failure, outcome)
+            XCTAssertTrue(hasReached(node), outcome)
+        }
     }
 
     func test_fail_on_a_child_that_finished_into_its_parent_does_nothing_even_after_its_counts_drop() {
@@ -80,15 +85,6 @@ final class FailureTests: XCTestCase {
         XCTAssertFalse(child.isFailed)
         XCTAssertEqual(parent.completedUnitCount, 5)
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 0)
-    }
-
-    func test_fail_on_a_cancelled_node_does_nothing() {
-        let node = ProgressNode(totalUnitCount: 10)
-        node.cancel()
-        node.fail(ArchiveDown())
-        XCTAssertFalse(node.isFailed)
-        XCTAssertNil(node.failure)
-        XCTAssertTrue(node.isCancelled)
     }
 
     func test_a_second_fail_keeps_the_first_error() {

@@ -3,10 +3,10 @@ import Foundation
 import Synchronization
 import XCTest
 
-/// Issue 13's two pause bugs. S(EMANTICS.md): "A finished node is never paused: `pause()` skips it, and a
-/// paused node that finishes, by its own update or through its children's credit, leaves the pause as
-/// `resume()` would (handler, checkpoints return)"; and pause flows down to *attached* children only
-/// (Docs/Cancellation.md: "Only attached nodes").
+/// A finished node is never paused: `pause()` skips it, and a paused node that finishes, by its own update
+/// or through its children's credit, leaves the pause as `resume()` would (handler, checkpoints return)
+/// (Docs/Cancellation.md: "A finished node is not paused", "No-ops are defined"); and a pause flows down
+/// to attached children only ("Only attached nodes").
 final class FinishedNodesLeavePauseTests: XCTestCase {
     // MARK: A root finished through its children's credit
 
@@ -76,9 +76,8 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
     }
 
     /// A child that is finished when it is added is credited and let go at once: it never stays attached,
-    /// so a pause must not flow into it. It did: `addChild` passed the parent's pause on to it, which skipped
-    /// the finished child but paused the nodes still attached below it, out of reach of any `resume()` of the
-    /// parent (found while reviewing `ReferenceModel` against the library).
+    /// so the parent's pause does not flow into it, nor into the nodes still attached below it, which no
+    /// `resume()` of the parent could reach (Docs/Cancellation.md, "Later children too").
     func test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 2)
         root.pause()
@@ -247,6 +246,39 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
 
         XCTAssertEqual(nodes.filter(\.isFinished).count, rounds)
         XCTAssertEqual(nodes.filter(\.isPaused).count, 0, "nodes finished and paused")
+    }
+
+    // MARK: A child that finished while its parent was paused
+
+    /// A child paused with its parent and then finished (detached) is not paused any more after the parent
+    /// resumes: it left the pause when it finished, and no `resume()` of an ancestor reaches it now.
+    func test_a_child_that_finished_while_paused_is_not_left_paused_after_the_parent_resumes() {
+        let parent = ProgressNode(totalUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
+        parent.pause()
+        XCTAssertTrue(child.isPaused)
+        child.advance()  // finishes, credited, detached
+        XCTAssertTrue(child.isFinished)
+        parent.resume()
+        XCTAssertFalse(parent.isPaused)
+        XCTAssertFalse(child.isPaused, "child stays paused although every ancestor resumed")
+    }
+
+    /// So a checkpoint on such a child returns once nothing is paused.
+    func test_checkpoint_of_a_child_that_finished_while_paused_returns_after_the_parent_resumes() async {
+        let parent = ProgressNode(totalUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
+        parent.pause()
+        child.advance()
+        parent.resume()
+        let returned = expectation(description: "checkpoint returned")
+        let task = Task {
+            try? await child.checkpoint()
+            returned.fulfill()
+        }
+        await fulfillment(of: [returned], timeout: 5)
+        child.resume()  // releases the suspended checkpoint if it hung
+        await task.value
     }
 }
 

@@ -1,7 +1,8 @@
 import ProgressTree
 import XCTest
 
-/// The indeterminate / finished / fraction table of SEMANTICS.md, for a single node.
+/// How one node's counts read: indeterminate (reports 0), finished (reports 1), or the plain fraction
+/// (Docs/Composition.md, "Indeterminate children" and "Finishing is permanent").
 final class FractionTableTests: XCTestCase {
     func test_table_of_counts_gives_exact_indeterminate_and_fraction() {
         let rows: [(completed: Int64, total: Int64, indeterminate: Bool, fraction: Double)] = [

@@ -378,4 +378,48 @@ final class ImplicitCompositionTests: XCTestCase {
         XCTAssertEqual(parent.completedUnitCount, 100, "exactly one share of 100 credited")
         XCTAssertTrue(parent.isFinished)
     }
+
+    // MARK: Nesting and late nodes
+
+    func test_nested_becomeCurrent_of_two_nodes_inner_takes_the_child_outer_is_credited() {
+        let outer = ProgressNode(totalUnitCount: 10)
+        let inner = ProgressNode(totalUnitCount: 10)
+        outer.becomeCurrent(withPendingUnitCount: 4)
+        inner.becomeCurrent(withPendingUnitCount: 6)
+        XCTAssertTrue(ProgressNode.current() === inner)
+        let child = ProgressNode(totalUnitCount: 2)
+        inner.resignCurrent()
+        XCTAssertTrue(ProgressNode.current() === outer)
+        outer.resignCurrent()
+        XCTAssertNil(ProgressNode.current())
+        XCTAssertEqual(outer.completedUnitCount, 4, "no node attached to outer: credited at resign")
+        child.advance()
+        XCTAssertEqual(inner.fractionCompleted, 0.3)
+        XCTAssertEqual(outer.fractionCompleted, 0.4)
+    }
+
+    func test_performAsCurrent_with_pending_zero_attaches_a_child_worth_nothing() {
+        let parent = ProgressNode(totalUnitCount: 10)
+        let child = parent.performAsCurrent(withPendingUnitCount: 0) { ProgressNode(totalUnitCount: 2) }
+        XCTAssertEqual(parent.children.count, 1)
+        child.advance()
+        XCTAssertEqual(parent.fractionCompleted, 0)
+        child.advance()
+        XCTAssertEqual(parent.completedUnitCount, 0)
+        XCTAssertTrue(parent.children.isEmpty)
+    }
+
+    func test_a_task_started_in_withCurrent_creating_its_node_after_the_scope_ended_does_not_attach() async {
+        let parent = ProgressNode(totalUnitCount: 10)
+        let gate = AsyncGate()
+        let task = parent.withCurrent(pendingUnitCount: 5) {
+            Task { await gate.wait(); return ProgressNode(totalUnitCount: 1) }
+        }
+        XCTAssertEqual(parent.completedUnitCount, 5, "nothing attached by the end of the scope: credited")
+        await gate.open()
+        let late = await task.value
+        XCTAssertTrue(parent.children.isEmpty)
+        late.advance()
+        XCTAssertEqual(parent.completedUnitCount, 5)
+    }
 }

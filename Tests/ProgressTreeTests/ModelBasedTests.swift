@@ -3,9 +3,9 @@ import Foundation
 import XCTest
 
 /// Random sequences of operations, run on real nodes and on `ReferenceModel` (a naive model of
-/// SEMANTICS.md), compared after every step: `fractionCompleted` (within 1e-12), the counts, `isFinished`,
-/// `isIndeterminate`, `isCancelled`, `isPaused`, the attached children (which and in what order), how
-/// often each handler ran, and `ProgressNode.current()`.
+/// Docs/Composition.md and Docs/Cancellation.md), compared after every step: `fractionCompleted` (within
+/// 1e-12), the counts, `isFinished`, `isIndeterminate`, `isCancelled`, `isPaused`, the attached children
+/// (which and in what order), how often each handler ran, and `ProgressNode.current()`.
 ///
 /// The operations: creating nodes in every way (`discreteProgress`, `init(totalUnitCount:)` in and out of a
 /// scope, `init(parent:)`, `init(totalUnitCount:parent:pendingUnitCount:)`), `addChild`, implicit scopes

@@ -4,7 +4,7 @@ import XCTest
 
 @testable import ProgressTree
 
-/// Publishing and mounting (issue 16) over real sockets, pipes and processes: composition with the right
+/// Publishing and mounting (Docs/Mounting.md) over real sockets, pipes and processes: composition with the right
 /// weight, the control channel, failures of the stream, and every kind of bad input.
 final class MountTests: XCTestCase {
     // MARK: Support

@@ -1,8 +1,8 @@
 @testable import ProgressTree
 import XCTest
 
-/// Single-threaded semantics of `pause()` and `resume()` (SEMANTICS.md, "Cancellation, pausing,
-/// resuming"; issue 3). `checkpoint()` is covered in `ControlConcurrencyTests`.
+/// Single-threaded semantics of `pause()` and `resume()` (Docs/Cancellation.md). What they share with
+/// `cancel()` is in `ControlTransitionTests`; `checkpoint()` is covered in `ControlConcurrencyTests`.
 final class PausingTests: XCTestCase {
     /// The first snippet of Docs/Cancellation.md ("The model"), with each comment checked.
     func test_guide_model_snippet() {
@@ -20,43 +20,7 @@ final class PausingTests: XCTestCase {
         XCTAssertTrue(photo.isCancelled)
     }
 
-    // MARK: Defaults and advisory flags
-
-    func test_new_node_is_not_pausable_and_not_paused() {
-        let node = ProgressNode(totalUnitCount: 10)
-        XCTAssertFalse(node.isPausable)
-        XCTAssertFalse(node.isPaused)
-        XCTAssertNil(node.pausingHandler)
-        XCTAssertNil(node.resumingHandler)
-    }
-
-    func test_isPausable_is_advisory_pause_works_when_false() {
-        let node = ProgressNode(totalUnitCount: 10)
-        node.pause()
-        XCTAssertTrue(node.isPaused)
-        XCTAssertFalse(node.isPausable)
-        node.isPausable = true
-        XCTAssertTrue(node.isPausable)
-        node.resume()
-        XCTAssertFalse(node.isPaused)
-        XCTAssertTrue(node.isPausable)
-    }
-
     // MARK: Propagation
-
-    func test_pause_and_resume_flow_down_and_never_up() {
-        let root = ProgressNode(totalUnitCount: 10)
-        let middle = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
-        let sibling = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 5)
-        let leaf = ProgressNode(totalUnitCount: 10, parent: middle, pendingUnitCount: 5)
-        let grandLeaf = ProgressNode(totalUnitCount: 10, parent: leaf, pendingUnitCount: 5)
-
-        middle.pause()
-        XCTAssertEqual([root, middle, sibling, leaf, grandLeaf].map(\.isPaused), [false, true, false, true, true])
-
-        middle.resume()
-        XCTAssertEqual([root, middle, sibling, leaf, grandLeaf].map(\.isPaused), [false, false, false, false, false])
-    }
 
     func test_resuming_a_child_of_a_paused_parent_leaves_the_parent_paused() {
         let root = ProgressNode(totalUnitCount: 10)
@@ -132,36 +96,6 @@ final class PausingTests: XCTestCase {
 
     // MARK: Handlers: order and single invocation
 
-    func test_pausing_and_resuming_handlers_run_parent_first_in_insertion_order() {
-        let log = ControlCallLog()
-        let root = ProgressNode(totalUnitCount: 10)
-        let a = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
-        let b = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 3)
-        let a1 = ProgressNode(totalUnitCount: 10, parent: a, pendingUnitCount: 3)
-        let b1 = ProgressNode(totalUnitCount: 10, parent: b, pendingUnitCount: 3)
-        let b2 = ProgressNode(totalUnitCount: 10, parent: b, pendingUnitCount: 3)
-        for (name, node) in [("root", root), ("a", a), ("b", b), ("a1", a1), ("b1", b1), ("b2", b2)] {
-            node.pausingHandler = log.handler("pause \(name)")
-            node.resumingHandler = log.handler("resume \(name)")
-        }
-
-        root.pause()
-        XCTAssertEqual(log.all, ["pause root", "pause a", "pause a1", "pause b", "pause b1", "pause b2"])
-        root.resume()
-        XCTAssertEqual(
-            Array(log.all.dropFirst(6)), ["resume root", "resume a", "resume a1", "resume b", "resume b1", "resume b2"])
-    }
-
-    func test_pause_on_a_paused_node_is_a_no_op() {
-        let log = ControlCallLog()
-        let node = ProgressNode(totalUnitCount: 10)
-        node.pausingHandler = log.handler("paused")
-        node.pause()
-        node.pause()
-        XCTAssertTrue(node.isPaused)
-        XCTAssertEqual(log.all, ["paused"])
-    }
-
     func test_resume_without_pause_is_a_no_op() {
         let log = ControlCallLog()
         let root = ProgressNode(totalUnitCount: 10)
@@ -173,16 +107,6 @@ final class PausingTests: XCTestCase {
         XCTAssertFalse(root.isPaused)
         XCTAssertFalse(child.isPaused)
         XCTAssertEqual(log.all, [])
-    }
-
-    func test_repeated_resume_runs_the_handler_once() {
-        let log = ControlCallLog()
-        let node = ProgressNode(totalUnitCount: 10)
-        node.resumingHandler = log.handler("resumed")
-        node.pause()
-        node.resume()
-        node.resume()
-        XCTAssertEqual(log.all, ["resumed"])
     }
 
     func test_each_pause_resume_cycle_runs_the_handlers_once() {
@@ -314,21 +238,6 @@ final class PausingTests: XCTestCase {
         XCTAssertTrue(root.isPaused)
     }
 
-    // MARK: Work done is kept
-
-    func test_pause_and_resume_keep_counts_and_fraction() {
-        let root = ProgressNode(totalUnitCount: 100)
-        let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 50)
-        root.completedUnitCount = 22
-        child.completedUnitCount = 4
-        root.pause()
-        XCTAssertEqual(root.fractionCompleted, 0.42)
-        XCTAssertEqual(child.completedUnitCount, 4)
-        root.resume()
-        XCTAssertEqual(root.fractionCompleted, 0.42)
-        XCTAssertEqual(root.completedUnitCount, 22)
-    }
-
     // MARK: Scale
 
     func test_10_000_deep_chain_pauses_and_resumes_iteratively() {
@@ -357,12 +266,4 @@ final class PausingTests: XCTestCase {
         releaseChain(chain)
     }
 
-    func test_10_000_children_pause_and_resume_at_once() {
-        let root = ProgressNode(totalUnitCount: 10_000)
-        let children = (0..<10_000).map { _ in ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1) }
-        root.pause()
-        XCTAssertEqual(children.filter(\.isPaused).count, 10_000)
-        root.resume()
-        XCTAssertEqual(children.filter(\.isPaused).count, 0)
-    }
 }

@@ -181,6 +181,33 @@ final class ReadPathTests: XCTestCase {
         }
     }
 
+    /// Documents the one window in which a read does not see an update that already returned (see the top
+    /// of ProgressNode+Propagation.swift): the update stopped at an ancestor that another writer marked and
+    /// has not queued one level up yet. Once that writer has queued it, the root shows both updates: nothing
+    /// is lost. The writer in flight is played by the test, step by step, as `markChanged` does them.
+    func test_an_update_stopping_at_an_ancestor_marked_by_a_writer_in_flight_shows_once_that_writer_returns() {
+        let root = ProgressNode(totalUnitCount: 2)
+        let middle = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 2)
+        let first = ProgressNode(totalUnitCount: 2, parent: middle, pendingUnitCount: 1)
+        let second = ProgressNode(totalUnitCount: 2, parent: middle, pendingUnitCount: 1)
+        XCTAssertEqual(root.fractionCompleted, 0)
+        // The first writer: its count, its own mark, its queueing in `middle` and `middle`'s mark; it stops
+        // before it queues `middle` in `root`.
+        first.completedStorage.store(1, ordering: .sequentiallyConsistent)
+        first.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
+        first.enqueue(in: .passUnretained(middle))
+        middle.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
+
+        second.advance()  // returns at once: `middle` is already marked
+        XCTAssertEqual(root.fractionCompleted, 0)  // the window: this read does not reach `middle` yet
+
+        // The first writer goes on: `middle` queued in `root`, `root` marked.
+        middle.enqueue(in: .passUnretained(root))
+        root.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
+        XCTAssertEqual(root.fractionCompleted, 0.5)  // both halves: (0.5 + 0.5) / 2 of middle, all of root's
+        XCTAssertEqual(middle.fractionCompleted, 0.5)
+    }
+
     // MARK: Updates that refresh their path (Docs/Architecture.md, "An update after a read")
 
     /// An 8-deep chain root → … → leaf, each level standing for all of its parent's units.

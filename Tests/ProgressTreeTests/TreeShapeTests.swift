@@ -56,46 +56,34 @@ final class TreeShapeTests: XCTestCase {
         XCTAssertEqual(nodes[0].completedUnitCount, 2)
     }
 
-    /// A chain of 10,000 nodes of one unit each, finished by one update of the leaf: no recursion deep
-    /// enough to overflow a stack, and the root is finished.
-    func test_chain_of_depth_10000_is_read_and_finished_from_the_leaf_without_stack_overflow() {
-        let depth = 10_000
-        // Built from the leaf up, so each `addChild` adopts a root node (its cycle check is O(1)).
-        let leaf = ProgressNode(totalUnitCount: 2)
-        var top = leaf
-        for _ in 1..<depth {
-            let parent = ProgressNode(totalUnitCount: 1)
-            parent.addChild(top, withPendingUnitCount: 1)
-            top = parent
+    /// A chain of 10,000 nodes of one unit each, finished by updates of the leaf, with reads in between or
+    /// without any (every level changed and never read): no recursion deep enough to overflow a stack, and
+    /// the root is finished.
+    func test_chain_of_depth_10000_is_finished_from_the_leaf_without_stack_overflow() {
+        for readsInBetween in [true, false] {
+            let depth = 10_000
+            // Built from the leaf up, so each `addChild` adopts a root node (its cycle check is O(1)).
+            let leaf = ProgressNode(totalUnitCount: 2)
+            var top = leaf
+            for _ in 1..<depth {
+                let parent = ProgressNode(totalUnitCount: 1)
+                parent.addChild(top, withPendingUnitCount: 1)
+                top = parent
+            }
+            let root = top
+            if readsInBetween { XCTAssertEqual(root.fractionCompleted, 0) }
+
+            leaf.completedUnitCount = 1  // 1/2 at every level: (0 + 1 × 0.5) / 1
+            if readsInBetween {
+                XCTAssertEqual(root.fractionCompleted, 0.5)
+                XCTAssertEqual(root.completedUnitCount, 0)
+            }
+
+            leaf.advance()
+            XCTAssertTrue(root.isFinished, "reads in between: \(readsInBetween)")
+            XCTAssertEqual(root.completedUnitCount, 1, "reads in between: \(readsInBetween)")
+            XCTAssertEqual(root.fractionCompleted, 1.0, "reads in between: \(readsInBetween)")
         }
-        let root = top
-        XCTAssertEqual(root.fractionCompleted, 0)
-
-        leaf.completedUnitCount = 1  // 1/2 at every level: (0 + 1 × 0.5) / 1
-        XCTAssertEqual(root.fractionCompleted, 0.5)
-        XCTAssertEqual(root.completedUnitCount, 0)
-
-        leaf.advance()
-        XCTAssertTrue(root.isFinished)
-        XCTAssertEqual(root.completedUnitCount, 1)
-        XCTAssertEqual(root.fractionCompleted, 1.0)
-    }
-
-    /// The same chain finished without any read in between: every level was changed and never read.
-    func test_chain_of_depth_10000_finished_without_reads() {
-        let depth = 10_000
-        let leaf = ProgressNode(totalUnitCount: 1)
-        var top = leaf
-        for _ in 1..<depth {
-            let parent = ProgressNode(totalUnitCount: 1)
-            parent.addChild(top, withPendingUnitCount: 1)
-            top = parent
-        }
-        let root = top
-        leaf.advance()
-        XCTAssertTrue(root.isFinished)
-        XCTAssertEqual(root.completedUnitCount, 1)
-        XCTAssertEqual(root.fractionCompleted, 1.0)
     }
 
     // MARK: Wide nodes

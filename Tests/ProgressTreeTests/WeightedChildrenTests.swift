@@ -535,4 +535,169 @@ final class WeightedChildrenTests: XCTestCase {
             }
         }
     }
+
+    // MARK: The exact formula
+
+    /// Docs/Composition.md: fraction = clamp((completed + Σ pendingᵢ × fractionᵢ) / total). When every child is
+    /// back at 0 and the parent's own count is 0, the sum is exactly 0.
+    func test_contributions_return_exactly_to_zero_when_every_child_is_back_at_zero() {
+        let parent = ProgressNode(totalUnitCount: 4)
+        let a = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        let b = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        _ = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        _ = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        XCTAssertEqual(parent.fractionCompleted, 0)
+        a.completedUnitCount = 1
+        _ = parent.fractionCompleted
+        b.completedUnitCount = 2
+        _ = parent.fractionCompleted
+        a.completedUnitCount = 0
+        _ = parent.fractionCompleted
+        b.completedUnitCount = 0
+        XCTAssertEqual(parent.fractionCompleted, 0, "(0 + 1×0 + 1×0 + 1×0 + 1×0) / 4")
+    }
+
+    /// A huge sibling's contribution does not swallow a small sibling's: once the huge child contributes 0
+    /// again (indeterminate, or back at 0), the small child's 1 × 0.5 of 4 shows exactly.
+    func test_a_huge_siblings_contribution_dropping_to_zero_leaves_a_small_siblings_progress_exact() {
+        let drops: [(pending: Int64, String, (ProgressNode) -> Void)] = [
+            (.max, "indeterminate", { $0.totalUnitCount = -1 }),
+            (1 << 60, "back at 0", { $0.completedUnitCount = 0 }),
+        ]
+        for (pending, how, drop) in drops {
+            let parent = ProgressNode(totalUnitCount: 4)
+            let huge = ProgressNode(totalUnitCount: 2, parent: parent, pendingUnitCount: pending)
+            let small = ProgressNode(totalUnitCount: 2, parent: parent, pendingUnitCount: 1)
+            _ = ProgressNode(totalUnitCount: 2, parent: parent, pendingUnitCount: 1)
+            _ = parent.fractionCompleted
+            huge.completedUnitCount = 1
+            XCTAssertEqual(parent.fractionCompleted, 1, "\(how): overshoot is clamped")
+            small.completedUnitCount = 1
+            _ = parent.fractionCompleted
+            drop(huge)
+            XCTAssertEqual(parent.fractionCompleted, 0.125, "\(how): (0 + \(pending)×0 + 1×0.5 + 1×0) / 4")
+        }
+    }
+
+    // MARK: Re-weighting a parent
+
+    /// A parent made indeterminate by its total reports 0, and gets its children's share back when its
+    /// total is valid again.
+    func test_parent_total_negative_then_positive_restores_the_childs_share() {
+        let parent = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 2, parent: parent, pendingUnitCount: 5)
+        child.completedUnitCount = 1
+        XCTAssertEqual(parent.fractionCompleted, 0.25)
+        parent.totalUnitCount = -1
+        XCTAssertTrue(parent.isIndeterminate)
+        XCTAssertEqual(parent.fractionCompleted, 0)
+        parent.totalUnitCount = 20
+        XCTAssertFalse(parent.isIndeterminate)
+        XCTAssertEqual(parent.fractionCompleted, 0.125)
+    }
+
+    /// Lowering an attached parent's total to its completed count finishes it: it is credited to the
+    /// grandparent and detached, while its own unfinished child stays attached to it.
+    func test_lowering_an_attached_parents_total_finishes_it_into_the_grandparent() {
+        let grandparent = ProgressNode(totalUnitCount: 4)
+        let parent = ProgressNode(totalUnitCount: 10, parent: grandparent, pendingUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 2, parent: parent, pendingUnitCount: 5)
+        parent.completedUnitCount = 5
+        child.completedUnitCount = 1
+        XCTAssertEqual(grandparent.fractionCompleted, 0.375, "2 × (5 + 2.5)/10 of 4")
+        parent.totalUnitCount = 5
+        XCTAssertTrue(parent.isFinished)
+        XCTAssertEqual(grandparent.completedUnitCount, 2)
+        XCTAssertEqual(grandparent.fractionCompleted, 0.5)
+        XCTAssertTrue(grandparent.children.isEmpty)
+        XCTAssertEqual(parent.children.count, 1)
+        child.completedUnitCount = 2
+        XCTAssertEqual(parent.completedUnitCount, 10)
+        XCTAssertEqual(grandparent.completedUnitCount, 2, "finishing is permanent for the grandparent")
+    }
+
+    /// A finished root whose total is raised is no longer finished.
+    func test_raising_a_finished_roots_total_unfinishes_it() {
+        let root = ProgressNode(totalUnitCount: 10)
+        root.completedUnitCount = 10
+        XCTAssertTrue(root.isFinished)
+        root.totalUnitCount = 20
+        XCTAssertFalse(root.isFinished)
+        XCTAssertEqual(root.fractionCompleted, 0.5)
+    }
+
+    // MARK: A pending count of 0
+
+    func test_addChild_with_pending_zero_counts_nothing_and_is_released_when_finished() {
+        let parent = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 2)
+        child.completedUnitCount = 1
+        parent.addChild(child, withPendingUnitCount: 0)
+        XCTAssertEqual(parent.fractionCompleted, 0)
+        XCTAssertEqual(parent.children.count, 1)
+        child.completedUnitCount = 2
+        XCTAssertEqual(parent.completedUnitCount, 0)
+        XCTAssertEqual(parent.fractionCompleted, 0)
+        XCTAssertTrue(parent.children.isEmpty)
+    }
+
+    func test_finished_child_with_pending_zero_leaves_a_zero_total_parent_indeterminate() {
+        let parent = ProgressNode(totalUnitCount: 0)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 1)
+        child.completedUnitCount = 1
+        parent.addChild(child, withPendingUnitCount: 0)
+        XCTAssertEqual(parent.completedUnitCount, 0)
+        XCTAssertTrue(parent.isIndeterminate)
+        XCTAssertFalse(parent.isFinished)
+        XCTAssertEqual(parent.fractionCompleted, 0)
+    }
+
+    // MARK: Negative advances and Int64 extremes
+
+    func test_a_child_advanced_below_zero_contributes_zero_then_finishes_normally() {
+        let parent = ProgressNode(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 5)
+        child.advance(by: 5)
+        XCTAssertEqual(parent.fractionCompleted, 0.25)
+        child.advance(by: -6)
+        XCTAssertEqual(child.completedUnitCount, -1)
+        XCTAssertTrue(child.isIndeterminate)
+        XCTAssertEqual(parent.fractionCompleted, 0, "an indeterminate child contributes 0")
+        XCTAssertFalse(parent.isIndeterminate)
+        child.advance(by: 11)
+        XCTAssertEqual(parent.completedUnitCount, 5)
+        XCTAssertEqual(parent.fractionCompleted, 0.5)
+    }
+
+    func test_child_with_int64_max_pending_finishing_saturates_the_parent() {
+        let parent = ProgressNode(totalUnitCount: .max)
+        parent.completedUnitCount = .max - 1
+        let child = ProgressNode(totalUnitCount: .max, parent: parent, pendingUnitCount: .max)
+        child.completedUnitCount = .max - 1
+        let fraction = parent.fractionCompleted
+        XCTAssertTrue(fraction.isFinite && (0...1).contains(fraction))
+        XCTAssertFalse(parent.isFinished)
+        child.advance(by: .max)
+        XCTAssertEqual(child.completedUnitCount, .max)
+        XCTAssertEqual(parent.completedUnitCount, .max)
+        XCTAssertTrue(parent.isFinished)
+        XCTAssertEqual(parent.fractionCompleted, 1)
+    }
+
+    // MARK: Attaching an operation's node (`ProgressReporting`)
+
+    /// Docs/Composition.md, "`ProgressReporting`": an operation exposes its node, and a caller attaches it to its
+    /// own tree.
+    func test_progress_reporting_lets_a_caller_attach_an_operations_node() {
+        struct Operation: ProgressTree.ProgressReporting {  // qualified: Foundation has one too
+            let progress = ProgressNode(totalUnitCount: 4)
+        }
+        let operation = Operation()
+        let reporter: any ProgressTree.ProgressReporting = operation
+        let root = ProgressNode(totalUnitCount: 2)
+        root.addChild(reporter.progress, withPendingUnitCount: 2)
+        operation.progress.advance(by: 2)
+        XCTAssertEqual(root.fractionCompleted, 0.5)
+        XCTAssertTrue(reporter.progress === operation.progress)
+    }
 }

@@ -79,12 +79,18 @@ extension ProgressNode {
         // the node's fraction at failure: its counts as they are then, its children's as of just before.
         _ = refresh()
         var effects = ControlTransitionEffects()
+        // Orderings: whether the node fails is decided under its lock by `link.detach()`, which a finishing
+        // update (the only other way out of the tree) also goes through. The counts read here only choose
+        // between "finished already" and "fails now", and the `attached` bit is a hint that sends an
+        // update to that same check; neither publishes other memory, so both are relaxed. (The counts
+        // themselves stay sequentially consistent where they are stored, for `pause()`: see
+        // `ControlFlags.swift`.)
         let failed = state.withLock { state -> (parent: ProgressNode?, share: Double, children: [ProgressNode])? in
             guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]),
                 state.link.kind != .detached,  // it finished into its parent: finished for good
                 !FractionMath.isFinished(
-                    completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                    total: totalStorage.load(ordering: .sequentiallyConsistent))
+                    completed: completedStorage.load(ordering: .relaxed),
+                    total: totalStorage.load(ordering: .relaxed))
             else { return nil }
             _ = updateControlFlags(inserting: .failed, removing: .paused)
             state.control.outcomes.failure = error
@@ -98,12 +104,12 @@ extension ProgressNode {
             if state.link.detach() {
                 let pending = pendingInParent.load(ordering: .relaxed)
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
-                flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
+                flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
                 parent = self.parent(clearing: true)
                 // The fraction a read would give now: the counts, and the children as of the refresh above.
                 let fraction = FractionMath.fraction(
-                    completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                    total: totalStorage.load(ordering: .sequentiallyConsistent),
+                    completed: completedStorage.load(ordering: .relaxed),
+                    total: totalStorage.load(ordering: .relaxed),
                     childUnits: recentChildUnits)
                 share = Double(pending) * fraction
                 state.control.outcomes.shareAtFailure = share

@@ -12,7 +12,11 @@ extension ProgressNode {
     /// Whether this node is paused, directly or through an ancestor.
     ///
     /// - Complexity: O(1), one atomic load.
-    public var isPaused: Bool { currentControlFlags.contains(.paused) }
+    public var isPaused: Bool {
+        // Sequentially consistent: an update that finishes the node reads this after storing its count,
+        // while `pause()` reads the counts after storing the flag (see `ControlFlags.swift`).
+        controlFlagsOrderedWithCounts.contains(.paused)
+    }
 
     /// Pauses this node and every attached node below it, including children attached later.
     ///
@@ -31,13 +35,12 @@ extension ProgressNode {
             guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused, .failed]), !node.isFinished else {
                 return false
             }
-            // Fix (test_a_node_finishing_while_another_thread_pauses_it_is_not_left_paused): the counts are
-            // read again after the flag is set. A node finishing by its own update stores its counts and then
-            // reads the flag (a root takes no lock for that), so with the counts read only before, both could
-            // miss the other: finished and paused. Now (all sequentially consistent) either this pause sees
-            // the node finished and takes the flag back, or the finishing update sees the flag and leaves the
-            // pause with `resume()`, which waits for this lock. (The check above keeps a node finished
-            // before from showing paused even for that moment.)
+            // A node is never left both finished and paused. An update that finishes it stores the count
+            // and then reads the flag (a root takes no lock for that), so the counts are read again after
+            // the flag is set: either this pause sees the node finished and takes the flag back, or the
+            // update sees the flag and leaves the pause with `resume()`, which waits for this lock (both
+            // sides sequentially consistent, see `ControlFlags.swift`). The check above keeps a node that
+            // finished before from showing paused even for that moment.
             _ = node.updateControlFlags(inserting: .paused)
             if node.isFinished {
                 _ = node.updateControlFlags(removing: .paused)

@@ -50,9 +50,8 @@ extension ProgressNode {
         priority: TaskPriority? = nil,
         operation: @escaping @Sendable () async throws -> Result
     ) -> Task<Result, any Error> {
-        // Fix (test_task_keeps_task_local_values_and_priority): the link used to be removed by a second
-        // task awaiting this one, and awaiting a task raises its priority to the waiter's, so `priority`
-        // was lost whenever the caller's was higher. The task now removes its link itself when it ends.
+        // The task removes its own link when it ends: no other task awaits it for that, since awaiting a
+        // task raises its priority to the waiter's and `priority` must stay as given.
         let unlinkSlot = UnlinkSlot()
         let task = Task(priority: priority) {
             defer { unlinkSlot.taskDidEnd() }
@@ -69,10 +68,9 @@ extension ProgressNode {
     /// Runs `operation` in a task linked to this node, cancelling the task first when the node is already
     /// cancelled or failed.
     ///
-    /// Fix (test_task_on_a_cancelled_node_starts_cancelled and
-    /// test_operation_linked_to_a_cancelled_node_starts_cancelled): the link is registered just after the
-    /// task is created, and cancels it then if the node is cancelled; but the task may already have run
-    /// `operation` (or all of it) by then, uncancelled.
+    /// A task linked to a node that is already cancelled never runs `operation` uncancelled. The link is
+    /// registered just after the task is created (and cancels it then), but the task may start, and even
+    /// end, before that; so the task checks the node itself first.
     private func runLinked<Result>(_ operation: () async throws -> Result) async throws -> Result {
         if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { withUnsafeCurrentTask { $0?.cancel() } }
         return try await operation()

@@ -29,13 +29,3 @@ enum FractionMath {
         return value < 1 ? value : 1
     }
 }
-
-extension Int64 {
-    /// `self + other`, clamped to `Int64.min...Int64.max` instead of trapping on overflow.
-    @inline(__always)
-    func addingSaturated(_ other: Int64) -> Int64 {
-        let (sum, overflow) = addingReportingOverflow(other)
-        if !overflow { return sum }
-        return other > 0 ? .max : .min
-    }
-}

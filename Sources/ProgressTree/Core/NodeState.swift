@@ -58,11 +58,6 @@ private enum SwiftRuntime {
     }()
 }
 
-/// A weak reference to a node, usable inside value types.
-struct WeakNode {
-    weak var node: ProgressNode?
-}
-
 /// What most nodes never use, kept out of line so that a node stays small: handlers and control state,
 /// observers, metadata. Allocated on the first write; reads of a node without it see the defaults.
 final class NodeExtras {

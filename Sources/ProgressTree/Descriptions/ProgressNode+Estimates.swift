@@ -56,7 +56,7 @@ extension ProgressNode {
     /// Samples the estimators with `input` at the current time of the node's clock and returns the
     /// estimates.
     ///
-    /// Pausing: this is the single place where the node's pause state (issue 3, `isPaused`) reaches the
+    /// Pausing: this is the single place where the node's pause state (`isPaused`) reaches the
     /// estimators. A pause is noticed by the first sample after it (and a resume likewise), so paused time
     /// is excluded to within the interval between two reads — a renderer reads several times a second.
     ///

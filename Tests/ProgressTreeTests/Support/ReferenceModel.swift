@@ -35,8 +35,8 @@ struct SplitMix64 {
 }
 
 /// A reference model of the single-threaded semantics of `ProgressNode`, written from
-/// `../shared/design/SEMANTICS.md` (quoted as "S:" below), `Docs/Composition.md` and `Docs/Cancellation.md`,
-/// and deliberately naive: plain values, recursion, no caching, no locks. `ModelBasedTests` runs random
+/// the rules of `Docs/Composition.md` and `Docs/Cancellation.md` (quoted below with their page), and
+/// deliberately naive: plain values, recursion, no caching, no locks. `ModelBasedTests` runs random
 /// operations on both and compares them after every step.
 ///
 /// Nodes are numbered in creation order. Every node in the model is assumed to get counting handlers
@@ -88,12 +88,14 @@ struct ReferenceModel {
 
     // MARK: Derived values
 
-    /// S: "`isIndeterminate` — `total < 0 || completed < 0 || (total == 0 && completed == 0)`".
+    /// Docs/Composition.md ("Indeterminate children"): "indeterminate when `totalUnitCount < 0`,
+    /// `completedUnitCount < 0`, or both are 0".
     static func isIndeterminate(completed: Int64, total: Int64) -> Bool {
         total < 0 || completed < 0 || (total == 0 && completed == 0)
     }
 
-    /// S: "`isFinished` — `(completed >= total && total > 0) || (completed > 0 && total == 0)`".
+    /// Docs/Composition.md ("Finishing is permanent"): "finished when `completedUnitCount >= totalUnitCount > 0`
+    /// (or `completedUnitCount > 0` with a total of 0)".
     static func isFinished(completed: Int64, total: Int64) -> Bool {
         (completed >= total && total > 0) || (completed > 0 && total == 0)
     }
@@ -106,8 +108,8 @@ struct ReferenceModel {
         Self.isFinished(completed: nodes[node].completed, total: nodes[node].total)
     }
 
-    /// S: "`fraction = clamp((completed + Σ pending_i × fraction_i) / total)` over the *attached, unfinished*
-    /// children"; an indeterminate node reports 0 (and so contributes 0); the table gives (1, 0 → 1).
+    /// Docs/Composition.md ("The formula"): `clamp((completed + Σ pendingᵢ × fractionᵢ) / total)`; "the sum
+    /// runs over the attached children that have not finished"; an indeterminate node reports 0 (and so contributes 0); the table gives (1, 0 → 1).
     func fraction(_ index: Int) -> Double {
         let node = nodes[index]
         if isIndeterminate(index) { return 0 }
@@ -131,8 +133,8 @@ struct ReferenceModel {
         return result
     }
 
-    /// Whether `parent.addChild(child, …)` is legal (S: a child that already has (or had) a parent, or an
-    /// ancestor of the parent, is a programmer error).
+    /// Whether `parent.addChild(child, …)` is legal (Docs/Composition.md: adding a node that "already has a
+    /// parent (or had one and finished)", or one of the parent's ancestors, stops the program).
     func canAddChild(_ child: Int, to parent: Int) -> Bool {
         child != parent && nodes[child].link == .none && !ancestors(of: parent).contains(child)
     }
@@ -145,8 +147,8 @@ struct ReferenceModel {
         return nodes.count - 1
     }
 
-    /// `init(totalUnitCount:)`, and `init(parent: current())` with a total of 0. S: "the **first** node created
-    /// while the parent is current takes the whole pending count; later ones do not attach" — only the
+    /// `init(totalUnitCount:)`, and `init(parent: current())` with a total of 0. Docs/Composition.md ("The
+    /// first-child rule"): "only the first node created attaches, and it takes the whole pending count" — only the
     /// innermost scope is looked at.
     mutating func createImplicit(totalUnitCount: Int64) -> Int {
         let node = createRoot(totalUnitCount: totalUnitCount)
@@ -164,22 +166,20 @@ struct ReferenceModel {
         return node  // new: 0 completed, so not finished
     }
 
-    /// `addChild(_:withPendingUnitCount:)`. S: "a child already finished credits its pending count at once;
-    /// a partially done child counts at once".
+    /// `addChild(_:withPendingUnitCount:)`. Docs/Composition.md: "A child that already made progress
+    /// counts at once"; "a child that has already finished is credited at once".
     mutating func addChild(_ child: Int, to parent: Int, pendingUnitCount: Int64) {
         precondition(canAddChild(child, to: parent), "model: illegal addChild")
         attach(child, to: parent, pendingUnitCount: pendingUnitCount)
         countsDidChange(child)
     }
 
-    /// S: "Cancel and pause flow down to every attached child, including children attached later (a child
-    /// attached to a cancelled or paused parent becomes cancelled or paused)" — with its subtree, as
+    /// Docs/Cancellation.md ("Later children too"): a child attached to a cancelled or paused node "becomes
+    /// cancelled or paused as it is attached, and so does the subtree it brings with it", as
     /// `cancel()`/`pause()` of the child would. A child finished on arrival is credited and let go at once
-    /// (S: "a child already finished credits its pending count at once"), so it is never attached and a
-    /// pause does not flow into it: pausing the nodes below it would leave them paused out of reach of the
-    /// parent's `resume()` (S: "a finished node is never paused"; issue 13). A cancellation still does, as
-    /// the library does today: permanent either way, and Docs/Composition.md says such a child "becomes
-    /// cancelled".
+    /// (Docs/Composition.md), so it is never attached and a pause does not flow into it: pausing the nodes
+    /// below it would leave them paused out of reach of the parent's `resume()` (Docs/Cancellation.md: "A
+    /// finished node is not paused"). A cancellation still does: "it takes a cancellation, but not a pause".
     private mutating func attach(_ child: Int, to parent: Int, pendingUnitCount: Int64) {
         nodes[child].link = .attached(parent: parent, pendingUnitCount: pendingUnitCount)
         nodes[parent].children.append(child)
@@ -190,9 +190,8 @@ struct ReferenceModel {
         }
     }
 
-    /// The handlers are set just after the node is created, or set again later. S: "Setting
-    /// `cancellationHandler` on an already-cancelled node runs it at once"; Docs/Cancellation.md ("Set after
-    /// the fact"): "The same holds for `pausingHandler` on a paused node. It does not hold for
+    /// The handlers are set just after the node is created, or set again later. Docs/Cancellation.md ("Set
+    /// after the fact"): setting `cancellationHandler` on a node already cancelled runs it at once; "The same holds for `pausingHandler` on a paused node. It does not hold for
     /// `resumingHandler`."
     mutating func installHandlers(_ node: Int) {
         nodes[node].hasHandlers = true
@@ -206,8 +205,8 @@ struct ReferenceModel {
         scopes.append(Scope(node: node, pendingUnitCount: pendingUnitCount))
     }
 
-    /// S: "If no node attached by the end of the scope …, the pending count is credited to the parent's
-    /// `completedUnitCount` right away."
+    /// Docs/Composition.md ("When no child attaches"): "If no node attached by the end of the scope …, the
+    /// pending count is added to the parent's `completedUnitCount` at once".
     mutating func endScope() {
         let scope = scopes.removeLast()
         if !scope.isClaimed { advance(scope.node, by: scope.pendingUnitCount) }
@@ -231,11 +230,11 @@ struct ReferenceModel {
         countsDidChange(node)
     }
 
-    /// S: "When a child finishes, its pending count is added to the parent's `completedUnitCount` and the
-    /// child is detached … Finishing is permanent for the parent"; Docs/Composition.md: "if the credit
-    /// finishes the parent in turn, the parent is credited to its own parent, and so on up". And S: "a paused
-    /// node that finishes, by its own update or through its children's credit, leaves the pause as
-    /// `resume()` would".
+    /// Docs/Composition.md ("Finishing is permanent"): when an attached child finishes, "its pending count is
+    /// added to the parent's `completedUnitCount`", "it is detached", and "if the credit finishes the parent
+    /// in turn, the parent is credited to its own parent, and so on up". Docs/Cancellation.md: "A paused node
+    /// that finishes leaves the pause as if `resume()` were called on it", also through its children's
+    /// credit.
     private mutating func countsDidChange(_ changed: Int) {
         guard isFinished(changed) else { return }
         var node = changed
@@ -254,7 +253,8 @@ struct ReferenceModel {
     }
 
     /// "As `resume()` would": the node and the attached nodes below it. On a cancelled node `resume()` does
-    /// nothing (S: "`pause()` and `resume()` after `cancel()` do nothing"), so a node paused and then
+    /// nothing (Docs/Cancellation.md: "`pause()` and `resume()` on a cancelled
+    /// node also do nothing"), so a node paused and then
     /// cancelled stays paused when it finishes.
     private mutating func leavePause(_ node: Int) {
         if nodes[node].isPaused && !nodes[node].isCancelled { resume(node) }
@@ -278,7 +278,7 @@ struct ReferenceModel {
         return result
     }
 
-    /// S: "Cancellation is permanent"; handlers run "once per transition".
+    /// Docs/Cancellation.md: "Cancellation is permanent"; handlers run "Once per transition".
     mutating func cancel(_ node: Int) {
         for index in subtree(node) where !nodes[index].isCancelled {
             nodes[index].isCancelled = true
@@ -286,8 +286,8 @@ struct ReferenceModel {
         }
     }
 
-    /// S: "`pause()` skips" a finished node, and does nothing to a cancelled one; it still reaches the nodes
-    /// below (Docs/Cancellation.md, "No-ops are defined").
+    /// Docs/Cancellation.md ("No-ops are defined"): `pause()` changes nothing on a finished or cancelled
+    /// node, and still reaches the nodes below.
     mutating func pause(_ node: Int) {
         for index in subtree(node)
         where !nodes[index].isCancelled && !nodes[index].isPaused && !isFinished(index) {

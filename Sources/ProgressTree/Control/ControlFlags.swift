@@ -1,0 +1,50 @@
+/// The cancellation, pausing and failure bits of a node, kept in an atomic so that hot loops can check
+/// them without a lock. Changed only under the node's lock, so that a transition and the snapshot of the
+/// children it flows to are one step.
+///
+/// `cancelled` and `failed` are final and exclusive: once one is set, the other is never set.
+struct ControlFlags: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let cancelled = ControlFlags(rawValue: 1 << 0)
+    static let paused = ControlFlags(rawValue: 1 << 1)
+    /// Set by `fail(_:)`, with the paused bit cleared in the same store (a failed node is never paused).
+    static let failed = ControlFlags(rawValue: 1 << 2)
+}
+
+// Memory ordering of `controlFlags`.
+//
+// Every store is made under the node's lock, so a reader that holds that lock sees the latest flags
+// whatever the ordering. A reader without it (`isCancelled` in a hot loop, `checkpoint()`, a transition
+// checking the node that listed a child, under the child's lock) needs only the flags themselves: any
+// decision it takes on them is taken again under the lock before anything is changed, or, for a
+// transition, ordered by the child's lock that both transitions take. Those readers load with `.acquiring`,
+// which also makes visible what the transition wrote under the lock before the store.
+//
+// One pair is load-bearing for sequential consistency: `pause()` stores `paused` and then reads the
+// counts, while an update that finishes a node stores its count and then reads `paused` (a root takes no
+// lock for that, see `leavePauseIfFinishedWhilePaused`). Each side writes one location and reads the
+// other, so only a single total order of the four operations guarantees that at least one side sees the
+// other's write (either the pause sees the node finished and takes the flag back, or the update sees the
+// flag and resumes the node). Hence the store below, the load of `isPaused`
+// (`controlFlagsOrderedWithCounts`) and the counts' stores and loads stay `.sequentiallyConsistent`.
+
+extension ProgressNode {
+    /// The flags, for a reader that needs nothing but the flags (see the note on orderings above).
+    var currentControlFlags: ControlFlags {
+        ControlFlags(rawValue: controlFlags.load(ordering: .acquiring))
+    }
+
+    /// The flags, in the total order of sequentially consistent operations: for the reader that must see
+    /// a `pause()` racing with its own store of the counts (see the note on orderings above).
+    var controlFlagsOrderedWithCounts: ControlFlags {
+        ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+    }
+
+    /// Sets `inserted` and clears `removed`; returns the flags as they were. Called under the node's lock.
+    /// Sequentially consistent: `pause()` reads the counts after this store (see the note above).
+    func updateControlFlags(inserting inserted: ControlFlags = [], removing removed: ControlFlags = []) -> ControlFlags {
+        let old = currentControlFlags
+        controlFlags.store(old.union(inserted).subtracting(removed).rawValue, ordering: .sequentiallyConsistent)
+        return old
+    }
+}

@@ -1,0 +1,36 @@
+/// What a control transition does once every lock is released: resume suspended tasks, then run handlers
+/// and task cancellations in tree order (parent before children).
+struct ControlTransitionEffects {
+    enum Callback {
+        /// The node's handler of that kind, as it is when the call is made (not when the node was marked).
+        case handler(ProgressNode, ControlHandlerKind)
+        case closure(@Sendable () -> Void)
+    }
+
+    var changedNodes: [ProgressNode] = []
+    var callbacks: [Callback] = []
+    var waiters: [CheckedContinuation<Void, any Error>] = []
+
+    /// Marks `node` for a call of its `kind` handler. Called under `node`'s lock, with its state.
+    ///
+    /// The handler is read when the call is made, not here, and counted as pending until then: a handler
+    /// replaced in between runs once (the new one, not also "at once" by its setter), and a handler
+    /// cleared in between does not run.
+    mutating func callHandler(of node: ProgressNode, _ kind: ControlHandlerKind, state: inout ControlState) {
+        state[keyPath: kind.pendingCallsKeyPath] += 1
+        callbacks.append(.handler(node, kind))
+    }
+
+    func perform(waitersThrow: Bool) {
+        for node in changedNodes { node.markChanged() }
+        for waiter in waiters {
+            if waitersThrow { waiter.resume(throwing: CancellationError()) } else { waiter.resume() }
+        }
+        for callback in callbacks {
+            switch callback {
+            case .handler(let node, let kind): node.takePendingHandler(kind)?()
+            case .closure(let closure): closure()
+            }
+        }
+    }
+}
