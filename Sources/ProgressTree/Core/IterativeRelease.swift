@@ -10,12 +10,12 @@ import Android
 
 /// Releases nodes one after the other instead of one inside the other.
 ///
-/// A node holds its attached children strongly, so releasing the root of an unfinished tree used to release
-/// every level from inside the `deinit` of the level above: one nest of stack frames per level, which
-/// overflowed a 512 KB stack (secondary threads and Dispatch workers on Apple platforms) at about 2,000
-/// levels in a debug build (test_releasing_an_unfinished_chain_of_depth_10000_on_a_512_KB_stack). Now a node
-/// going away (`ProgressNode.deinit`) hands its children to the release loop already running on this
-/// thread, or starts one: the stack stays two `deinit`s deep whatever the depth of the tree.
+/// A node holds its attached children strongly. Released the default way, the root of an unfinished tree
+/// would release every level from inside the `deinit` of the level above: one nest of stack frames per
+/// level, which overflows a 512 KB stack (secondary threads and Dispatch workers on Apple platforms) at
+/// about 2,000 levels in a debug build. Instead, a node going away (`ProgressNode.deinit`) hands its
+/// children to the release loop already running on this thread, or starts one: the stack stays two
+/// `deinit`s deep whatever the depth of the tree.
 ///
 /// Only the children of a node already in its `deinit` are handed over: nobody else can reach that node any
 /// more, so taking its children changes nothing anybody can observe.

@@ -34,6 +34,18 @@ import Synchronization
 // began left `dirty` set, or a refresh cleared it after the update's store and so computed a fraction that
 // includes it. A reader that finds neither bit therefore loads a fraction at least as new as that update.
 // Refreshes of one tree are serialized by its domain lock, so a later store is never older.
+//
+// Memory order. Two exchanges are Dekker-style (each side stores, then loads what the other stores) and need
+// sequential consistency on both sides: (1) an update stores its count, then loads `flags`; a refresh
+// clears bits of `flags`, then loads the counts; (2) a walk registers in its domain's counter, then loads
+// `parentAddress`; a parent going away clears `parentAddress`, then loads the counters. Acquire/release would
+// let each side miss the other's store. The read-modify-writes on `flags`, the queues and the credit
+// sequence are sequentially consistent too: they take part in (1), and on the processors measured here a
+// read-modify-write costs the same at any ordering. Relaxed or acquire/release where the argument is local:
+// `cachedFraction` is stored before the read-modify-write that clears `refreshing` (which publishes it) or,
+// by an update's path refresh, with a releasing store under the domain lock, and a clean read loads it after
+// loading `flags`; `queueNext` is published by the push's compare-and-exchange; `ChildSums` fields belong to
+// the domain lock.
 
 extension ProgressNode {
     // MARK: Writers
@@ -361,7 +373,7 @@ extension ProgressNode {
     /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
     @inline(__always)
     private func endRefresh(_ fraction: Double) {
-        cachedFraction.store(fraction.bitPattern, ordering: .sequentiallyConsistent)
+        cachedFraction.store(fraction.bitPattern, ordering: .releasing)  // published by the next line
         flags.bitwiseAnd(~NodeFlags.refreshing, ordering: .sequentiallyConsistent)
     }
 
