@@ -1,0 +1,216 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+import Synchronization
+
+// Reads: a clean node's cached fraction, or a refresh of the dirty part of its subtree under the tree's
+// domain lock. Why a refresh loses no update, and why a clean read is right: the top of
+// ProgressNode+Propagation.swift.
+
+extension ProgressNode {
+    /// Returns this node's fraction: the cached one when nothing changed below it since the last refresh (two
+    /// atomic loads), otherwise the one computed by bringing the cached sums of its dirty subtree up to date.
+    @inline(__always)
+    func refresh() -> Double {
+        if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
+            let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
+            if let domain = domainStorage.unretained() { RefreshDomain.noteRead(domain) }
+            return fraction
+        }
+        return refreshDirty()
+    }
+
+    /// Brings the cached sums of this node's dirty subtree up to date and returns its fraction, under the
+    /// tree's domain lock.
+    ///
+    /// Iterative (an explicit stack), so a 10,000-deep chain does not exhaust a thread's stack. The stack
+    /// and the other buffers live in the domain's `RefreshScratch` and keep their capacity, so a read
+    /// allocates nothing once they have grown to the size of the dirty part of the tree.
+    @inline(never)
+    private func refreshDirty() -> Double {
+        // Retired children drained by the read hold the queue's reference, released after the domain lock so
+        // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
+        var released: [ProgressNode] = []
+        let domain = unretainedDomain
+        RefreshDomain.noteRead(domain)
+        let fraction = domain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch -> Double in
+            let fraction = refreshDirtySubtree(&scratch)
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            return fraction
+        } }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
+        return fraction
+    }
+
+    /// Releases the retired children a refresh drained, outside the domain lock, then hands the emptied
+    /// buffer back to the domain, so that later refreshes allocate nothing.
+    func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
+        while released.popLast() != nil {}  // keeps the capacity
+        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch in
+            if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
+        } }
+    }
+
+    /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here
+    /// on an update marks this node again (and queues it again), and a clean read waits for `endRefresh`.
+    /// Before the counts are read (see the top of this file). Returns the flags as they were. Under the
+    /// domain lock. The node a read starts from keeps `queued`: it may sit in its parent's queue.
+    @inline(__always)
+    private func beginRefresh(takenFromQueue: Bool = false) -> UInt32 {
+        let cleared = takenFromQueue ? NodeFlags.dirty | NodeFlags.queued : NodeFlags.dirty
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while true {
+            let desired = current & ~cleared | NodeFlags.refreshing
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { return current }
+            current = original
+        }
+    }
+
+    /// A queued node taken from its parent's queue: `beginRefresh()`, or for a retired node only the end of
+    /// `queued`. Returns the flags as they were.
+    @inline(__always)
+    private func takeFromQueue() -> UInt32 {
+        let current = flags.load(ordering: .sequentiallyConsistent)
+        if current & NodeFlags.retired != 0 {
+            return flags.bitwiseAnd(~NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
+        }
+        return beginRefresh(takenFromQueue: true)
+    }
+
+    /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
+    @inline(__always)
+    private func endRefresh(_ fraction: Double) {
+        cachedFraction.store(fraction.bitPattern, ordering: .releasing)  // published by the next line
+        flags.bitwiseAnd(~NodeFlags.refreshing, ordering: .sequentiallyConsistent)
+    }
+
+    /// The number of children in this node's dirty queue (for tests; not safe while it changes).
+    var queuedChildCount: Int {
+        var count = 0
+        var entry = queueHead.load(ordering: .sequentiallyConsistent)
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            count += 1
+            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+        }
+        return count
+    }
+
+    /// Takes this node's whole dirty queue, appending it to `nodes`; returns whether it added any.
+    @inline(__always)
+    private func drainQueue(into nodes: inout [Unmanaged<ProgressNode>]) -> Bool {
+        var entry = queueHead.exchange(0, ordering: .sequentiallyConsistent)
+        guard entry != 0 else { return false }
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+            nodes.append(node)
+        }
+        return true
+    }
+
+    /// The credit sequence once no credit is in progress (an odd value: a credit between its two steps,
+    /// which take a few atomic operations and no lock).
+    @inline(__always)
+    func settledCreditSequence() -> UInt64 {
+        while true {
+            let sequence = creditSequenceNow()
+            if sequence & 1 == 0 { return sequence }
+            sched_yield()
+        }
+    }
+
+    /// The credit sequence of this node's sums, 0 before they exist (their creation keeps it even).
+    @inline(__always)
+    func creditSequenceNow() -> UInt64 {
+        guard let sums = childSums.unretained() else { return 0 }
+        return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
+    }
+
+    /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
+    /// queue is drained, its queued children are refreshed (each cleared *before* its counts are read, see
+    /// the top of this file) and recorded in its sums, then its own fraction is computed from its counts and
+    /// sums, read between two equal values of its credit sequence.
+    func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
+        _ = beginRefresh()
+        scratch.frames.append(
+            RefreshFrame(
+                node: .passUnretained(self), pendingBase: scratch.pending.count,
+                sequence: settledCreditSequence()))
+        _ = drainQueue(into: &scratch.pending)
+        while true {
+            let top = scratch.frames[scratch.frames.count - 1]
+            let node = top.node
+            if scratch.pending.count > top.pendingBase {
+                let child = scratch.pending.removeLast()
+                let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
+                if old & NodeFlags.retired != 0 {
+                    // Finished and credited, or failed: its share leaves the sum (a failed child's share at
+                    // failure stays, apart), and the queue's reference goes.
+                    node._withUnsafeGuaranteedRef { node in
+                        node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) }
+                        let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
+                        if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
+                    }
+                    scratch.released.append(child.takeRetainedValue())
+                    continue
+                }
+                let sequence = child._withUnsafeGuaranteedRef { $0.settledCreditSequence() }
+                scratch.frames.append(RefreshFrame(node: child, pendingBase: scratch.pending.count, sequence: sequence))
+                _ = child._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
+                continue
+            }
+            // Every queued child is recorded: the node's fraction, from counts and sums read together.
+            let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
+                let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
+                let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
+                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
+                let sequence = node.creditSequenceNow()
+                guard sequence == top.sequence else { return (0, false) }
+                return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
+            }
+            if !settled {
+                // A child finished meanwhile: its credit may be in the count and its share still in the sum.
+                // The credit retired it into the queue: drain again, and read again.
+                scratch.frames[scratch.frames.count - 1].sequence = node._withUnsafeGuaranteedRef {
+                    $0.settledCreditSequence()
+                }
+                _ = node._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
+                continue
+            }
+            scratch.frames.removeLast()
+            node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
+            guard let below = scratch.frames.last else { return fraction }
+            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
+        }
+    }
+}
+
+/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
+/// Empty between reads.
+struct RefreshScratch {
+    /// Nodes still to visit: each frame's are at the end, above those of the frames below it. Each is
+    /// alive: attached (its parent's table holds it) or retired (its parent's queue holds it).
+    var pending: [Unmanaged<ProgressNode>] = []
+    /// The nodes being refreshed, root first.
+    var frames: [RefreshFrame] = []
+    /// Retired children the refresh drained, released after the domain lock.
+    var released: [ProgressNode] = []
+}
+
+/// One level of the dirty subtree being refreshed.
+struct RefreshFrame {
+    let node: Unmanaged<ProgressNode>
+    /// Where this frame's children start in `RefreshScratch.pending`.
+    let pendingBase: Int
+    /// The node's credit sequence when its queue was drained.
+    var sequence: UInt64
+}
