@@ -25,7 +25,14 @@ import Synchronization
 /// tab or taskbar indicator (`OSC 9;4`; see `Options.showsTaskbarProgress`).
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
-/// lock, one at a time; lock order is renderer, then the library's node locks.
+/// lock, one at a time; lock order is renderer, then the library's locks (a tree's domain lock, then one
+/// node lock), never the reverse: nothing in the library calls a renderer under its locks.
+///
+/// User code that runs under the renderer's lock: the `TerminalOutput` passed in (`write`, `size()`), the
+/// `ProgressClock` (`now`), and the `deinit` of anything held only by a finished node, which the renderer
+/// releases while it draws (its handlers, its metadata). Such code may read and update nodes (that is the
+/// lock order above), but must not call this renderer (`print`, `drawFrame`, `start`, `stop`, `run`): its
+/// lock is not recursive, and the call would trap; nor wait for a thread that is calling it.
 public final class TerminalRenderer: Sendable {
     /// How progress is shown.
     public enum Mode: String, Sendable, CaseIterable {
@@ -284,7 +291,7 @@ public final class TerminalRenderer: Sendable {
             switch mode {
             case .live:
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
-                let continuations = SignalRestoration.continuations.load(ordering: .acquiring)
+                let continuations = SignalRestoration.continuations.load(ordering: .relaxed)
                 if continuations != state.continuations {
                     // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and the
                     // handler cleared the taskbar progress.
@@ -361,7 +368,7 @@ struct RendererState {
     var tick = 0
     var printed: [String] = []
     /// `SignalRestoration.continuations` when the last live frame was drawn.
-    var continuations = SignalRestoration.continuations.load(ordering: .acquiring)
+    var continuations = SignalRestoration.continuations.load(ordering: .relaxed)
     var timer: (any DispatchSourceTimer)?
     var resizeSource: (any DispatchSourceSignal)?
 }
