@@ -7,7 +7,7 @@ private struct Reason: Error, CustomStringConvertible {
     let description: String
 }
 
-/// How the terminal shows failure (issue 14): its own mark and colour, the reason, the count of failures
+/// How the terminal shows failure (Docs/Terminal.md): its own mark and colour, the reason, the count of failures
 /// below a node, the summary line of the final frame, plain and json modes, and `OSC 9;4`.
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
@@ -239,8 +239,8 @@ extension FailureRenderingTests {
     }
 
     /// Failed lines kept after their nodes left the tree count against the terminal's height like the
-    /// others: a frame never has more lines than `rows − 1` (it used to, by one line per failed line kept,
-    /// and the terminal scrolled at every frame). Finished lines give way first, then the oldest failed
+    /// others: a frame never has more lines than `rows − 1`, or the terminal would scroll at every frame.
+    /// Finished lines give way first, then the oldest failed
     /// ones: job 3's here (job 2's was forgotten, `keptFinishedChildren`).
     func test_failed_lines_kept_fit_in_the_rows_with_the_hint() {
         let terminal = VirtualTerminal(columns: 60, rows: 6)

@@ -257,4 +257,44 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, ["✗ Fetching rows               ░░░░░░░░░░░░░░░░░░░░░░░░"])
     }
+
+    /// "+N more … and finished lines give way first": when the tree is taller than the terminal, finished
+    /// lines are hidden before any running line.
+    func test_finished_lines_give_way_to_running_lines_when_the_tree_is_taller_than_the_terminal() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 12)
+        root.localizedDescription = "Batch"
+        var children: [ProgressNode] = []
+        for index in 1...12 {
+            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+            child.localizedDescription = "job \(String(format: "%02d", index))"
+            children.append(child)
+        }
+        let terminal = VirtualTerminal(columns: 60, rows: 8)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        for child in children.prefix(3) { child.completedUnitCount = 10 }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch                       ████░░░░░░░░░░░░  25% 3 of 12",
+            "  • job 04                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 05                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 06                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 07                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 08                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  … +7 more",
+        ])
+    }
+
+    /// A label with a line break (a file name can hold one) keeps one line per node, the break shown as a
+    /// space, so the next frame replaces the previous one exactly.
+    func test_a_line_break_in_a_label_does_not_break_the_live_area() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "a\nb"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 2
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["• a b                         ████████▌░░░░░░░░  50% 2 of 4"])
+    }
 }

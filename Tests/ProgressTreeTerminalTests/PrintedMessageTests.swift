@@ -2,8 +2,8 @@ import ProgressTree
 @testable import ProgressTreeTerminal
 import XCTest
 
-/// Messages printed through the renderer may hold text from outside (file names): they never reach the
-/// terminal raw.
+/// Messages printed through the renderer: where they appear (above the live area, alone before the first
+/// frame, below the final one), and that text from outside (file names) never reaches the terminal raw.
 final class PrintedMessageTests: XCTestCase {
     private let hostile = "esc\u{1B}[31mRED.txt"
 
@@ -56,5 +56,34 @@ final class PrintedMessageTests: XCTestCase {
     func test_printable_text_has_no_control_characters() {
         XCTAssertEqual(TerminalText.printable("a\u{0}b\u{1B}c\u{7F}d\u{85}e\nf\tg"), "a b c d e f g")
         XCTAssertEqual(TerminalText.printable("Grüße 🙂"), "Grüße 🙂")
+    }
+
+    /// A message printed after `stop()` in live mode is written below the final frame, not dropped.
+    func test_print_after_stop_is_not_lost() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        root.localizedDescription = "Work"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 1
+        renderer.stop()
+        renderer.print("Imported 1 photo")
+        XCTAssertEqual(terminal.visibleLines, [
+            "✓ Work                        █████████████████ 100% 1 of 1",
+            "Imported 1 photo",
+        ])
+    }
+
+    /// "Quick work never flashes": a message printed during `Options.initialDelay` is written alone, without
+    /// drawing the live area early.
+    func test_print_during_the_initial_delay_writes_the_message_but_no_live_area() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        root.localizedDescription = "Work"
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal) { $0.initialDelay = .milliseconds(200) }
+        renderer.start()
+        renderer.print("Keys: p pause")
+        XCTAssertEqual(terminal.visibleLines, ["Keys: p pause"])
+        XCTAssertTrue(terminal.cursorVisible)
     }
 }
