@@ -219,13 +219,7 @@ final class FailureRenderingTests: XCTestCase {
 extension FailureRenderingTests {
     func test_a_failed_line_stays_while_finished_lines_give_way_to_the_limit() {
         let terminal = VirtualTerminal(columns: 60, rows: 20)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Batch"
-        let jobs = (1...4).map { index in
-            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
-            job.localizedDescription = "job \(index)"
-            return job
-        }
+        let (root, jobs) = makeBatch(jobs: 4, unitsEach: 2)
         let renderer = makeTestRenderer(root, output: terminal) { $0.keptFinishedChildren = 2 }
         renderer.drawFrame()
         jobs[0].fail(Reason(description: "lost"))
@@ -240,17 +234,11 @@ extension FailureRenderingTests {
 
     /// Failed lines kept after their nodes left the tree count against the terminal's height like the
     /// others: a frame never has more lines than `rows − 1`, or the terminal would scroll at every frame.
-    /// Finished lines give way first, then the oldest failed
-    /// ones: job 3's here (job 2's was forgotten, `keptFinishedChildren`).
+    /// Finished lines give way first, then the oldest failed ones: job 3's here (job 2's was forgotten,
+    /// `keptFinishedChildren`).
     func test_failed_lines_kept_fit_in_the_rows_with_the_hint() {
         let terminal = VirtualTerminal(columns: 60, rows: 6)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 6)
-        root.localizedDescription = "Batch"
-        let jobs = (1...6).map { index in
-            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
-            job.localizedDescription = "job \(index)"
-            return job
-        }
+        let (root, jobs) = makeBatch(jobs: 6, unitsEach: 2)
         let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: c cancel" }
         renderer.drawFrame()
         jobs[0].completedUnitCount = 2

@@ -114,12 +114,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_a_tree_taller_than_the_terminal_ends_with_a_more_line() {
         let terminal = VirtualTerminal(columns: 50, rows: 5)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
-        root.localizedDescription = "Batch"
-        for index in 1...10 {
-            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-            child.localizedDescription = "job \(index)"
-        }
+        let (root, _) = makeBatch(jobs: 10, unitsEach: 10)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
@@ -261,14 +256,7 @@ final class LiveRenderingTests: XCTestCase {
     /// "+N more … and finished lines give way first": when the tree is taller than the terminal, finished
     /// lines are hidden before any running line.
     func test_finished_lines_give_way_to_running_lines_when_the_tree_is_taller_than_the_terminal() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 12)
-        root.localizedDescription = "Batch"
-        var children: [ProgressNode] = []
-        for index in 1...12 {
-            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-            child.localizedDescription = "job \(String(format: "%02d", index))"
-            children.append(child)
-        }
+        let (root, children) = makeBatch(jobs: 12, unitsEach: 10) { "job \(String(format: "%02d", $0))" }
         let terminal = VirtualTerminal(columns: 60, rows: 8)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()

@@ -110,17 +110,24 @@ final class LogModeTests: XCTestCase {
         XCTAssertEqual(output.writes, [])
     }
 
-    /// Children that finish in the same frame as the root get their `done` line, before the root's: the
-    /// root's known children are reported as finished before its subtree collapses, and a log never says
-    /// the whole is done before its parts.
-    func test_plain_mode_prints_done_for_children_that_finish_with_the_root_before_the_roots() {
+    /// What `mode` writes for the sync tree, drawn once, when both children finish and `stop()` draws the
+    /// final frame: the children finish in the same frame as the root.
+    private func outputOfChildrenFinishingWithTheRoot(mode: TerminalRenderer.Mode) -> VirtualTerminal {
         let (root, first, second) = makeSyncTree()
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeTestRenderer(root, mode: .plain, output: output)
+        let renderer = makeTestRenderer(root, mode: mode, output: output)
         renderer.drawFrame()
         first.completedUnitCount = 10
         second.completedUnitCount = 10
         renderer.stop()
+        return output
+    }
+
+    /// Children that finish in the same frame as the root get their `done` line, before the root's: the
+    /// root's known children are reported as finished before its subtree collapses, and a log never says
+    /// the whole is done before its parts.
+    func test_plain_mode_prints_done_for_children_that_finish_with_the_root_before_the_roots() {
+        let output = outputOfChildrenFinishingWithTheRoot(mode: .plain)
         XCTAssertEqual(output.allLines, [
             "[  0%] Sync: started, 0 of 2",
             "[  0%] Sync › a.txt: started, 0 of 10",
@@ -134,13 +141,7 @@ final class LogModeTests: XCTestCase {
     /// "A consumer can rebuild the tree from id/parent and keep the last object per id": the last object of
     /// a child that finished together with the root says `finished`, with fraction 1.
     func test_json_last_object_of_a_child_finishing_with_the_root_says_finished() throws {
-        let (root, first, second) = makeSyncTree()
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeTestRenderer(root, mode: .json, output: output)
-        renderer.drawFrame()
-        first.completedUnitCount = 10
-        second.completedUnitCount = 10
-        renderer.stop()
+        let output = outputOfChildrenFinishingWithTheRoot(mode: .json)
         var last: [Int: [String: Any]] = [:]
         for line in output.writes.joined().split(separator: "\n") {
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

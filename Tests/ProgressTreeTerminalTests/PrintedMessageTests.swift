@@ -9,8 +9,7 @@ final class PrintedMessageTests: XCTestCase {
 
     func test_an_escape_sequence_in_a_printed_message_is_shown_as_text_not_obeyed() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         renderer.print(hostile)
@@ -23,8 +22,7 @@ final class PrintedMessageTests: XCTestCase {
 
     func test_a_line_break_in_a_printed_message_makes_two_lines_above_the_live_area() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         renderer.print("two\nlines")
@@ -60,8 +58,7 @@ final class PrintedMessageTests: XCTestCase {
 
     /// A message printed after `stop()` in live mode is written below the final frame, not dropped.
     func test_print_after_stop_is_not_lost() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 1)
         let terminal = VirtualTerminal(columns: 60, rows: 10)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
@@ -77,8 +74,7 @@ final class PrintedMessageTests: XCTestCase {
     /// "Quick work never flashes": a message printed during `Options.initialDelay` is written alone, without
     /// drawing the live area early.
     func test_print_during_the_initial_delay_writes_the_message_but_no_live_area() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let terminal = VirtualTerminal(columns: 60, rows: 10)
         let renderer = makeTestRenderer(root, output: terminal) { $0.initialDelay = .milliseconds(200) }
         renderer.start()
