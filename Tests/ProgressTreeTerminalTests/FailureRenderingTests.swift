@@ -34,8 +34,7 @@ final class FailureRenderingTests: XCTestCase {
     /// A long name is cut before the failure: the name keeps as much as the reason after " — failed: ".
     func test_a_long_name_is_cut_before_the_failure() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Copy"
+        let root = makeRoot("Copy", total: 2)
         let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         file.localizedDescription = "a-rather-long-file-name-of-a-photo.jpg"
         file.completedUnitCount = 3
@@ -68,8 +67,7 @@ final class FailureRenderingTests: XCTestCase {
     /// (`dropOrder`), the percentage stays.
     func test_a_long_reason_is_cut_to_the_width() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
-        root.localizedDescription = "Upload"
+        let root = makeRoot("Upload", total: 10)
         root.completedUnitCount = 5
         root.fail(Reason(description: String(repeating: "the server said no ", count: 10)))
         let renderer = makeTestRenderer(root, output: terminal)
@@ -106,8 +104,7 @@ final class FailureRenderingTests: XCTestCase {
 
     func test_a_failed_root_says_failed_with_its_reason_in_the_summary() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
-        root.localizedDescription = "Loading"
+        let root = makeRoot("Loading", total: -1)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         root.fail(Reason(description: "the archive is not answering"))
@@ -257,8 +254,7 @@ extension FailureRenderingTests {
     /// shown without it on that line; the summary, which has no other name, keeps it.
     func test_a_reason_that_names_the_line_is_shown_without_the_name_on_it() {
         let terminal = VirtualTerminal(columns: 90, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Import"
+        let root = makeRoot("Import", total: 2)
         let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         photo.localizedDescription = "IMG_0004.jpg"
         let renderer = makeTestRenderer(root, output: terminal)

@@ -156,8 +156,7 @@ final class LogModeTests: XCTestCase {
     /// Plain mode prints a line "if it moved, every 5 s", judged by the fraction: a parent whose progress
     /// comes from a child moves without its own completedUnitCount changing, and still gets its line.
     func test_plain_mode_interval_line_for_a_parent_that_moved_through_its_child() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
-        root.localizedDescription = "Sync"
+        let root = makeRoot("Sync", total: 1)
         let child = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
         child.localizedDescription = "step"
         let clock = ManualProgressClock()
@@ -177,8 +176,7 @@ final class LogModeTests: XCTestCase {
 
     /// The finishing event is `done` also for a node first seen already finished (quick work in a log).
     func test_plain_mode_quick_work_ends_with_done() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
-        root.localizedDescription = "Quick"
+        let root = makeRoot("Quick", total: 1)
         let output = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
         let renderer = makeTestRenderer(root, mode: .plain, output: output)
         renderer.start()

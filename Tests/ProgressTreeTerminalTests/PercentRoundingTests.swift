@@ -8,8 +8,7 @@ final class PercentRoundingTests: XCTestCase {
     /// Percent is `fractionCompleted` rounded down, robust to binary floating point: 29 of 100 shows 29%
     /// in live and plain mode, although 0.29 × 100 is 28.999999999999996.
     func test_percent_of_29_of_100_is_29_not_28() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 100)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 100)
         root.completedUnitCount = 29
         let terminal = VirtualTerminal(columns: 60, rows: 5)
         makeTestRenderer(root, output: terminal).drawFrame()

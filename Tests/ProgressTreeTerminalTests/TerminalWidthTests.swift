@@ -16,8 +16,7 @@ final class TerminalWidthTests: XCTestCase {
     /// "Every line is cut to columns − 1 display columns", also with a spinner frame two columns wide
     /// (emoji, a common choice).
     func test_a_wide_spinner_frame_still_fits_the_line() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
-        root.localizedDescription = "Fetching rows"
+        let root = makeRoot("Fetching rows", total: -1)
         var layout = TerminalLayout()
         layout.spinner = ["🌑", "🌒", "🌓", "🌔"]
         let terminal = VirtualTerminal(columns: 60, rows: 10)
@@ -29,8 +28,7 @@ final class TerminalWidthTests: XCTestCase {
     /// With `drawsOnTimer = false` (frames drawn by hand, no SIGWINCH source) the width still follows the
     /// terminal: after it narrows, the next frame fits the new width.
     func test_width_follows_the_terminal_when_drawing_frames_yourself() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let output = ResizableOutput(columns: 80, rows: 10)
         let renderer = makeTestRenderer(root, output: output)
         renderer.drawFrame()
@@ -45,8 +43,7 @@ final class TerminalWidthTests: XCTestCase {
     /// next frame moves up over all of them (two rows per 99-column line on a 60-column terminal) and
     /// clears to the end of the screen once, so no fragment of the old frame stays.
     func test_a_narrower_terminal_moves_up_over_the_rewrapped_lines_and_clears_below() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         child.localizedDescription = "step"
         let output = ResizableOutput(columns: 100, rows: 10)
