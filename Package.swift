@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "ProgressTree"),
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
         // MARK: Examples
-        .target(name: "ExampleSupport", dependencies: ["ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
+        .target(name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
         .executableTarget(
             name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/photo-import"),
         .executableTarget(

@@ -24,6 +24,13 @@ public final class InterruptHandler: Sendable {
     }
 
     /// The pipe's write end, for the signal handler; -1 when no handler is installed.
+    ///
+    /// Both stores are sequentially consistent, and that is load-bearing: the handler may run on any thread,
+    /// and must find the descriptor before `signal(2)` installs it, and -1 before the source's cancel
+    /// handler closes the pipe (a closed descriptor may be reused by an unrelated file). No acquire/release
+    /// pairing orders a store before a system call; a sequentially consistent store's full barrier makes
+    /// it visible to every thread first. The handler's load is relaxed: no ordering could tie it to the
+    /// moment the signal arrives, and it reads a value those barriers have made visible.
     fileprivate static let pipeInput = Atomic<Int32>(-1)
     private static let signals = [SIGINT, SIGTERM, SIGHUP]
     private let source: Mutex<any DispatchSourceRead>
@@ -81,7 +88,7 @@ public final class InterruptHandler: Sendable {
 private func forwardSignal(_ signalNumber: Int32) {
     let savedErrno = errno
     defer { errno = savedErrno }
-    let input = InterruptHandler.pipeInput.load(ordering: .sequentiallyConsistent)
+    let input = InterruptHandler.pipeInput.load(ordering: .relaxed)
     guard input >= 0 else { return }
     var byte = UInt8(truncatingIfNeeded: signalNumber)
     _ = write(input, &byte, 1)

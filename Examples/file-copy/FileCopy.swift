@@ -35,16 +35,7 @@ import ProgressTreeTerminal
 @main
 struct FileCopy {
     static func main() async {
-        let options: Options
-        do {
-            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            fail("\(error)\n\n\(Options.usage)", status: 2)
-        }
-        if options.showHelp {
-            print(Options.usage)
-            return
-        }
+        guard let options = Options.parseCommandLine(program: "file-copy") else { return }
 
         // Everything that can be checked is checked before anything is created: the arguments first, at
         // once, then every entry of SOURCE.
@@ -60,38 +51,18 @@ struct FileCopy {
         root.localizedDescription = "Looking for files in \(TerminalText.printable(options.source))…"
         root.isPausable = true
 
-        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
-        var display = TerminalRenderer.Options()
-        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
-        let renderer = TerminalRenderer(root, mode: options.progress, options: display)
+        let partialFile = PartialFile()
+        // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
+        // the program at once: the file being copied is removed, and the status is 130, 143 or 129.
+        let display = ExampleDisplay(
+            root, mode: options.progress, keys: .pauseResumeCancel, exit: { status in partialFile.removeAndExit(status) })
+        let renderer = display.renderer
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let pacer = LabelPacer(queue: labelQueue) { display in
             if let label = display.label { renderer.print(label) }
         }
-        let partialFile = PartialFile()
-        let keys = renderer.mode == .live ? keyReader : nil
-        // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
-        // the program now: the file being copied is removed, and the status is 130, 143 or 129.
-        let interrupts = InterruptHandler {
-            root.cancel()
-        } cleanUp: {
-            renderer.stop()
-            keys?.stop()
-        } exit: { status in
-            partialFile.removeAndExit(status)
-        }
-        keys?.start { key in
-            switch key {
-            case "p": root.pause()
-            case "r": root.resume()
-            case "c": root.cancel()
-            default: break
-            }
-        }
         func stopShowing() {
-            renderer.stop()
-            keys?.stop()
-            interrupts.stop()
+            display.stop()
         }
 
         renderer.start()

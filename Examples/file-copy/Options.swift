@@ -2,7 +2,7 @@ import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of file-copy.
-struct Options: Sendable {
+struct Options: ExampleOptions, Sendable {
     var source = ""
     var destination = ""
     var progress = TerminalRenderer.Mode.auto

@@ -19,30 +19,14 @@ import Synchronization
 @main
 struct LoadingRows {
     static func main() async {
-        let options: Options
-        do {
-            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            FileHandle.standardError.write(Data("loading-rows: \(error)\n\n\(Options.usage)\n".utf8))
-            exit(2)
-        }
-        if options.showHelp {
-            print(Options.usage)
-            return
-        }
+        guard let options = Options.parseCommandLine(program: "loading-rows") else { return }
 
         let loading = ProgressNode.discreteProgress(totalUnitCount: 0)
         loading.localizedDescription = "Loading customers from the archive…"
-        let renderer = TerminalRenderer(loading, mode: options.progress)
-        // No keys to press, but a key reader keeps what is typed from being echoed over the spinner.
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
-        keys?.start { _ in }
-        let interrupts = InterruptHandler {
-            loading.cancel()  // cancels the fetch too
-        } cleanUp: {
-            renderer.stop()
-            keys?.stop()
-        }
+        // Ctrl-C cancels the node, and so the fetch. No keys to press, but typing is not echoed over the
+        // spinner.
+        let display = ExampleDisplay(loading, mode: options.progress, keys: .ignored)
+        let renderer = display.renderer
         let archive = Archive(delay: .milliseconds(Int(options.delay * 1000)), fails: options.fails)
 
         renderer.start()
@@ -53,9 +37,7 @@ struct LoadingRows {
         } catch {
             result = .failure(error)
         }
-        renderer.stop()  // the node has ended (finished, failed or cancelled): the spinner is gone
-        keys?.stop()
-        interrupts.stop()
+        display.stop()  // the node has ended (finished, failed or cancelled): the spinner is gone
 
         switch result {
         case .success(let customers):

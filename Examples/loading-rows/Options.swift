@@ -2,7 +2,7 @@ import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of loading-rows.
-struct Options: Sendable {
+struct Options: ExampleOptions, Sendable {
     var rows = 12
     var delay = 2.0
     var fails = false

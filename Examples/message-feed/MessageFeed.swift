@@ -21,21 +21,12 @@ struct MessageFeed {
     static let minimumDisplayTime: Duration = .milliseconds(250)
 
     static func main() async {
-        let options: Options
-        do {
-            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            FileHandle.standardError.write(Data("message-feed: \(error)\n\n\(Options.usage)\n".utf8))
-            exit(2)
-        }
-        if options.showHelp {
-            print(Options.usage)
-            return
-        }
+        guard let options = Options.parseCommandLine(program: "message-feed") else { return }
 
         let inbox = ProgressNode.discreteProgress(totalUnitCount: Int64(options.messages))
         inbox.localizedDescription = "Waiting for messages…"
-        let renderer = TerminalRenderer(inbox, mode: options.progress)
+        let display = ExampleDisplay(inbox, mode: options.progress, keys: .ignored)
+        let renderer = display.renderer
         let start = ContinuousClock.now
 
         let stats = LabelStats()
@@ -50,15 +41,6 @@ struct MessageFeed {
                 let time = String(format: "%5.2f s", seconds(start.duration(to: .now)))
                 renderer.print("\(time)  shown  \(label)")
             }
-        }
-        // No keys to press, but a key reader keeps what is typed from being echoed over the live area.
-        let keys = renderer.mode == .live ? TerminalKeyReader() : nil
-        keys?.start { _ in }
-        let interrupts = InterruptHandler {
-            inbox.cancel()
-        } cleanUp: {
-            renderer.stop()
-            keys?.stop()
         }
 
         renderer.start()
@@ -84,9 +66,7 @@ struct MessageFeed {
         }
         pacer.invalidate()
         labelQueue.sync {}  // a label being shown lands before the final frame
-        renderer.stop()
-        keys?.stop()
-        interrupts.stop()
+        display.stop()
 
         let received = inbox.completedUnitCount
         let elapsed = String(format: "%.1f", seconds(start.duration(to: .now)))

@@ -2,7 +2,7 @@ import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of message-feed.
-struct Options: Sendable {
+struct Options: ExampleOptions, Sendable {
     var messages = 120
     var speed = 1.0
     var maximumLag = 250

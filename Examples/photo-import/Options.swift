@@ -2,7 +2,7 @@ import ExampleSupport
 import ProgressTreeTerminal
 
 /// The command line of photo-import.
-struct Options: Sendable {
+struct Options: ExampleOptions, Sendable {
     var photos = 12
     var speed = 1.0
     var concurrentImports = 3

@@ -30,17 +30,7 @@ import Synchronization
 @main
 struct PhotoImport {
     static func main() async {
-        let options: Options
-        do {
-            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            FileHandle.standardError.write(Data("photo-import: \(error)\n\n\(Options.usage)\n".utf8))
-            exit(2)
-        }
-        if options.showHelp {
-            print(Options.usage)
-            return
-        }
+        guard let options = Options.parseCommandLine(program: "photo-import") else { return }
 
         // An album of no photos is one unit, completed at the end: a node of 0 units would never finish,
         // and the log would never say the import is done.
@@ -49,34 +39,16 @@ struct PhotoImport {
         album.localizedDescription = "Importing \(options.photos) photos"
         album.isPausable = true
 
-        let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
-        var display = TerminalRenderer.Options()
-        display.hint = keyReader != nil ? "Keys: p pause · r resume · c cancel · Ctrl-C cancel" : nil
-        let renderer = TerminalRenderer(album, mode: options.progress, options: display)
-        let keys = renderer.mode == .live ? keyReader : nil
-        let interrupts = InterruptHandler {
-            album.cancel()
-        } cleanUp: {
+        let display = ExampleDisplay(album, mode: options.progress, keys: .pauseResumeCancel, cleanUp: {
             WorkerProcesses.terminate()  // SIGTERM, SIGHUP or a second Ctrl-C: the workers end too
-            renderer.stop()
-            keys?.stop()
-        }
-        keys?.start { key in
-            switch key {
-            case "p": album.pause()
-            case "r": album.resume()
-            case "c": album.cancel()
-            default: break
-            }
-        }
+        })
+        let renderer = display.renderer
 
         let start = ContinuousClock.now
         if let workers = options.workers {
             renderer.start()
             let outcome = await importWithWorkers(workers, options: options, into: album, renderer: renderer)
-            renderer.stop()
-            keys?.stop()
-            interrupts.stop()
+            display.stop()
             let elapsed = start.duration(to: .now)
             if album.isCancelled {
                 let percent = Int((album.fractionCompleted * 100).rounded(.down))
@@ -104,9 +76,7 @@ struct PhotoImport {
             // A failed photo is never counted as done, so the album cannot finish: we decide it failed.
             album.fail(IncompleteImport(failed: outcome.failed, photos: options.photoIndices.count))
         }
-        renderer.stop()
-        keys?.stop()
-        interrupts.stop()
+        display.stop()
 
         let elapsed = start.duration(to: .now)
         let quiet = renderer.isPublishing  // a worker: its parent shows the tree and the summary

@@ -2,7 +2,7 @@ import Foundation
 import ExampleSupport
 
 /// The command line of step-flow.
-struct Options: Sendable {
+struct Options: ExampleOptions, Sendable {
     enum Mode: String, Sendable {
         case auto, live, plain
     }

@@ -33,17 +33,7 @@ struct StepFlowDemo {
     ]
 
     static func main() async {
-        let options: Options
-        do {
-            options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-        } catch {
-            FileHandle.standardError.write(Data("step-flow: \(error)\n\n\(Options.usage)\n".utf8))
-            exit(2)
-        }
-        if options.showHelp {
-            print(Options.usage)
-            return
-        }
+        guard let options = Options.parseCommandLine(program: "step-flow") else { return }
         if options.isLive {
             await runLive(options)
         } else {

@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The examples' failure paths (issue 14), run as processes with plain progress: the failure is shown as
-/// one, with its reason, and the exit status is 1.
+/// The examples' failure paths (Docs/Cancellation.md, "Failure"), run as processes with plain progress:
+/// the failure is shown as one, with its reason, and the exit status is 1.
 final class FailureExampleTests: XCTestCase {
     func test_loading_rows_with_fail_shows_the_load_failed_and_exits_1() throws {
         let result = try FileCopyProcess.run(

@@ -7,7 +7,7 @@ import Foundation
 import ProgressTree
 import XCTest
 
-/// `photo-import --workers N` (issue 16): worker processes of the same binary, mounted as one tree.
+/// `photo-import --workers N` (Docs/Mounting.md): worker processes of the same binary, mounted as one tree.
 final class WorkerExampleTests: XCTestCase {
     /// The worker processes of `parent` (from /proc: Linux only), by their `--worker I/N` argument.
     private func workers(of parent: Int32) -> [String: Int32] {

@@ -9,20 +9,22 @@ final class ColumnPriorityTests: XCTestCase {
         LineContent(
             depth: 0, label: "Copying 9 files…", fraction: 0.52, isIndeterminate: false, status: .running,
             completedUnitCount: 52, totalUnitCount: 100, describedCounts: "4.8 MB of 9.3 MB",
-            throughput: "12.3 MB/s", timeRemaining: "1m 05s"),
+            throughput: 12_300_000, timeRemaining: 65),
         LineContent(
             depth: 1, label: "Copying “holiday-photos-2024-final.tar”…", fraction: 0.25, isIndeterminate: false,
             status: .running, completedUnitCount: 1, totalUnitCount: 4, describedCounts: "1 MB of 4 MB",
-            throughput: "12.3 MB/s", timeRemaining: "19s"),
+            throughput: 12_300_000, timeRemaining: 19),
     ]
 
-    private func frame(_ lines: [LineContent], columns: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
-        LineFormatter(layout: .default, colors: false).format(lines, width: columns - 1, tick: 0, sticky: &sticky)
+    /// A frame drawn by `formatter`, which keeps the widths of earlier frames.
+    private func frame(_ lines: [LineContent], columns: Int, formatter: inout LineFormatter) -> [String] {
+        formatter.format(lines, columns: columns, tick: 0)
     }
 
+    /// A first frame.
     private func frame(_ lines: [LineContent], columns: Int) -> [String] {
-        var sticky: [TerminalLayout.Column: Int] = [:]
-        return frame(lines, columns: columns, sticky: &sticky)
+        var formatter = LineFormatter(layout: .default, colors: false)
+        return frame(lines, columns: columns, formatter: &formatter)
     }
 
     /// The label keeps half the line, room for longer names to come; the bar has the rest.
@@ -74,12 +76,12 @@ final class ColumnPriorityTests: XCTestCase {
     /// Throughput and time remaining appear after a few seconds: the bar keeps the width of the first
     /// frame, and the label gives way.
     func test_the_bar_keeps_its_width_when_throughput_and_time_remaining_appear() {
-        var sticky: [TerminalLayout.Column: Int] = [:]
-        XCTAssertEqual(frame(withoutEstimates, columns: 80, sticky: &sticky), [
+        var formatter = LineFormatter(layout: .default, colors: false)
+        XCTAssertEqual(frame(withoutEstimates, columns: 80, formatter: &formatter), [
             "• Copying 9 files…                      ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB",
             "  • Copying “holiday-photos-2024-final… ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB    ",
         ])
-        XCTAssertEqual(frame(copying, columns: 80, sticky: &sticky), [
+        XCTAssertEqual(frame(copying, columns: 80, formatter: &formatter), [
             "• Copying 9 files…     ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
             "  • Copying “holiday-… ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
         ])
@@ -89,14 +91,14 @@ final class ColumnPriorityTests: XCTestCase {
     /// to come, so the bar narrows to 17 cells at 80 columns. When throughput and time remaining appear
     /// and a long name comes, the bar keeps that width and the name is not cut to the label's minimum.
     func test_at_the_first_frame_the_label_gets_room_for_longer_names_to_come() {
-        var sticky: [TerminalLayout.Column: Int] = [:]
+        var formatter = LineFormatter(layout: .default, colors: false)
         var short = withoutEstimates
         short[1].label = "Copying “a.txt”…"
-        XCTAssertEqual(frame(short, columns: 80, sticky: &sticky), [
+        XCTAssertEqual(frame(short, columns: 80, formatter: &formatter), [
             "• Copying 9 files…                      ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB",
             "  • Copying “a.txt”…                    ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB    ",
         ])
-        XCTAssertEqual(frame(copying, columns: 80, sticky: &sticky), [
+        XCTAssertEqual(frame(copying, columns: 80, formatter: &formatter), [
             "• Copying 9 files…     ████████▊░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
             "  • Copying “holiday-… ████▎░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
         ])
@@ -116,20 +118,20 @@ final class ColumnPriorityTests: XCTestCase {
     /// Short labels first leave the bar wider than the label's minimum needs; when the new columns would
     /// leave the label less than its minimum, the bar narrows that far and no further, and stays so.
     func test_the_bar_narrows_only_as_far_as_the_labels_minimum_needs_and_stays() {
-        var sticky: [TerminalLayout.Column: Int] = [:]
+        var formatter = LineFormatter(layout: .default, colors: false)
         var short = withoutEstimates
         short[1].label = "Copying “a.txt”…"
-        XCTAssertEqual(frame(short, columns: 60, sticky: &sticky), [
+        XCTAssertEqual(frame(short, columns: 60, formatter: &formatter), [
             "• Copying 9 files…    ███████▊░░░░░░░  52% 4.8 MB of 9.3 MB",
             "  • Copying “a.txt”…  ███▊░░░░░░░░░░░  25% 1 MB of 4 MB    ",
         ])
         var shortWithEstimates = copying
         shortWithEstimates[1].label = "Copying “a.txt”…"
-        XCTAssertEqual(frame(shortWithEstimates, columns: 60, sticky: &sticky), [
+        XCTAssertEqual(frame(shortWithEstimates, columns: 60, formatter: &formatter), [
             "• Copying 9 fil… ██████▊░░░░░░  52% 4.8 MB of 9.3 MB 1m 05s",
             "  • Copying “a.… ███▎░░░░░░░░░  25% 1 MB of 4 MB        19s",
         ])
-        XCTAssertEqual(frame(copying, columns: 60, sticky: &sticky), [
+        XCTAssertEqual(frame(copying, columns: 60, formatter: &formatter), [
             "• Copying 9 fil… ██████▊░░░░░░  52% 4.8 MB of 9.3 MB 1m 05s",
             "  • Copying “ho… ███▎░░░░░░░░░  25% 1 MB of 4 MB        19s",
         ])

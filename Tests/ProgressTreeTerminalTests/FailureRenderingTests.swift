@@ -7,7 +7,7 @@ private struct Reason: Error, CustomStringConvertible {
     let description: String
 }
 
-/// How the terminal shows failure (issue 14): its own mark and colour, the reason, the count of failures
+/// How the terminal shows failure (Docs/Terminal.md): its own mark and colour, the reason, the count of failures
 /// below a node, the summary line of the final frame, plain and json modes, and `OSC 9;4`.
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
@@ -34,8 +34,7 @@ final class FailureRenderingTests: XCTestCase {
     /// A long name is cut before the failure: the name keeps as much as the reason after " — failed: ".
     func test_a_long_name_is_cut_before_the_failure() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Copy"
+        let root = makeRoot("Copy", total: 2)
         let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         file.localizedDescription = "a-rather-long-file-name-of-a-photo.jpg"
         file.completedUnitCount = 3
@@ -68,8 +67,7 @@ final class FailureRenderingTests: XCTestCase {
     /// (`dropOrder`), the percentage stays.
     func test_a_long_reason_is_cut_to_the_width() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
-        root.localizedDescription = "Upload"
+        let root = makeRoot("Upload", total: 10)
         root.completedUnitCount = 5
         root.fail(Reason(description: String(repeating: "the server said no ", count: 10)))
         let renderer = makeTestRenderer(root, output: terminal)
@@ -106,8 +104,7 @@ final class FailureRenderingTests: XCTestCase {
 
     func test_a_failed_root_says_failed_with_its_reason_in_the_summary() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
-        root.localizedDescription = "Loading"
+        let root = makeRoot("Loading", total: -1)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         root.fail(Reason(description: "the archive is not answering"))
@@ -219,13 +216,7 @@ final class FailureRenderingTests: XCTestCase {
 extension FailureRenderingTests {
     func test_a_failed_line_stays_while_finished_lines_give_way_to_the_limit() {
         let terminal = VirtualTerminal(columns: 60, rows: 20)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Batch"
-        let jobs = (1...4).map { index in
-            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
-            job.localizedDescription = "job \(index)"
-            return job
-        }
+        let (root, jobs) = makeBatch(jobs: 4, unitsEach: 2)
         let renderer = makeTestRenderer(root, output: terminal) { $0.keptFinishedChildren = 2 }
         renderer.drawFrame()
         jobs[0].fail(Reason(description: "lost"))
@@ -239,18 +230,12 @@ extension FailureRenderingTests {
     }
 
     /// Failed lines kept after their nodes left the tree count against the terminal's height like the
-    /// others: a frame never has more lines than `rows − 1` (it used to, by one line per failed line kept,
-    /// and the terminal scrolled at every frame). Finished lines give way first, then the oldest failed
-    /// ones: job 3's here (job 2's was forgotten, `keptFinishedChildren`).
+    /// others: a frame never has more lines than `rows − 1`, or the terminal would scroll at every frame.
+    /// Finished lines give way first, then the oldest failed ones: job 3's here (job 2's was forgotten,
+    /// `keptFinishedChildren`).
     func test_failed_lines_kept_fit_in_the_rows_with_the_hint() {
         let terminal = VirtualTerminal(columns: 60, rows: 6)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 6)
-        root.localizedDescription = "Batch"
-        let jobs = (1...6).map { index in
-            let job = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
-            job.localizedDescription = "job \(index)"
-            return job
-        }
+        let (root, jobs) = makeBatch(jobs: 6, unitsEach: 2)
         let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: c cancel" }
         renderer.drawFrame()
         jobs[0].completedUnitCount = 2
@@ -269,8 +254,7 @@ extension FailureRenderingTests {
     /// shown without it on that line; the summary, which has no other name, keeps it.
     func test_a_reason_that_names_the_line_is_shown_without_the_name_on_it() {
         let terminal = VirtualTerminal(columns: 90, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Import"
+        let root = makeRoot("Import", total: 2)
         let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         photo.localizedDescription = "IMG_0004.jpg"
         let renderer = makeTestRenderer(root, output: terminal)

@@ -6,8 +6,7 @@ import XCTest
 final class HintLineTests: XCTestCase {
     func test_the_hint_is_under_the_tree_while_live_and_gone_after_stop() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         root.completedUnitCount = 2
         let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: p pause · c cancel\u{1B}[31m" }
         renderer.drawFrame()
@@ -24,8 +23,7 @@ final class HintLineTests: XCTestCase {
 
     func test_the_hint_takes_a_row_from_a_tree_taller_than_the_terminal() {
         let terminal = VirtualTerminal(columns: 60, rows: 4)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         for index in 1...4 {
             ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1).localizedDescription = "step \(index)"
         }

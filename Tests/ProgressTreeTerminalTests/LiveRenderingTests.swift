@@ -58,8 +58,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_indeterminate_node_shows_a_spinner_that_moves_and_a_pulse_instead_of_a_percentage() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
-        root.localizedDescription = "Fetching rows"
+        let root = makeRoot("Fetching rows", total: -1)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, ["⠙ Fetching rows               ░███░░░░░░░░░░░░░░░░░░░░"])
@@ -69,8 +68,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_paused_and_cancelled_nodes_are_marked() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Sync"
+        let root = makeRoot("Sync", total: 2)
         let first = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
         first.localizedDescription = "first"
         let second = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
@@ -102,8 +100,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_wide_characters_and_emoji_count_two_columns_when_cutting_labels() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "写真を読み込んでいます📷 とても長いラベル"
+        let root = makeRoot("写真を読み込んでいます📷 とても長いラベル", total: 4)
         root.completedUnitCount = 1
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
@@ -114,12 +111,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_a_tree_taller_than_the_terminal_ends_with_a_more_line() {
         let terminal = VirtualTerminal(columns: 50, rows: 5)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
-        root.localizedDescription = "Batch"
-        for index in 1...10 {
-            let child = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-            child.localizedDescription = "job \(index)"
-        }
+        let (root, _) = makeBatch(jobs: 10, unitsEach: 10)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
@@ -132,8 +124,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_finished_children_stay_as_one_collapsed_line_and_only_the_most_recent_are_kept() {
         let terminal = VirtualTerminal(columns: 60, rows: 20)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 5)
-        root.localizedDescription = "Batch"
+        let root = makeRoot("Batch", total: 5)
         let renderer = renderer(root, terminal) { $0.keptFinishedChildren = 2 }
         var children: [ProgressNode] = []
         for index in 1...4 {
@@ -158,8 +149,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_a_shorter_frame_blanks_the_lines_it_no_longer_uses() {
         let terminal = VirtualTerminal(columns: 60, rows: 20)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
-        root.localizedDescription = "Batch"
+        let root = makeRoot("Batch", total: 2)
         let child = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
         child.localizedDescription = "job"
         let renderer = renderer(root, terminal) { $0.keptFinishedChildren = 0 }
@@ -185,8 +175,7 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_lines_printed_through_the_renderer_appear_above_the_live_area() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         renderer.print("first message")
@@ -202,8 +191,7 @@ final class LiveRenderingTests: XCTestCase {
     func test_nothing_is_drawn_before_the_initial_delay_but_stop_leaves_the_final_frame() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
         let clock = ManualProgressClock()
-        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
-        root.localizedDescription = "Quick"
+        let root = makeRoot("Quick", total: 1)
         let renderer = renderer(root, terminal, clock: clock) { $0.initialDelay = .milliseconds(200) }
         renderer.start()
         renderer.drawFrame()
@@ -232,8 +220,7 @@ final class LiveRenderingTests: XCTestCase {
 
     /// The customization snippet of Docs/Terminal.md.
     func test_guide_custom_layout() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         root.completedUnitCount = 1
         var layout = TerminalLayout()
         layout.columns = [.label, .percent, .bar]      // which columns, in what order
@@ -249,12 +236,43 @@ final class LiveRenderingTests: XCTestCase {
 
     func test_a_cancelled_indeterminate_node_shows_an_empty_bar_and_its_mark_instead_of_a_pulse() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: -1)
-        root.localizedDescription = "Fetching rows"
+        let root = makeRoot("Fetching rows", total: -1)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         root.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, ["✗ Fetching rows               ░░░░░░░░░░░░░░░░░░░░░░░░"])
+    }
+
+    /// "+N more … and finished lines give way first": when the tree is taller than the terminal, finished
+    /// lines are hidden before any running line.
+    func test_finished_lines_give_way_to_running_lines_when_the_tree_is_taller_than_the_terminal() {
+        let (root, children) = makeBatch(jobs: 12, unitsEach: 10) { "job \(String(format: "%02d", $0))" }
+        let terminal = VirtualTerminal(columns: 60, rows: 8)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        for child in children.prefix(3) { child.completedUnitCount = 10 }
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, [
+            "• Batch                       ████░░░░░░░░░░░░  25% 3 of 12",
+            "  • job 04                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 05                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 06                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 07                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 08                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  … +7 more",
+        ])
+    }
+
+    /// A label with a line break (a file name can hold one) keeps one line per node, the break shown as a
+    /// space, so the next frame replaces the previous one exactly.
+    func test_a_line_break_in_a_label_does_not_break_the_live_area() {
+        let root = makeRoot("a\nb", total: 4)
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 2
+        renderer.drawFrame()
+        XCTAssertEqual(terminal.visibleLines, ["• a b                         ████████▌░░░░░░░░  50% 2 of 4"])
     }
 }

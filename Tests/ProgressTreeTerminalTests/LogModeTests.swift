@@ -109,4 +109,79 @@ final class LogModeTests: XCTestCase {
         renderer.stop()
         XCTAssertEqual(output.writes, [])
     }
+
+    /// What `mode` writes for the sync tree, drawn once, when both children finish and `stop()` draws the
+    /// final frame: the children finish in the same frame as the root.
+    private func outputOfChildrenFinishingWithTheRoot(mode: TerminalRenderer.Mode) -> VirtualTerminal {
+        let (root, first, second) = makeSyncTree()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeTestRenderer(root, mode: mode, output: output)
+        renderer.drawFrame()
+        first.completedUnitCount = 10
+        second.completedUnitCount = 10
+        renderer.stop()
+        return output
+    }
+
+    /// Children that finish in the same frame as the root get their `done` line, before the root's: the
+    /// root's known children are reported as finished before its subtree collapses, and a log never says
+    /// the whole is done before its parts.
+    func test_plain_mode_prints_done_for_children_that_finish_with_the_root_before_the_roots() {
+        let output = outputOfChildrenFinishingWithTheRoot(mode: .plain)
+        XCTAssertEqual(output.allLines, [
+            "[  0%] Sync: started, 0 of 2",
+            "[  0%] Sync › a.txt: started, 0 of 10",
+            "[  0%] Sync › b.txt: started, 0 of 10",
+            "[100%] Sync › a.txt: done, 10 of 10",
+            "[100%] Sync › b.txt: done, 10 of 10",
+            "[100%] Sync: done, 2 of 2",
+        ])
+    }
+
+    /// "A consumer can rebuild the tree from id/parent and keep the last object per id": the last object of
+    /// a child that finished together with the root says `finished`, with fraction 1.
+    func test_json_last_object_of_a_child_finishing_with_the_root_says_finished() throws {
+        let output = outputOfChildrenFinishingWithTheRoot(mode: .json)
+        var last: [Int: [String: Any]] = [:]
+        for line in output.writes.joined().split(separator: "\n") {
+            let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            last[try XCTUnwrap(object["id"] as? Int)] = object
+        }
+        XCTAssertEqual(last[1]?["state"] as? String, "finished")
+        XCTAssertEqual(last[2]?["state"] as? String, "finished")
+        XCTAssertEqual(last[2]?["fraction"] as? Double, 1)
+        XCTAssertEqual(last[3]?["state"] as? String, "finished")
+    }
+
+    /// Plain mode prints a line "if it moved, every 5 s", judged by the fraction: a parent whose progress
+    /// comes from a child moves without its own completedUnitCount changing, and still gets its line.
+    func test_plain_mode_interval_line_for_a_parent_that_moved_through_its_child() {
+        let root = makeRoot("Sync", total: 1)
+        let child = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+        child.localizedDescription = "step"
+        let clock = ManualProgressClock()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeTestRenderer(root, mode: .plain, output: output, clock: clock)
+        renderer.drawFrame()
+        child.completedUnitCount = 5
+        clock.advance(by: .seconds(6))
+        renderer.drawFrame()
+        XCTAssertEqual(output.allLines, [
+            "[  0%] Sync: started, 0 of 1",
+            "[  0%] Sync › step: started, 0 of 100",
+            "[  5%] Sync: 0 of 1",
+            "[  5%] Sync › step: 5 of 100",
+        ])
+    }
+
+    /// The finishing event is `done` also for a node first seen already finished (quick work in a log).
+    func test_plain_mode_quick_work_ends_with_done() {
+        let root = makeRoot("Quick", total: 1)
+        let output = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
+        let renderer = makeTestRenderer(root, mode: .plain, output: output)
+        renderer.start()
+        root.completedUnitCount = 1
+        renderer.stop()
+        XCTAssertEqual(output.allLines, ["[100%] Quick: done, 1 of 1"])
+    }
 }

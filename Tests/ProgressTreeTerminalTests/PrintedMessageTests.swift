@@ -2,15 +2,14 @@ import ProgressTree
 @testable import ProgressTreeTerminal
 import XCTest
 
-/// Messages printed through the renderer may hold text from outside (file names): they never reach the
-/// terminal raw.
+/// Messages printed through the renderer: where they appear (above the live area, alone before the first
+/// frame, below the final one), and that text from outside (file names) never reaches the terminal raw.
 final class PrintedMessageTests: XCTestCase {
     private let hostile = "esc\u{1B}[31mRED.txt"
 
     func test_an_escape_sequence_in_a_printed_message_is_shown_as_text_not_obeyed() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         renderer.print(hostile)
@@ -23,8 +22,7 @@ final class PrintedMessageTests: XCTestCase {
 
     func test_a_line_break_in_a_printed_message_makes_two_lines_above_the_live_area() {
         let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
-        root.localizedDescription = "Work"
+        let root = makeRoot("Work", total: 4)
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         renderer.print("two\nlines")
@@ -56,5 +54,32 @@ final class PrintedMessageTests: XCTestCase {
     func test_printable_text_has_no_control_characters() {
         XCTAssertEqual(TerminalText.printable("a\u{0}b\u{1B}c\u{7F}d\u{85}e\nf\tg"), "a b c d e f g")
         XCTAssertEqual(TerminalText.printable("Grüße 🙂"), "Grüße 🙂")
+    }
+
+    /// A message printed after `stop()` in live mode is written below the final frame, not dropped.
+    func test_print_after_stop_is_not_lost() {
+        let root = makeRoot("Work", total: 1)
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal)
+        renderer.drawFrame()
+        root.completedUnitCount = 1
+        renderer.stop()
+        renderer.print("Imported 1 photo")
+        XCTAssertEqual(terminal.visibleLines, [
+            "✓ Work                        █████████████████ 100% 1 of 1",
+            "Imported 1 photo",
+        ])
+    }
+
+    /// "Quick work never flashes": a message printed during `Options.initialDelay` is written alone, without
+    /// drawing the live area early.
+    func test_print_during_the_initial_delay_writes_the_message_but_no_live_area() {
+        let root = makeRoot("Work", total: 4)
+        let terminal = VirtualTerminal(columns: 60, rows: 10)
+        let renderer = makeTestRenderer(root, output: terminal) { $0.initialDelay = .milliseconds(200) }
+        renderer.start()
+        renderer.print("Keys: p pause")
+        XCTAssertEqual(terminal.visibleLines, ["Keys: p pause"])
+        XCTAssertTrue(terminal.cursorVisible)
     }
 }

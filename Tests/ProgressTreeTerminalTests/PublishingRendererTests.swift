@@ -9,7 +9,7 @@ import XCTest
 
 @testable import ProgressTreeTerminal
 
-/// A renderer started with `PROGRESSTREE_FD` publishes to that descriptor instead of drawing (issue 16).
+/// A renderer started with `PROGRESSTREE_FD` publishes to that descriptor instead of drawing (Docs/Mounting.md).
 final class PublishingRendererTests: XCTestCase {
     func test_a_renderer_with_progresstree_fd_publishes_instead_of_drawing_and_takes_commands() throws {
         var ends: [Int32] = [-1, -1]

@@ -43,20 +43,10 @@ final class SignalRestorationTests: XCTestCase {
     /// What the handlers write while the cursor is hidden on the write end of a pipe, read back once it is
     /// closed.
     private func written(by body: (Int32) -> Void) throws -> String {
-        var ends: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&ends), 0)
-        defer { close(ends[0]) }
-        SignalRestoration.cursorHidden(on: ends[1])
-        body(ends[1])
-        SignalRestoration.cursorRestored()
-        close(ends[1])
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let count = read(ends[0], &buffer, buffer.count)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
+        writtenToPipe { descriptor in
+            SignalRestoration.cursorHidden(on: descriptor)
+            body(descriptor)
+            SignalRestoration.cursorRestored()
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

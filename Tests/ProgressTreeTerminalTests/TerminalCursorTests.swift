@@ -32,18 +32,6 @@ final class TerminalCursorTests: XCTestCase {
 
     /// What `body` writes to an output on the write end of a pipe, read back once it is closed.
     private func written(by body: (FileDescriptorOutput) -> Void) throws -> String {
-        var ends: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&ends), 0)
-        defer { close(ends[0]) }
-        body(FileDescriptorOutput(descriptor: ends[1]))
-        close(ends[1])
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let count = read(ends[0], &buffer, buffer.count)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        writtenToPipe { body(FileDescriptorOutput(descriptor: $0)) }
     }
 }

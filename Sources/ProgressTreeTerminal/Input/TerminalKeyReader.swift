@@ -62,6 +62,14 @@ public final class TerminalKeyReader: Sendable {
 /// after it is published through `saved`, and never freed: a signal handler may read it at any moment,
 /// without a lock. `enterKeyMode` publishes a new buffer only when the terminal's settings differ from the
 /// published ones, so a program that starts and stops reading keys many times keeps one buffer.
+///
+/// Memory ordering. `saved` publishes the buffer: stored releasing after the buffer (and `savedDescriptor`)
+/// are written, loaded acquiring before the buffer is read, so `savedDescriptor` itself is relaxed. Setting
+/// `isActive` is the one sequentially consistent access, for the reason `SignalRestoration` gives: a handler
+/// on any thread must see it before `tcsetattr(2)` changes the terminal, and no acquire/release pairing
+/// orders a store before a system call. Handlers read `isActive` acquiring (the `exchange` in `restore`
+/// reads the latest value, being a read-modify-write), which also makes the buffer published before it
+/// visible to `setSaved`.
 enum TerminalModeRestoration {
     private static let saved = Atomic<UInt>(0)  // address of two `termios`, or 0
     private static let savedDescriptor = Atomic<Int32>(-1)
@@ -71,9 +79,9 @@ enum TerminalModeRestoration {
     static func enterKeyMode(_ descriptor: Int32) {
         guard var original = Platform.terminalSettings(descriptor) else { return }
         let published = UnsafeMutablePointer<Platform.TerminalSettings>(
-            bitPattern: saved.load(ordering: .sequentiallyConsistent))
+            bitPattern: saved.load(ordering: .acquiring))
         let buffer: UnsafeMutablePointer<Platform.TerminalSettings>
-        if let published, savedDescriptor.load(ordering: .sequentiallyConsistent) == descriptor,
+        if let published, savedDescriptor.load(ordering: .relaxed) == descriptor,
             withUnsafeBytes(of: &original, { $0.elementsEqual(UnsafeRawBufferPointer(start: published, count: $0.count)) })
         {
             buffer = published
@@ -81,8 +89,8 @@ enum TerminalModeRestoration {
             buffer = .allocate(capacity: 2)
             buffer.initialize(to: original)
             (buffer + 1).initialize(to: Platform.keyMode(of: original))
-            savedDescriptor.store(descriptor, ordering: .sequentiallyConsistent)
-            saved.store(UInt(bitPattern: buffer), ordering: .sequentiallyConsistent)
+            savedDescriptor.store(descriptor, ordering: .relaxed)
+            saved.store(UInt(bitPattern: buffer), ordering: .releasing)
         }
         isActive.store(true, ordering: .sequentiallyConsistent)
         Platform.setTerminalSettings(descriptor, buffer + 1)
@@ -91,29 +99,29 @@ enum TerminalModeRestoration {
 
     /// Restores the mode from before key mode, if key mode is on, and ends key mode. Async-signal-safe.
     static func restore() {
-        guard isActive.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        guard isActive.exchange(false, ordering: .acquiring) else { return }
         setSaved(index: 0)
     }
 
     /// Restores the mode from before key mode while the process is stopped; key mode stays on, for
     /// `resume()`. Async-signal-safe.
     static func suspend() {
-        guard isActive.load(ordering: .sequentiallyConsistent) else { return }
+        guard isActive.load(ordering: .acquiring) else { return }
         setSaved(index: 0)
     }
 
     /// Key mode again after `suspend()`, if the process is in the terminal's foreground. Async-signal-safe.
     static func resume() {
-        guard isActive.load(ordering: .sequentiallyConsistent),
-            Platform.isForeground(savedDescriptor.load(ordering: .sequentiallyConsistent))
+        guard isActive.load(ordering: .acquiring),
+            Platform.isForeground(savedDescriptor.load(ordering: .relaxed))
         else { return }
         setSaved(index: 1)
     }
 
     private static func setSaved(index: Int) {
         guard let settings = UnsafePointer<Platform.TerminalSettings>(
-            bitPattern: saved.load(ordering: .sequentiallyConsistent))
+            bitPattern: saved.load(ordering: .acquiring))
         else { return }
-        Platform.setTerminalSettings(savedDescriptor.load(ordering: .sequentiallyConsistent), settings + index)
+        Platform.setTerminalSettings(savedDescriptor.load(ordering: .relaxed), settings + index)
     }
 }

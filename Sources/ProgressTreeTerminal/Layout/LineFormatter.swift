@@ -5,22 +5,45 @@
 struct LineFormatter {
     let layout: TerminalLayout
     let colors: Bool
+    /// Widths carried from frame to frame while the terminal keeps its width (see `format`): the least
+    /// width of each text column and the label's need, and the width the bar keeps.
+    private var stickyWidths: [TerminalLayout.Column: Int] = [:]
+    /// The terminal width `stickyWidths` were measured at.
+    private var stickyColumns = 0
 
-    /// Formats `lines` for a terminal `width` columns wide. `tick` advances spinners and pulses (one step
-    /// per frame). Every returned line is exactly `width` columns of visible text.
+    init(layout: TerminalLayout, colors: Bool) {
+        self.layout = layout
+        self.colors = colors
+    }
+
+    /// Formats `lines` for a terminal `columns` wide: every returned line is exactly `columns - 1` columns
+    /// of visible text (the last column stays free, so a full line never wraps). `tick` advances spinners
+    /// and pulses (one step per frame).
     ///
-    /// `sticky` carries widths from frame to frame while the terminal keeps its width: the text columns
-    /// and the label's need never narrow, and the bar keeps the width of the first frame (it narrows only
-    /// when a column that appeared later leaves the label less than its minimum, or for a failure: see
-    /// `ColumnPlan`), so the bar does not jump as numbers and labels change length: the label gives way.
-    func format(_ lines: [LineContent], width: Int, tick: Int, sticky: inout [TerminalLayout.Column: Int]) -> [String] {
-        guard width > 0 else { return lines.map { _ in "" } }
-        let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: sticky)
-        for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
-            if let used = plan.widths[column] { sticky[column] = max(sticky[column] ?? 0, used) }
+    /// Widths are sticky while the terminal keeps its width: the text columns and the label's need never
+    /// narrow, and the bar keeps the width of the first frame (it narrows only when a column that appeared
+    /// later leaves the label less than its minimum, or for a failure: see `ColumnPlan`), so the bar does
+    /// not jump as numbers and labels change length: the label gives way. A new terminal width starts
+    /// afresh. The `final` frame keeps no width for text columns whose values are gone (the counts,
+    /// throughput and time remaining of finished work): nothing moves after it, and the room goes to the
+    /// labels.
+    mutating func format(_ lines: [LineContent], columns: Int, tick: Int, final: Bool = false) -> [String] {
+        if stickyColumns != columns {
+            stickyWidths = [:]
+            stickyColumns = columns
         }
-        sticky[.label] = max(sticky[.label] ?? 0, plan.labelNeed)
-        if let bar = plan.widths[.bar] { sticky[.bar] = bar }
+        if final {
+            for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
+                stickyWidths[column] = nil
+            }
+        }
+        let width = max(1, columns - 1)
+        let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: stickyWidths)
+        for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
+            if let used = plan.widths[column] { stickyWidths[column] = max(stickyWidths[column] ?? 0, used) }
+        }
+        stickyWidths[.label] = max(stickyWidths[.label] ?? 0, plan.labelNeed)
+        if let bar = plan.widths[.bar] { stickyWidths[.bar] = bar }
         return lines.map { render($0, plan: plan, width: width, tick: tick) }
     }
 
@@ -40,9 +63,9 @@ struct LineFormatter {
             case .counts:
                 parts.append(style(DisplayWidth.pad(line.counts, toColumns: columnWidth), layout.colors.secondary))
             case .throughput:
-                parts.append(style(leftPad(line.throughput ?? "", columnWidth), layout.colors.secondary))
+                parts.append(style(leftPad(line.throughputText ?? "", columnWidth), layout.colors.secondary))
             case .timeRemaining:
-                parts.append(style(leftPad(line.timeRemaining ?? "", columnWidth), layout.colors.secondary))
+                parts.append(style(leftPad(line.timeRemainingColumnText ?? "", columnWidth), layout.colors.secondary))
             }
         }
         return parts.joined(separator: " ")
@@ -168,9 +191,9 @@ struct ColumnPlan {
             case .bar: natural[.bar] = layout.barWidth.lowerBound
             case .percent: natural[.percent] = 4
             case .counts: natural[.counts] = max(widest { $0.counts }, minimums[.counts] ?? 0)
-            case .throughput: natural[.throughput] = max(widest { $0.throughput }, minimums[.throughput] ?? 0)
+            case .throughput: natural[.throughput] = max(widest { $0.throughputText }, minimums[.throughput] ?? 0)
             case .timeRemaining:
-                natural[.timeRemaining] = max(widest { $0.timeRemaining }, minimums[.timeRemaining] ?? 0)
+                natural[.timeRemaining] = max(widest { $0.timeRemainingColumnText }, minimums[.timeRemaining] ?? 0)
             }
         }
         // Columns with nothing to show take no room.

@@ -18,6 +18,22 @@ import Synchronization
 /// `raise(2)` (through `Platform`).
 /// Handlers are installed only for signals whose disposition is the default, so a program that handles
 /// SIGINT itself (for example to cancel its work) keeps its own handling and stops the renderer itself.
+///
+/// Memory ordering. A handler runs on whichever thread the kernel picks, between any two instructions,
+/// and knows what is on the terminal only from these atomics. What it must agree with is the order of the
+/// renderer's stores and the renderer's `write(2)` calls to the terminal (and `raise(SIGSTOP)`), which no
+/// acquire/release pairing can express: a system call is not a memory operation. So the stores that must
+/// be visible to every thread before the next bytes reach the terminal are sequentially consistent, whose
+/// full barrier makes each visible before the system call after it starts: the descriptor whose cursor is
+/// hidden (`cursorHidden`, and -1 in `cursorRestored`), a taskbar progress about to be shown, the lines of
+/// the live area just written, and `isSuspended` before the process stops. These five are load-bearing.
+/// Every other access is relaxed: the handlers' `exchange`s are read-modify-writes, which read the latest
+/// value whatever their ordering and let exactly one handler act; the handlers' loads read values those
+/// barriers already made visible, and no ordering could tie a load to the moment a signal arrives; the
+/// renderer's loads of `hiddenCursorDescriptor` read what its own `start()` stored; `cursorRestored`'s
+/// other stores are guarded by the descriptor, so any mix of old and new values is harmless; and
+/// `continuations` is a counter compared for change that publishes no other memory (what the handler
+/// did to the terminal is I/O).
 enum SignalRestoration {
     /// The descriptor whose cursor is hidden, or -1.
     private static let hiddenCursorDescriptor = Atomic<Int32>(-1)
@@ -40,34 +56,34 @@ enum SignalRestoration {
 
     static func cursorRestored() {
         hiddenCursorDescriptor.store(-1, ordering: .sequentiallyConsistent)
-        liveAreaLines.store(0, ordering: .sequentiallyConsistent)
-        taskbarProgressShown.store(false, ordering: .sequentiallyConsistent)
+        liveAreaLines.store(0, ordering: .relaxed)
+        taskbarProgressShown.store(false, ordering: .relaxed)
     }
 
     /// A renderer is about to write a taskbar progress that shows something (`shown`), or has written the
     /// one that clears it, on `descriptor`.
     static func taskbarProgress(shown: Bool, on descriptor: Int32) {
-        guard descriptor == hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent) else { return }
+        guard descriptor == hiddenCursorDescriptor.load(ordering: .relaxed) else { return }
         taskbarProgressShown.store(shown, ordering: .sequentiallyConsistent)
     }
 
     /// Writes `OSC 9;4;0;0` (cleared) if a renderer's taskbar progress is shown. Async-signal-safe.
     private static func clearTaskbarProgress(on descriptor: Int32) {
-        guard taskbarProgressShown.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        guard taskbarProgressShown.exchange(false, ordering: .relaxed) else { return }
         let sequence: StaticString = "\u{1B}]9;4;0;0\u{07}"
         Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
     /// A live frame of `lines` lines was written on `descriptor`; the cursor rests below it.
     static func liveAreaDrawn(lines: Int, on descriptor: Int32) {
-        guard descriptor == hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent) else { return }
+        guard descriptor == hiddenCursorDescriptor.load(ordering: .relaxed) else { return }
         liveAreaLines.store(lines, ordering: .sequentiallyConsistent)
     }
 
     /// Moves up over the live area and clears to the end of the screen, with `write(2)` only: the number
     /// is written digit by digit. Async-signal-safe.
     private static func clearLiveArea(on descriptor: Int32) {
-        let lines = liveAreaLines.exchange(0, ordering: .sequentiallyConsistent)
+        let lines = liveAreaLines.exchange(0, ordering: .relaxed)
         guard lines > 0 else { return }
         let start: StaticString = "\r\u{1B}["
         let end: StaticString = "A\u{1B}[J"
@@ -100,7 +116,7 @@ enum SignalRestoration {
     }
 
     private static func showCursor() {
-        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         guard descriptor >= 0 else { return }
         let sequence: StaticString = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h"
         Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
@@ -115,7 +131,7 @@ enum SignalRestoration {
     /// shown, a line break, the taskbar progress cleared, the terminal's mode restored. Async-signal-safe.
     static func restoreBeforeTermination() {
         showCursor()
-        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         if descriptor >= 0 {
             let newline: StaticString = "\n"
             Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: newline.utf8Start, count: 1))
@@ -125,7 +141,7 @@ enum SignalRestoration {
     }
 
     fileprivate static func stop(_ signalNumber: Int32) {
-        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         if descriptor >= 0 { clearLiveArea(on: descriptor) }
         showCursor()
         if descriptor >= 0 { clearTaskbarProgress(on: descriptor) }
@@ -139,14 +155,14 @@ enum SignalRestoration {
     }
 
     fileprivate static func continued() {
-        guard isSuspended.exchange(false, ordering: .sequentiallyConsistent) else { return }  // not our stop
+        guard isSuspended.exchange(false, ordering: .relaxed) else { return }  // not our stop
         TerminalModeRestoration.resume()
-        let descriptor = hiddenCursorDescriptor.load(ordering: .sequentiallyConsistent)
+        let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         if descriptor >= 0 {
             let hide: StaticString = "\u{1B}[?25l"
             Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: hide.utf8Start, count: hide.utf8CodeUnitCount))
         }
-        continuations.add(1, ordering: .sequentiallyConsistent)
+        continuations.add(1, ordering: .relaxed)
     }
 }
 

@@ -27,3 +27,24 @@ func makeSyncTree() -> (root: ProgressNode, first: ProgressNode, second: Progres
     second.localizedDescription = "b.txt"
     return (root, first, second)
 }
+
+/// A root labelled `label`, of `total` units.
+func makeRoot(_ label: String, total: Int64) -> ProgressNode {
+    let root = ProgressNode.discreteProgress(totalUnitCount: total)
+    root.localizedDescription = label
+    return root
+}
+
+/// "Batch" (one unit a job) over `count` jobs of `unitsEach` units each, labelled by `name`
+/// ("job 1", "job 2"…).
+func makeBatch(
+    jobs count: Int, unitsEach: Int64, name: (Int) -> String = { "job \($0)" }
+) -> (root: ProgressNode, jobs: [ProgressNode]) {
+    let root = makeRoot("Batch", total: Int64(count))
+    let jobs = (1...count).map { index in
+        let job = ProgressNode(totalUnitCount: unitsEach, parent: root, pendingUnitCount: 1)
+        job.localizedDescription = name(index)
+        return job
+    }
+    return (root, jobs)
+}

@@ -1,35 +1,7 @@
 import ProgressTree
 
-/// What one line of the display is about, captured from a node when a frame is drawn.
-struct LineContent: Equatable, Sendable {
-    enum Status: String, Sendable {
-        case running, paused, cancelled, failed, finished
-    }
-
-    var depth: Int
-    var label: String
-    var fraction: Double
-    var isIndeterminate: Bool
-    var status: Status
-    var completedUnitCount: Int64
-    var totalUnitCount: Int64
-    /// Counts or bytes as described by the node (`"3 of 10 files"`, `"4.5 MB of 9 MB"`), or `nil` for the
-    /// plain unit counts, formatted only when shown (see `counts`).
-    var describedCounts: String?
-    /// Bytes per second, when known.
-    var throughputValue: Int?
-    var throughput: String?
-    /// Seconds, when known.
-    var timeRemainingValue: Double?
-    var timeRemaining: String?
-    /// Why the node failed (`status == .failed`), control characters shown as spaces; `nil` otherwise.
-    var failureReason: String?
-    /// How many nodes below failed or were cancelled, and the first failure's description (raw).
-    var outcomes = ProgressNode.DescendantOutcomes()
-    /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
-    /// overrides its ids, time and what this content says (state, label, estimates).
-    var wire: ProgressWireRecord?
-
+/// How the values of a captured line read on screen and in logs: the one place they are formatted.
+extension LineContent {
     /// The label column's text: the label, then the failure's reason ("IMG_0005.jpg — failed: timed out")
     /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").
     var shownLabel: String { label + failureText }
@@ -63,5 +35,28 @@ struct LineContent: Equatable, Sendable {
         if let describedCounts { return describedCounts }
         if isIndeterminate { return "" }
         return ProgressFormat.count(completedUnitCount) + " of " + ProgressFormat.count(totalUnitCount)
+    }
+
+    /// The throughput column and log detail: "12.3 MB/s".
+    var throughputText: String? { throughput.flatMap(ProgressFormat.throughput) }
+
+    /// The time remaining column: "4s", "1m 05s".
+    var timeRemainingColumnText: String? { timeRemaining.flatMap(Self.shortDuration) }
+
+    /// The time remaining in a log line, in words ("About 1 minute remaining").
+    var timeRemainingLogText: String? { timeRemaining.flatMap(ProgressFormat.timeRemaining) }
+
+    /// A compact time for a column: "4s", "1m 05s", "2h 10m"; `nil` when not worth showing.
+    static func shortDuration(_ seconds: Double) -> String? {
+        guard seconds.isFinite, seconds >= 0, seconds <= ProgressFormat.longestTimeRemaining else { return nil }
+        let total = Int(seconds.rounded(.up))
+        if total < 60 { return "\(total)s" }
+        if total < 3600 { return "\(total / 60)m " + twoDigits(total % 60) + "s" }
+        if total < 86_400 { return "\(total / 3600)h " + twoDigits(total % 3600 / 60) + "m" }
+        return "\(total / 86_400)d " + twoDigits(total % 86_400 / 3600) + "h"
+    }
+
+    private static func twoDigits(_ value: Int) -> String {
+        value < 10 ? "0\(value)" : "\(value)"
     }
 }

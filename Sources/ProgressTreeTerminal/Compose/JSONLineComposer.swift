@@ -56,8 +56,8 @@ struct JSONLineComposer {
         record.fractionCompleted = content.fraction.isFinite ? min(1, max(0, content.fraction)) : 0
         record.isIndeterminate = content.isIndeterminate
         record.state = ProgressWireRecord.State(rawValue: content.status.rawValue) ?? .running
-        record.throughput = content.throughputValue
-        record.estimatedTimeRemaining = content.timeRemainingValue
+        record.throughput = content.throughput
+        record.estimatedTimeRemaining = content.timeRemaining
         record.failureReason = content.failureReason
         record.failedBelow = content.outcomes.failedCount
         record.cancelledBelow = content.outcomes.cancelledCount

@@ -98,8 +98,8 @@ struct PlainLogComposer {
         if content.outcomes.failedCount > 0, content.status != .failed {
             details.append("\(content.outcomes.failedCount) failed")
         }
-        if let throughput = content.throughput { details.append(throughput) }
-        if let remaining = content.timeRemainingValue.flatMap(ProgressFormat.timeRemaining) {
+        if let throughput = content.throughputText { details.append(throughput) }
+        if let remaining = content.timeRemainingLogText {
             details.append(remaining)
         }
         if !event.isEmpty { details.insert(event, at: 0) }

@@ -36,23 +36,57 @@ struct TreeMirror {
         ids[ObjectIdentifier(root)] = 1
     }
 
+    /// What one walk captured: the rows to show, how many lines are hidden, and the root's line.
+    struct Capture {
+        var rows: [Row]
+        /// Lines not shown: counted, not read (or given way after reading).
+        var hidden: Int
+        /// The root's line as read, also when it gave way to the "+N more" line (a one-row frame): the
+        /// summary and the taskbar progress follow the root.
+        var root: LineContent?
+    }
+
     /// Walks the live tree (iteratively) and returns this frame's rows, depth first, children in the
     /// order they first appeared. `read` captures one node's line from the node, its depth and the index
     /// of its row in the walk.
     ///
-    /// At most `rowLimit` rows are returned; the others are only counted (`hidden`), not read: a frame
-    /// costs O(visible lines) reads, however large the tree. Finished lines give way first: the walk
-    /// reads up to `rowLimit` nodes, keeping the finished lines it meets on the way (they cost no read),
-    /// then hides the oldest finished lines until the rows fit. Nodes deeper than `depthLimit` are neither
-    /// read nor counted.
+    /// Which lines give way when the tree is taller than `rowLimit` is decided here, and only here:
+    /// - At most `rowLimit` rows are returned; the others are only counted (`hidden`), not read: a frame
+    ///   costs O(visible lines) reads, however large the tree. The walk reads up to `rowLimit` nodes,
+    ///   keeping the finished lines it meets on the way (they cost no read), then hides lines kept without
+    ///   a read until the rows fit: finished and cancelled ones first, oldest first, then failed ones (a
+    ///   failure stays in sight longest), then from the bottom. The root's line and lines with rows of
+    ///   their own below them stay.
+    /// - With `reservesMoreLine` (live frames), when lines are hidden one more row gives way to the
+    ///   "+N more" line that says so: the last finished line below the root, else the bottom row.
+    ///
+    /// Nodes deeper than `depthLimit` are neither read nor counted.
     ///
     /// With `reportsCollapsedChildren`, a node found finished is followed by final rows for its known
     /// children (down to `depthLimit`) before its subtree collapses: logs need a last line for children
     /// that finished in the same frame as their parent, which the next frame no longer walks.
     mutating func update(
         rowLimit: Int = .max, depthLimit: Int = .max, reportsCollapsedChildren: Bool = false,
+        reservesMoreLine: Bool = false, read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+    ) -> Capture {
+        var capture = walk(
+            rowLimit: rowLimit, depthLimit: depthLimit, reportsCollapsedChildren: reportsCollapsedChildren, read: read)
+        if reservesMoreLine, capture.hidden > 0 {
+            let rows = capture.rows
+            if let finished = rows.indices.dropFirst().last(where: { rows[$0].content.status == .finished }) {
+                capture.rows.remove(at: finished)
+            } else {
+                capture.rows.removeLast()
+            }
+            capture.hidden += 1
+        }
+        return capture
+    }
+
+    private mutating func walk(
+        rowLimit: Int, depthLimit: Int, reportsCollapsedChildren: Bool,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
-    ) -> (rows: [Row], hidden: Int) {
+    ) -> Capture {
         var rows: [Row] = []
         var hidden = 0
         var keptLines = 0  // rows of children that finished in an earlier frame: no read, may give way
@@ -87,12 +121,11 @@ struct TreeMirror {
                 for childID in records[id]!.childIDs.reversed() { stack.append((childID, depth + 1)) }
             }
         }
+        let root = rows.first?.content
         let excess = rows.count - rowLimit
         if excess > 0 {
-            // Only lines kept without a read (finished, cancelled or failed) are over the limit. They give
-            // way oldest first (first in tree order): finished and cancelled lines, then failed ones, so a
-            // failure stays in sight longest; lines with rows of their own below them stay, as does the
-            // root's line. Whatever is still over goes from the bottom.
+            // Only lines kept without a read (finished, cancelled or failed) are over the limit: they give
+            // way as `update` describes.
             let leaves = rows.indices.dropFirst().filter { index in
                 index + 1 == rows.count || rows[index + 1].content.depth <= rows[index].content.depth
             }
@@ -105,7 +138,7 @@ struct TreeMirror {
             rows = rows.indices.filter { !givingWay.contains($0) }.map { rows[$0] }
             hidden += givingWay.count
         }
-        return (rows, hidden)
+        return Capture(rows: rows, hidden: hidden, root: root)
     }
 
     /// The last rows of the known descendants of `id`, depth first, down to `depthLimit`: live ones read

@@ -1,6 +1,8 @@
 import ProgressTree
 
-/// Captures what a line shows from a node, at draw time (never on the update path).
+/// Captures what a line shows from a node, at draw time (never on the update path): the capture stage
+/// of the pipeline. It records raw values (numbers, the node's own texts, sanitized labels); formatting
+/// them is the layout's job (`Layout/LineText.swift`).
 enum NodeReader {
     /// The line of `node`. The root and nodes that describe files get what costs a walk of their subtree
     /// — the amount of files or bytes, throughput and time remaining, exactly as in
@@ -36,25 +38,9 @@ enum NodeReader {
         let details = node.displayDetails
         content.describedCounts = details.amount
         if status == .running {
-            content.throughputValue = details.bytesPerSecond
-            content.throughput = details.bytesPerSecond.flatMap(ProgressFormat.throughput)
-            content.timeRemainingValue = details.secondsRemaining
-            content.timeRemaining = details.secondsRemaining.flatMap(Self.shortDuration)
+            content.throughput = details.bytesPerSecond
+            content.timeRemaining = details.secondsRemaining
         }
         return content
-    }
-
-    /// A compact time for a column: "4s", "1m 05s", "2h 10m"; `nil` when not worth showing.
-    static func shortDuration(_ seconds: Double) -> String? {
-        guard seconds.isFinite, seconds >= 0, seconds <= ProgressFormat.longestTimeRemaining else { return nil }
-        let total = Int(seconds.rounded(.up))
-        if total < 60 { return "\(total)s" }
-        if total < 3600 { return "\(total / 60)m " + twoDigits(total % 60) + "s" }
-        if total < 86_400 { return "\(total / 3600)h " + twoDigits(total % 3600 / 60) + "m" }
-        return "\(total / 86_400)d " + twoDigits(total % 86_400 / 3600) + "h"
-    }
-
-    private static func twoDigits(_ value: Int) -> String {
-        value < 10 ? "0\(value)" : "\(value)"
     }
 }

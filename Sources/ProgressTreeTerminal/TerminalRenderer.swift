@@ -25,7 +25,14 @@ import Synchronization
 /// tab or taskbar indicator (`OSC 9;4`; see `Options.showsTaskbarProgress`).
 ///
 /// Thread safety: every method may be called from any thread. Frames are drawn under the renderer's own
-/// lock, one at a time; lock order is renderer, then the library's node locks.
+/// lock, one at a time; lock order is renderer, then the library's locks (a tree's domain lock, then one
+/// node lock), never the reverse: nothing in the library calls a renderer under its locks.
+///
+/// User code that runs under the renderer's lock: the `TerminalOutput` passed in (`write`, `size()`), the
+/// `ProgressClock` (`now`), and the `deinit` of anything held only by a finished node, which the renderer
+/// releases while it draws (its handlers, its metadata). Such code may read and update nodes (that is the
+/// lock order above), but must not call this renderer (`print`, `drawFrame`, `start`, `stop`, `run`): its
+/// lock is not recursive, and the call would trap; nor wait for a thread that is calling it.
 public final class TerminalRenderer: Sendable {
     /// How progress is shown.
     public enum Mode: String, Sendable, CaseIterable {
@@ -85,11 +92,9 @@ public final class TerminalRenderer: Sendable {
     /// Whether the renderer publishes the tree to the parent process that started this one instead of
     /// drawing: `PROGRESSTREE_FD` in the environment named a descriptor (see `Docs/Mounting.md`).
     public var isPublishing: Bool { publisher != nil }
-    private let layout: TerminalLayout
     private let options: Options
     private let output: any TerminalOutput
     private let clock: any ProgressClock
-    private let colors: Bool
     /// `Options.showsTaskbarProgress`, in live mode, on a terminal, and `TERM` is not `dumb`.
     private let drivesTaskbar: Bool
     private let state: Lock<RendererState>
@@ -140,15 +145,15 @@ public final class TerminalRenderer: Sendable {
         self.drivesTaskbar = options.showsTaskbarProgress && resolved == .live && isCapableTerminal
         self.root = root
         self.mode = resolved
-        self.layout = layout
         self.options = options
         self.output = output
         self.clock = clock
         let noColor = !(variable("NO_COLOR") ?? "").isEmpty
-        self.colors = options.colors ?? (resolved == .live && !noColor)
+        let colors = options.colors ?? (resolved == .live && !noColor)
         self.state = Lock(
             RendererState(
                 mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
+                layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
                     step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth)))
     }
@@ -254,6 +259,10 @@ public final class TerminalRenderer: Sendable {
 
     // MARK: Drawing
 
+    /// One frame through the pipeline, under the renderer's lock: capture (`TreeMirror`, `NodeReader`),
+    /// layout (`LiveFrameLayout` and `LineFormatter`; plain and json lines are laid out by their
+    /// composers), compose (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`,
+    /// `JSONLineComposer`), write (`output`, and `SignalRestoration` told what is on screen).
     private func draw(final: Bool) {
         state.withLock { state in
             guard !state.isStopped, mode != .none else { return }
@@ -265,14 +274,16 @@ public final class TerminalRenderer: Sendable {
             // Read at every frame (one ioctl), so the width follows the terminal also when frames are
             // drawn by hand and no SIGWINCH source exists.
             let size = output.size() ?? options.fallbackSize
-            // Live frames read only the lines that fit (the rest are counted for "+N more"); logs read
-            // only the levels they report.
-            // The hint needs a row of its own besides a line of the tree and the cursor's.
+            // Capture. Live frames read only the lines that fit (the rest are counted for "+N more"); logs
+            // read only the levels they report. The hint needs a row of its own besides a line of the tree
+            // and the cursor's.
             let hint = mode == .live && !final && size.rows > 2 ? options.hint.map(LabelSanitizer.sanitized) : nil
             let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
-            let (rows, hidden) =
+            let capture =
                 mode == .live
-                ? state.mirror.update(rowLimit: capacity) { node, depth, _ in NodeReader.content(of: node, depth: depth) }
+                ? state.mirror.update(rowLimit: capacity, reservesMoreLine: true) { node, depth, _ in
+                    NodeReader.content(of: node, depth: depth)
+                }
                 : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
                     node, depth, _ in NodeReader.content(of: node, depth: depth, forWire: mode == .json)
                 }
@@ -280,45 +291,21 @@ public final class TerminalRenderer: Sendable {
             switch mode {
             case .live:
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
-                let continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
+                let continuations = SignalRestoration.continuations.load(ordering: .relaxed)
                 if continuations != state.continuations {
                     // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and the
                     // handler cleared the taskbar progress.
                     state.continuations = continuations
                     state.live.startOnNewScreen()
-                    state.taskbar = nil
+                    state.taskbar.forget()
                 }
-                if state.stickyWidthsColumns != size.columns {
-                    state.stickyWidths = [:]
-                    state.stickyWidthsColumns = size.columns
-                }
-                if final {
-                    // Nothing moves after the final frame: text columns keep no width for values gone (the
-                    // throughput and time remaining of finished work), which goes to the labels.
-                    for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
-                        state.stickyWidths[column] = nil
-                    }
-                }
-                var lines = liveLines(rows, hidden: hidden, size: size, tick: state.tick, sticky: &state.stickyWidths)
-                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
-                    // The last lines of a run with failures say so (wrapped onto at most
-                    // `summaryLineLimit` lines, fewer if the terminal is short); they take the place of the
-                    // last rows when the frame is as tall as the terminal allows.
-                    let width = max(1, size.columns - 1)
-                    let limit = max(1, min(Self.summaryLineLimit, capacity - 1))
-                    let summaryLines = OutcomeSummary.lines(summary, width: width, limit: limit)
-                    while !lines.isEmpty, lines.count + summaryLines.count > capacity { lines.removeLast() }
-                    for line in summaryLines {
-                        lines.append(layout.colors.failed.apply(to: DisplayWidth.pad(line, toColumns: width), colors: colors))
-                    }
-                }
-                if let hint {
-                    let width = max(1, size.columns - 1)
-                    lines.append(TerminalStyle.dim.apply(to: DisplayWidth.pad(hint, toColumns: width), colors: colors))
-                }
+                // Layout.
+                let lines = state.layout.lines(
+                    for: capture, size: size, capacity: capacity, tick: state.tick, final: final, hint: hint)
+                // Compose and write.
                 let printed = state.printed
                 state.printed = []
-                let taskbar = drivesTaskbar ? taskbarUpdate(root: rows.first?.content, final: final, state: &state) : ""
+                let taskbar = drivesTaskbar ? state.taskbar.update(root: capture.root, final: final) : ""
                 // The signal handlers clear a taskbar progress that is shown: they learn of one before it is
                 // written, and of its clearing after.
                 let clearsTaskbar = taskbar == ANSI.taskbarProgress(.cleared)
@@ -339,72 +326,18 @@ public final class TerminalRenderer: Sendable {
                     SignalRestoration.taskbarProgress(shown: false, on: descriptor)
                 }
             case .plain:
-                var lines = state.plain.lines(for: rows, now: elapsed)
-                if final, let root = rows.first?.content, let summary = OutcomeSummary.text(for: root) {
+                var lines = state.plain.lines(for: capture.rows, now: elapsed)
+                if final, let root = capture.root, let summary = OutcomeSummary.text(for: root) {
                     lines.append(summary)
                 }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
             case .json:
-                let lines = state.json.lines(for: rows, now: elapsed)
+                let lines = state.json.lines(for: capture.rows, now: elapsed)
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
             case .auto, .none:
                 break
             }
         }
-    }
-
-    /// The visible lines of a live frame: the rows read (at most the terminal's height less the cursor's
-    /// line) and, when the tree is taller, a "+N more" line; finished lines give way to it first.
-    /// The most lines the summary of a run with failures takes in the final frame.
-    static let summaryLineLimit = 3
-
-    private func liveLines(
-        _ rows: [TreeMirror.Row], hidden: Int, size: TerminalSize, tick: Int,
-        sticky: inout [TerminalLayout.Column: Int]
-    ) -> [String] {
-        let width = max(1, size.columns - 1)
-        var shown = rows
-        var more = hidden
-        if more > 0 {
-            // Make room for the "+N more" line: drop finished lines first, then cut at the bottom.
-            if let finished = shown.indices.dropFirst().last(where: { shown[$0].content.status == .finished }) {
-                shown.remove(at: finished)
-            } else {
-                shown.removeLast()
-            }
-            more += 1
-        }
-        let formatter = LineFormatter(layout: layout, colors: colors)
-        var lines = formatter.format(shown.map(\.content), width: width, tick: tick, sticky: &sticky)
-        if more > 0 {
-            lines.append(
-                TerminalStyle.dim.apply(to: DisplayWidth.pad("  … +\(more) more", toColumns: width), colors: colors))
-        }
-        return lines
-    }
-
-    /// The `OSC 9;4` sequence to write after this frame, or "" when the indicator shows that already. The
-    /// root decides: error when it or a node below it failed, cleared when it was cancelled and at the
-    /// final frame, paused, indeterminate, else the percentage.
-    private func taskbarUpdate(root: LineContent?, final: Bool, state: inout RendererState) -> String {
-        let sequence: String
-        if !final, let root {
-            let percent = WholePercent.of(root.fraction, isFinished: root.status == .finished)
-            switch root.status {
-            case .failed: sequence = ANSI.taskbarProgress(.error, percent: percent)
-            case _ where root.outcomes.failedCount > 0: sequence = ANSI.taskbarProgress(.error, percent: percent)
-            case .cancelled: sequence = ANSI.taskbarProgress(.cleared)
-            case .paused: sequence = ANSI.taskbarProgress(.paused, percent: percent)
-            case _ where root.isIndeterminate: sequence = ANSI.taskbarProgress(.indeterminate)
-            case .running, .finished: sequence = ANSI.taskbarProgress(.normal, percent: percent)
-            }
-        } else {
-            guard state.taskbar != nil else { return "" }  // never shown: nothing to clear
-            sequence = ANSI.taskbarProgress(.cleared)
-        }
-        guard sequence != state.taskbar else { return "" }
-        state.taskbar = sequence
-        return sequence
     }
 
     private func stopTimerSources() {
@@ -418,10 +351,15 @@ public final class TerminalRenderer: Sendable {
     }
 }
 
-/// The renderer's mutable state, guarded by its lock.
+/// The renderer's mutable state, guarded by its lock: one value per stage of the pipeline.
 struct RendererState {
+    /// Capture: the tree between frames.
     var mirror: TreeMirror
+    /// Layout of live frames (and the sticky column widths).
+    var layout: LiveFrameLayout
+    /// Compose: the bytes that replace the live area, the taskbar progress, the log lines.
     var live = LiveFrameComposer()
+    var taskbar = TaskbarProgressComposer()
     var plain: PlainLogComposer
     var json = JSONLineComposer()
     var isStarted = false
@@ -430,11 +368,7 @@ struct RendererState {
     var tick = 0
     var printed: [String] = []
     /// `SignalRestoration.continuations` when the last live frame was drawn.
-    var continuations = SignalRestoration.continuations.load(ordering: .sequentiallyConsistent)
-    var stickyWidths: [TerminalLayout.Column: Int] = [:]
-    var stickyWidthsColumns = 0
-    /// The last `OSC 9;4` sequence written, `nil` before the first.
-    var taskbar: String?
+    var continuations = SignalRestoration.continuations.load(ordering: .relaxed)
     var timer: (any DispatchSourceTimer)?
     var resizeSource: (any DispatchSourceSignal)?
 }

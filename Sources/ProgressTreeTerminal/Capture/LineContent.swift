@@ -1,0 +1,32 @@
+import ProgressTree
+
+/// What one line of the display is about, captured from a node when a frame is drawn: raw values only.
+/// How they read on screen (the label with its failure, the counts, a throughput or a time) is decided by
+/// the layout stage (`Layout/LineText.swift`), so each value has one form here and one formatter there.
+struct LineContent: Equatable, Sendable {
+    enum Status: String, Sendable {
+        case running, paused, cancelled, failed, finished
+    }
+
+    var depth: Int
+    var label: String
+    var fraction: Double
+    var isIndeterminate: Bool
+    var status: Status
+    var completedUnitCount: Int64
+    var totalUnitCount: Int64
+    /// Counts or bytes as the node describes them (`"3 of 10 files"`, `"4.5 MB of 9 MB"`: the node's own
+    /// text), or `nil` for the plain unit counts, which the layout formats.
+    var describedCounts: String?
+    /// Bytes (or units) per second, when known; only while running.
+    var throughput: Int?
+    /// Seconds, when known; only while running.
+    var timeRemaining: Double?
+    /// Why the node failed (`status == .failed`), control characters shown as spaces; `nil` otherwise.
+    var failureReason: String?
+    /// How many nodes below failed or were cancelled, and the first failure's description (raw).
+    var outcomes = ProgressNode.DescendantOutcomes()
+    /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
+    /// overrides its ids, time and what this content says (state, label, estimates).
+    var wire: ProgressWireRecord?
+}
