@@ -1,5 +1,6 @@
 import Dispatch
 import ProgressTree
+import ProgressTreePresentation
 import Synchronization
 import XCTest
 

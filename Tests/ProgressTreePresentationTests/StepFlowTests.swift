@@ -1,4 +1,4 @@
-import ProgressTree
+import ProgressTreePresentation
 import XCTest
 
 final class StepFlowTests: XCTestCase {
@@ -249,6 +249,34 @@ final class StepFlowTests: XCTestCase {
         flow.finishInteractiveTransition(at: at(1_000))
         flow.cancelInteractiveTransition(at: at(1_000))
         XCTAssertEqual(flow, before)
+    }
+
+    // MARK: Durations beyond Int64 nanoseconds
+
+    /// A duration longer than `Int64.max` nanoseconds (292 years) is accepted by `init`; the remaining part
+    /// of an interactive transition is then scaled as a `Duration`, exactly, without converting to `Int64`.
+    func test_interactive_transitions_scale_durations_longer_than_Int64_nanoseconds() {
+        let start = ContinuousClock.now
+        let long = Duration.seconds(20_000_000_000)  // 634 years
+        var flow = StepFlow(duration: long, easing: .linear)
+        flow.push(progress: 0.5, at: start - long)  // settled at 0.5 by `start`
+        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start))
+        flow.updateInteractiveTransition(0.5)
+        flow.cancelInteractiveTransition(at: start)  // animates back over half the duration
+        let halfway = flow.display(at: start + long / 4)
+        XCTAssertEqual(halfway.progress, 0.5)
+        XCTAssertEqual(halfway.visibility, 0.75)
+        XCTAssertTrue(halfway.isTransitioning)
+        let end = flow.display(at: start + long / 2)
+        XCTAssertEqual(end, StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 0, stepCount: 1, isTransitioning: false))
+
+        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start + long))
+        flow.updateInteractiveTransition(0.25)
+        flow.finishInteractiveTransition(at: start + long)  // the remaining three quarters
+        XCTAssertEqual(flow.display(at: start + long + long * 3 / 8).visibility, 0.375)
+        XCTAssertEqual(
+            flow.display(at: start + long * 2),
+            StepFlow.Display(progress: 0.5, visibility: 0, stepIndex: nil, stepCount: 0, isTransitioning: false))
     }
 }
 
