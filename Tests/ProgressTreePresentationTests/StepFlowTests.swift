@@ -178,6 +178,23 @@ final class StepFlowTests: XCTestCase {
         XCTAssertEqual(flow.steps, stepsBefore)
     }
 
+    /// An interactive transition begun while an animation runs starts from what is on screen then, but a
+    /// cancellation settles where that animation was heading (the state of the unchanged stack), not on the
+    /// frame that was on screen when the transition began.
+    func test_cancelling_an_interactive_transition_begun_mid_animation_settles_where_that_animation_was_heading() {
+        var flow = StepFlow(duration: .milliseconds(300), easing: .linear)
+        flow.push(progress: 0.2, at: at(0))
+        flow.push(progress: 0.8, at: at(1_000))  // animating 0.2 → 0.8 until 1_300
+        XCTAssertEqual(flow.display(at: at(1_150)).progress, 0.5)
+        flow.beginInteractiveTransition(.pop, at: at(1_150))
+        XCTAssertEqual(flow.display(at: at(1_150)).progress, 0.5, "the transition starts from the screen")
+        flow.updateInteractiveTransition(0.5)
+        XCTAssertEqual(flow.display(at: at(1_200)).progress, 0.35)
+        flow.cancelInteractiveTransition(at: at(1_200))  // animates back over 0.5 × 300 ms
+        XCTAssertEqual(flow.display(at: at(1_200)).progress, 0.35, "no jump when cancelling")
+        XCTAssertEqual(flow.display(at: at(1_350)), display(0.8, 1, index: 1, count: 2, moving: false))
+    }
+
     func test_a_cancelled_interactive_pop_that_was_hiding_restores_the_visibility_exactly() {
         var flow = StepFlow(duration: .milliseconds(300))
         flow.push(progress: nil, at: at(0))
