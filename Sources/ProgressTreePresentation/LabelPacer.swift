@@ -202,10 +202,10 @@ public final class LabelPacer: Sendable {
     }
 
     /// How many labels (and reset blanks) are waiting to be shown: never more than `maximumPendingLabels`.
-    /// For diagnostics and tests.
+    /// A test hook (`package`): what a user sees is `lastDelivered` and the handler's calls.
     ///
     /// - Complexity: O(1).
-    public var pendingLabelCount: Int {
+    package var pendingLabelCount: Int {
         state.withLock { $0.pending.count }
     }
 
