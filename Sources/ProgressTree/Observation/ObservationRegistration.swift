@@ -116,7 +116,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
             node.state.withLock { state in
                 state.observers.remove(self)
                 if state.observers.signalTargets == nil {
-                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .sequentiallyConsistent)
+                    // Relaxed: registrations set the bit under this same lock, which orders them with this
+                    // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
+                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
                 }
             }
         }

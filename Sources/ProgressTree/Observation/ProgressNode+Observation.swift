@@ -84,7 +84,10 @@ extension ProgressNode {
         state.withLock { state in
             state.observers.add(registration)
             // Walks that mark this node from now on take its lock to signal (see `NodeFlags.observed`).
-            flags.bitwiseOr(NodeFlags.observed, ordering: .sequentiallyConsistent)
+            // Acquiring and releasing is enough: read-modify-writes of `flags` are totally ordered, so a
+            // walk's OR of `dirty` either comes after this one and sees `observed` (then signals), or comes
+            // before it, and this OR acquires from it, so the baseline read below sees the walk's update.
+            flags.bitwiseOr(NodeFlags.observed, ordering: .acquiringAndReleasing)
         }
         // Read the baseline after registering: a change from here on either is in the baseline or signals.
         registration.start(initial: options.contains(.initial))
