@@ -41,9 +41,9 @@ import ProgressTree
 /// A naive first-in first-out queue shows every label for `minimumDisplayTime`; a burst of *n* labels then
 /// takes *n* × `minimumDisplayTime` to show, and each burst that arrives faster than that adds to the delay,
 /// without bound. The pacer instead decides, each time the screen is free for the next label, which waiting
-/// label to show: it drops the oldest waiting label while the label *after it* has already waited more than
+/// label to show: it drops the oldest waiting label while the label *after it* has already waited at least
 /// `maximumLag − minimumDisplayTime` (showing the older one for its minimum time would keep the newer one
-/// waiting beyond `maximumLag`). The newest label is never dropped. When more than `maximumPendingLabels`
+/// waiting `maximumLag` or longer; the boundary is inclusive). The newest label is never dropped. When more than `maximumPendingLabels`
 /// wait, the oldest is dropped as well.
 ///
 /// With the default `maximumLag` (equal to `minimumDisplayTime`) this reads simply: when the screen is free,
