@@ -13,66 +13,43 @@ final class HandlerInvalidationTests: XCTestCase {
     /// second's handler has returned), and neither handler is called again.
     func test_an_observation_handler_and_a_pacer_handler_that_invalidate_each_other_both_return() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let bothRunning = DispatchGroup()
-        bothRunning.enter()
-        bothRunning.enter()
-        let observationBox = Lock<ProgressObservation?>(nil)
+        let meeting = Rendezvous(expectation(description: "observation side returned"), expectation(description: "pacer side returned"))
+        let observationBox = ObservationBox()
         let pacerBox = Lock<LabelPacer?>(nil)
-        let observationCalls = Atomic<Int>(0)
-        let pacerCalls = Atomic<Int>(0)
-        let observationReturned = expectation(description: "the observation handler's invalidate() returned")
-        let pacerReturned = expectation(description: "the pacer handler's invalidate() returned")
-
         let pacer = LabelPacer(queue: DispatchQueue(label: "pacer")) { _ in
-            guard pacerCalls.add(1, ordering: .relaxed).newValue == 1 else { return }
-            bothRunning.leave()
-            bothRunning.wait()
-            observationBox.withLock { $0 }?.invalidate()
-            pacerReturned.fulfill()
+            meeting.handlerCall(side: 1) { observationBox.observation.withLock { $0 }?.invalidate() }
         }
         pacerBox.withLock { $0 = pacer }
         let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer"), options: .initial) { _, _ in
-            guard observationCalls.add(1, ordering: .relaxed).newValue == 1 else { return }
-            bothRunning.leave()
-            bothRunning.wait()
-            pacerBox.withLock { $0 }?.invalidate()
-            observationReturned.fulfill()
+            meeting.handlerCall(side: 0) { pacerBox.withLock { $0 }?.invalidate() }
         }
-        observationBox.withLock { $0 = observation }
+        observationBox.observation.withLock { $0 = observation }
         pacer.send(progress: 0.5, label: "Importing")
-        wait(for: [observationReturned, pacerReturned], timeout: 30)
+        wait(for: meeting.returned, timeout: 30)
 
         // Both are invalidated: later changes and messages call no handler.
         node.completedUnitCount = 10
         pacer.send(progress: 1, label: "Done")
         observation.invalidate()  // waits for a delivery still on its way, if any
         pacer.invalidate()
-        XCTAssertEqual(observationCalls.load(ordering: .relaxed), 1)
-        XCTAssertEqual(pacerCalls.load(ordering: .relaxed), 1)
+        XCTAssertEqual(meeting.callCounts, [1, 1])
     }
 
     /// Two observation handlers that invalidate each other both return too (the same gate).
     func test_two_observation_handlers_that_invalidate_each_other_both_return() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let bothRunning = DispatchGroup()
-        bothRunning.enter()
-        bothRunning.enter()
+        let meeting = Rendezvous(expectation(description: "first returned"), expectation(description: "second returned"))
         let boxes = [ObservationBox(), ObservationBox()]
-        let returned = [expectation(description: "first returned"), expectation(description: "second returned")]
-        for (index, box) in boxes.enumerated() {
-            let other = boxes[1 - index]
-            let once = Atomic<Bool>(false)
-            let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer \(index)"), options: .initial) { _, _ in
-                guard !once.exchange(true, ordering: .relaxed) else { return }
-                bothRunning.leave()
-                bothRunning.wait()
-                other.observation.withLock { $0 }?.invalidate()
-                returned[index].fulfill()
+        for side in 0..<2 {
+            let other = boxes[1 - side]
+            let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer \(side)"), options: .initial) { _, _ in
+                meeting.handlerCall(side: side) { other.observation.withLock { $0 }?.invalidate() }
             }
-            box.observation.withLock { $0 = observation }
+            boxes[side].observation.withLock { $0 = observation }
         }
-        wait(for: returned, timeout: 30)
+        wait(for: meeting.returned, timeout: 30)
         for box in boxes { box.observation.withLock { $0 }?.invalidate() }
+        XCTAssertEqual(meeting.callCounts, [1, 1])
     }
 
     /// `invalidate()` of pacer B from inside pacer A's handler, while B's handler runs, returns only after B's
@@ -145,4 +122,29 @@ private final class ObservationBox: Sendable {
 private final class Flags: Sendable {
     let handlerFinished = Atomic<Bool>(false)
     let sawHandlerFinished = Atomic<Bool>(false)
+}
+
+/// Two handlers that meet before acting: on its first call, each side waits until the other side's handler
+/// is running too, then runs its action (invalidating the other side) and fulfils its expectation.
+private final class Rendezvous: Sendable {
+    let returned: [XCTestExpectation]
+    private let bothRunning = DispatchGroup()
+    private let calls = Lock<[Int]>([0, 0])
+
+    init(_ first: XCTestExpectation, _ second: XCTestExpectation) {
+        returned = [first, second]
+        bothRunning.enter()
+        bothRunning.enter()
+    }
+
+    var callCounts: [Int] { calls.withLock { $0 } }
+
+    func handlerCall(side: Int, _ action: () -> Void) {
+        let call = calls.withLock { $0[side] += 1; return $0[side] }
+        guard call == 1 else { return }
+        bothRunning.leave()
+        bothRunning.wait()
+        action()
+        returned[side].fulfill()
+    }
 }
