@@ -556,7 +556,7 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         let photos = ["beach.jpg", "dune.jpg", "sea.jpg"]
         func importPhoto(_ photo: String) {}
 
-        // --- snippet: label pacer ---
+        // BEGIN snippet: presentation-label-pacer
         let pacer = LabelPacer(minimumDisplayTime: .milliseconds(250), queue: uiQueue) { display in
             statusLine.show(progress: display.progress, label: display.label)  // on uiQueue
         }
@@ -565,7 +565,7 @@ final class LabelPacerConcurrencyTests: XCTestCase {
             importPhoto(photo)
         }
         pacer.send(progress: 1, label: "Imported \(photos.count) photos")
-        // --- end ---
+        // END snippet: presentation-label-pacer
 
         wait(for: [statusLine.expectation], timeout: 10)
         XCTAssertEqual(statusLine.lines.last, "100% Imported 3 photos")

@@ -303,7 +303,7 @@ extension StepFlowTests {
         var drawn: [StepFlow.Display] = []
         func draw(_ display: StepFlow.Display) { drawn.append(display) }
 
-        // --- snippet: step flow ---
+        // BEGIN snippet: presentation-step-flow
         var flow = StepFlow(duration: .milliseconds(300))  // easing: .easeInOut
         flow.push(progress: 0.25, at: start)  // "Address": fades in, sliding to 25%
         flow.push(progress: 0.5, at: start + .milliseconds(1_000))  // "Payment": slides to 50%
@@ -316,7 +316,7 @@ extension StepFlowTests {
         // On every frame (display link, TimelineView, timer):
         let display = flow.display(at: start + .milliseconds(2_250))
         draw(display)  // progress 0.5, visibility 1, stepIndex 1: exactly as before the swipe
-        // --- end ---
+        // END snippet: presentation-step-flow
 
         XCTAssertEqual(drawn, [StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 1, stepCount: 2, isTransitioning: false)])
         XCTAssertEqual(flow.display(at: start + .milliseconds(2_100)).progress, 0.375)
