@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
+        .library(name: "ProgressTreePresentation", targets: ["ProgressTreePresentation"]),
         .library(name: "ProgressTreeTerminal", targets: ["ProgressTreeTerminal"]),
         .executable(name: "photo-import", targets: ["photo-import"]),
         .executable(name: "file-copy", targets: ["file-copy"]),
@@ -18,20 +19,24 @@ let package = Package(
     ],
     targets: [
         .target(name: "ProgressTree"),
+        // Label pacing and step flows: no `ProgressNode` in their API. Depends on ProgressTree only for the
+        // package-level `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
+        .target(name: "ProgressTreePresentation", dependencies: ["ProgressTree"]),
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
         // MARK: Examples
         .target(name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
         .executableTarget(
             name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/photo-import"),
         .executableTarget(
-            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/file-copy"),
+            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/file-copy"),
         .executableTarget(
-            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/step-flow"),
+            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/step-flow"),
         .executableTarget(
-            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
+            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
         .executableTarget(
             name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/loading-rows"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
+        .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
         .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
         // Runs the built examples (the executables must be built: it depends on them).
         .testTarget(

@@ -30,6 +30,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import ProgressTree
+import ProgressTreePresentation
 import ProgressTreeTerminal
 
 @main

@@ -13,6 +13,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import ProgressTree
+import ProgressTreePresentation
 import ProgressTreeTerminal
 import Synchronization
 

@@ -1,4 +1,4 @@
-import ProgressTree
+import ProgressTreePresentation
 
 /// The sign-up flow: five screens on a `StepFlow`, and a simulated finger for swipes back.
 ///

@@ -15,6 +15,7 @@
 import ExampleSupport
 import Foundation
 import ProgressTree
+import ProgressTreePresentation
 import ProgressTreeTerminal
 
 @main

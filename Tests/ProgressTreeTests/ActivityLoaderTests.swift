@@ -268,14 +268,14 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         struct Service: Sendable { func fetchRows() async throws -> [String] { ["Ada", "Grace"] } }
         let service = Service()
 
-        // --- snippet: activity, async ---
+        // BEGIN snippet: presentation-activity-async
         let loading = ProgressNode.discreteProgress(totalUnitCount: 0)  // the view shows a spinner while
         // `loading` is indeterminate and neither finished nor cancelled
         let rows = try await loading.performActivity {
             try await service.fetchRows()
         }
         // here: loading.isFinished == true
-        // --- end ---
+        // END snippet: presentation-activity-async
 
         XCTAssertEqual(rows, ["Ada", "Grace"])
         XCTAssertTrue(loading.isFinished)
@@ -290,7 +290,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         @Sendable func show(_ rows: [String]) { shown.withLock { $0 = rows }; delivered.fulfill() }
         @Sendable func show(_ error: any Error) { XCTFail("\(error)"); delivered.fulfill() }
 
-        // --- snippet: activity, closure ---
+        // BEGIN snippet: presentation-activity-closure
         let loading = ProgressNode.discreteProgress(totalUnitCount: 0)
         loading.performActivity(on: .global(qos: .userInitiated), deliveringOn: mainQueue) {
             try database.fetchRows()
@@ -300,7 +300,7 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
             case .failure(let error): show(error)
             }
         }
-        // --- end ---
+        // END snippet: presentation-activity-closure
 
         wait(for: [delivered], timeout: 10)
         XCTAssertEqual(shown.withLock { $0 }, ["Ada", "Grace"])

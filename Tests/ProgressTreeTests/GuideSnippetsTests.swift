@@ -427,11 +427,14 @@ final class GuideSnippetsTests: XCTestCase {
 
     /// The guides written with this file; every `swift` code block in them is a snippet (the package
     /// manifest of Getting started, marked `<!-- manifest -->`, is checked by building a package with it).
-    static let guides = ["GettingStarted.md", "Composition.md", "Architecture.md", "Migrating.md"]
+    static let guides = ["GettingStarted.md", "Composition.md", "Architecture.md", "Migrating.md", "Presentation.md"]
     static let snippetFiles = [
         "Tests/ProgressTreeTests/GuideSnippetsTests.swift",
         "Tests/ProgressTreeTests/MigrationGuideTests.swift",
         "Tests/ProgressTreeTests/FailureTests.swift",
+        "Tests/ProgressTreeTests/ActivityLoaderTests.swift",
+        "Tests/ProgressTreePresentationTests/LabelPacerTests.swift",
+        "Tests/ProgressTreePresentationTests/StepFlowTests.swift",
         "Tests/ProgressTreeTerminalTests/TerminalGuideSnippetsTests.swift",
     ]
 

@@ -1,7 +1,8 @@
 extension ProgressFormat {
     /// The longest time remaining worth showing: 100 years. Longer estimates are noise (a rate that
-    /// collapsed to almost nothing), not information.
-    public static let longestTimeRemaining: Double = 100 * 365 * 86_400
+    /// collapsed to almost nothing), not information. `package`: the terminal module applies the same cap;
+    /// users see it through `timeRemaining(_:)` returning `nil`.
+    package static let longestTimeRemaining: Double = 100 * 365 * 86_400
 
     /// A time remaining in one unit, as Apple's descriptions show it: "2 minutes remaining",
     /// "1 minute remaining", "45 seconds remaining", "3 hours remaining", "2 days remaining".
@@ -13,7 +14,7 @@ extension ProgressFormat {
     /// seconds" away); exactly 0 shows "0 seconds remaining".
     ///
     /// Fallback: `nil` (nothing to show) for a negative, not-a-number or infinite time, or one longer than
-    /// `longestTimeRemaining`.
+    /// 100 years.
     ///
     /// Thread safety: pure. Complexity: O(1).
     public static func timeRemaining(_ seconds: Double) -> String? {

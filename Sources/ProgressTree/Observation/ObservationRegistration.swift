@@ -23,11 +23,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     /// `.initial` was not asked for, and then be overwritten by the older baseline, so that a later return
     /// to the baseline value would be skipped as equal and the observer left with a stale value.
     private let isDeliveryPending = Atomic<Bool>(true)
-    private let isInvalidated = Atomic<Bool>(false)
-    /// Held while the handler runs, so that `invalidate()` can wait for a running handler. A `Lock` (the
-    /// package's `Mutex` that ThreadSanitizer can see), so that the handler's accesses are ordered with
-    /// the next handler's and with `invalidate()` under `--sanitize=thread` too.
-    private let delivery = Lock<DeliveryState>(DeliveryState())
+    /// Runs the handler; closed by `invalidate()`. Guards what the deliveries share, so that under
+    /// `--sanitize=thread` the handler's accesses are ordered with the next handler's and with `invalidate()`.
+    private let gate = DeliveryGate<DeliveryState>(DeliveryState())
 
     private struct DeliveryState {
         /// The last value delivered, or the baseline read at registration; `nil` before either.
@@ -52,7 +50,7 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         if !initial, let node {
             _ = node.refresh()
             let baseline = read(node)
-            delivery.withLock { $0.lastValue = baseline; $0.hasLastValue = true }
+            gate.withGuarded { $0.lastValue = baseline; $0.hasLastValue = true }
         }
         // With `.initial` this delivers the current value. Without it, it delivers a change made while the
         // baseline was read (whose signal found this delivery pending), or nothing if the value is equal.
@@ -64,7 +62,7 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     /// this registration holds it weakly), so that a node let go right after its last change — a finished
     /// child, which its parent releases — still delivers that change: the last value is always delivered.
     func signal() {
-        if isInvalidated.load(ordering: .relaxed) { return }
+        if gate.isClosed { return }
         if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
             let node = self.node
             queue.async { self.deliver(keeping: node) }
@@ -72,8 +70,13 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     }
 
     private func deliver(keeping node: ProgressNode?) {
+        // Cleared before the node is refreshed and read: a change made after the read finds the flag clear
+        // and schedules another delivery. Sequentially consistent, and load-bearing: this is a store followed
+        // by reads of the node (its dirty bit is an atomic), against the updater's write of the node followed
+        // by the exchange in `signal()`; release/acquire alone would let both sides miss each other's write
+        // (the delivery reading the old value while the signal still finds the flag set).
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
-        guard !isInvalidated.load(ordering: .sequentiallyConsistent), let node else { return }
+        guard !gate.isClosed, let node else { return }
         if let wait = remainingThrottle() {
             if !isDeliveryPending.exchange(true, ordering: .acquiringAndReleasing) {
                 queue.asyncAfter(deadline: .now() + wait) { self.deliver(keeping: node) }
@@ -82,21 +85,20 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         }
         _ = node.refresh()  // clears the node's dirty bit before the read: later changes signal again
         let value = read(node)
-        delivery.withLock { state in
-            guard !isInvalidated.load(ordering: .sequentiallyConsistent) else { return }
+        gate.deliver { state in
             if state.hasLastValue, state.lastValue == value { return }
             let change = ProgressNode.Change(oldValue: state.lastValue, newValue: value)
             state.lastValue = value
             state.hasLastValue = true
             state.lastDeliveryTime = .now()
-            ObservationContext.$isInsideHandler.withValue(true) { handler(node, change) }
+            handler(node, change)
         }
     }
 
     /// How long to wait before the next delivery may run, or `nil` if it may run now.
     private func remainingThrottle() -> DispatchTimeInterval? {
         guard minimumInterval > .zero,
-            let last = delivery.withLock({ $0.lastDeliveryTime })
+            let last = gate.withGuarded({ $0.lastDeliveryTime })
         else { return nil }
         // Intervals are capped at 100 years, so the arithmetic below can never overflow.
         let (seconds, attoseconds) = minimumInterval.components
@@ -107,24 +109,18 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         return .nanoseconds(Int(intervalNanoseconds - elapsed))
     }
 
+    /// Closes the gate (see `DeliveryGate.close()` for when it waits for a running handler); the first call
+    /// also removes the observation from the node, so that changes stop signalling it.
     func invalidate() {
-        if isInvalidated.exchange(true, ordering: .sequentiallyConsistent) { return }
-        if let node {
+        if gate.close(), let node {
             node.state.withLock { state in
                 state.observers.remove(self)
                 if state.observers.signalTargets == nil {
-                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .sequentiallyConsistent)
+                    // Relaxed: registrations set the bit under this same lock, which orders them with this
+                    // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
+                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
                 }
             }
         }
-        if !ObservationContext.isInsideHandler {
-            delivery.withLock { _ in }  // wait for a handler already running
-        }
     }
-}
-
-enum ObservationContext {
-    /// Whether the current thread is inside an observation handler (a task-local also works on plain
-    /// threads, where it falls back to thread-local storage).
-    @TaskLocal static var isInsideHandler: Bool = false
 }

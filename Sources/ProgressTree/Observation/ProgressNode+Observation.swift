@@ -11,6 +11,10 @@ extension ProgressNode {
     }
 
     /// Options of `observe(_:on:options:minimumInterval:changeHandler:)`.
+    ///
+    /// Key-value observing's option names are accepted, so that `options: [.initial, .new]` compiles as it
+    /// is: `.new` and `.old` change nothing (every `Change` carries `newValue`, and `oldValue` except on the
+    /// `.initial` delivery); `.prior` is unavailable (a delivery always follows the change it reports).
     public struct ObservationOptions: OptionSet, Sendable {
         /// The bits of the options.
         public let rawValue: Int
@@ -18,6 +22,15 @@ extension ProgressNode {
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// Deliver the current value at once (on the observer's queue), with `oldValue == nil`.
         public static let initial = ObservationOptions(rawValue: 1 << 0)
+        /// Key-value observing's `.new`: accepted, no effect; `Change.newValue` is always there.
+        public static let new = ObservationOptions(rawValue: 1 << 1)
+        /// Key-value observing's `.old`: accepted, no effect; `Change.oldValue` is there on every delivery
+        /// but the `.initial` one.
+        public static let old = ObservationOptions(rawValue: 1 << 2)
+        /// Key-value observing's `.prior` has no equivalent: deliveries are coalesced and always follow the
+        /// change, whose `Change.oldValue` is the value delivered before it.
+        @available(*, unavailable, message: "deliveries follow the change; read change.oldValue instead of a prior notification")
+        public static var prior: ObservationOptions { ObservationOptions(rawValue: 1 << 3) }
     }
 
     /// Calls `changeHandler` on `queue` when the value at `keyPath` changes.
@@ -37,8 +50,9 @@ extension ProgressNode {
     ///   delivery does, until it has run.
     /// - With a `minimumInterval`, deliveries are at least that far apart; the latest value is still
     ///   delivered when the interval has passed.
-    /// - After `invalidate()` returns (or the returned token is released), no new delivery starts. When
-    ///   called from outside a handler, `invalidate()` also waits for a handler already running.
+    /// - After `invalidate()` returns (or the returned token is released), no new delivery starts, and a
+    ///   running handler has returned unless `invalidate()` was called from that handler or from a handler
+    ///   it waits for (see `ProgressObservation.invalidate()`).
     ///
     /// The thread that updates the node pays nothing when nobody observes, and O(1) when someone does: it
     /// only schedules a delivery; reading the value and calling the handler happen on `queue`.
@@ -49,14 +63,17 @@ extension ProgressNode {
     ///
     /// - Parameters:
     ///   - keyPath: the value to observe, such as `\.fractionCompleted`.
-    ///   - queue: where the handler runs.
-    ///   - options: `.initial` to deliver the current value at once.
+    ///   - queue: where the handler runs; by default a global queue (still one handler at a time, in order),
+    ///     as key-value observing's `observe(_:options:changeHandler:)` runs handlers on a thread the caller
+    ///     does not choose.
+    ///   - options: `.initial` to deliver the current value at once (`.new` and `.old` are accepted and
+    ///     change nothing).
     ///   - minimumInterval: the least time between two deliveries; `.zero` for none.
     ///   - changeHandler: receives the node and the change.
     /// - Returns: a token; the observation lasts until it is invalidated or released.
     public func observe<Value: Equatable & Sendable>(
         _ keyPath: KeyPath<ProgressNode, Value> & Sendable,
-        on queue: DispatchQueue,
+        on queue: DispatchQueue = .global(),
         options: ObservationOptions = [],
         minimumInterval: Duration = .zero,
         changeHandler: @escaping @Sendable (ProgressNode, Change<Value>) -> Void
@@ -67,7 +84,10 @@ extension ProgressNode {
         state.withLock { state in
             state.observers.add(registration)
             // Walks that mark this node from now on take its lock to signal (see `NodeFlags.observed`).
-            flags.bitwiseOr(NodeFlags.observed, ordering: .sequentiallyConsistent)
+            // Acquiring and releasing is enough: read-modify-writes of `flags` are totally ordered, so a
+            // walk's OR of `dirty` either comes after this one and sees `observed` (then signals), or comes
+            // before it, and this OR acquires from it, so the baseline read below sees the walk's update.
+            flags.bitwiseOr(NodeFlags.observed, ordering: .acquiringAndReleasing)
         }
         // Read the baseline after registering: a change from here on either is in the baseline or signals.
         registration.start(initial: options.contains(.initial))

@@ -43,10 +43,10 @@ extension ProgressNode {
         let isFailed = flags.contains(.failed)
         let isIndeterminate = FractionMath.isIndeterminate(completed: completed, total: total)
         let isFinished = !isFailed && FractionMath.isFinished(completed: completed, total: total)
-        // Fix (test_a_finished_snapshot_always_says_complete_while_threads_finish_the_node): the counts are
-        // read after the fraction, so an update landing in between paired finished counts with the fraction
-        // from before the last unit ("finished at 99.95%"), and that snapshot, being final, ended `snapshots`.
-        // Where the counts alone decide the fraction (finished: 1, indeterminate: 0), use that value.
+        // A snapshot agrees with itself: the counts are read after the fraction, and an update landing in
+        // between must not pair finished counts with the fraction from before the last unit ("finished at
+        // 99.95%", which, being final, would end `snapshots`). Where the counts alone decide the fraction
+        // (finished: 1, indeterminate: 0), that value is used.
         let consistentFraction = isFinished ? 1 : isIndeterminate ? 0 : fraction
         return Snapshot(
             totalUnitCount: total, completedUnitCount: completed, fractionCompleted: consistentFraction,

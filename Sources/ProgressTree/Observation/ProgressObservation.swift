@@ -9,9 +9,13 @@ public final class ProgressObservation: Sendable {
         self.registration = registration
     }
 
-    /// Ends the observation: once it returns, no new delivery starts. Called from outside a handler, it
-    /// also waits for a handler of this observation that is already running; called from inside any
-    /// observation handler, it does not wait (so two handlers invalidating each other cannot deadlock).
+    /// Ends the observation: once it returns, no new delivery starts, and a handler of this observation
+    /// that was already running has returned — except in the two cases where waiting for it could never
+    /// end, where it returns at once and that handler finishes afterwards:
+    /// - called from inside this observation's own handler;
+    /// - called from a handler (of an observation or a `LabelPacer`) that the running handler is itself
+    ///   waiting for, as when two handlers invalidate each other: the second of the two calls returns at
+    ///   once, the first waits until that handler has returned.
     public func invalidate() {
         registration.invalidate()
     }

@@ -1,11 +1,9 @@
 import ProgressTree
 import XCTest
 
-/// Edge cases of the presentation helpers and of the estimates shown to a person, found in review. Each
-/// test states the expected values exactly; none sleeps.
-final class PresentationEdgeCaseTests: XCTestCase {
-    // MARK: Estimates of a cancelled node
-
+/// A cancelled node never finishes, so it shows no estimated rate or time remaining; values set by the
+/// user are still shown.
+final class CancelledEstimatesTests: XCTestCase {
     /// A cancelled node never finishes: an estimated "— 1 minute remaining" (growing as the rate decays)
     /// and a rate in bytes per second are wrong on it. Values set by the user are still shown.
     func test_a_cancelled_node_shows_no_estimated_rate_or_time_remaining() {
@@ -47,33 +45,5 @@ final class PresentationEdgeCaseTests: XCTestCase {
         root.cancel()
         XCTAssertEqual(file.localizedAdditionalDescription, "100 KB of 1 MB")
         XCTAssertEqual(root.localizedAdditionalDescription, "0 of 1")
-    }
-
-    // MARK: Step flows
-
-    /// A duration longer than `Int64.max` nanoseconds (292 years) is accepted by `init` but used to trap
-    /// ("Double value cannot be converted to Int64") when an interactive transition was cancelled or finished.
-    func test_a_very_long_step_flow_duration_does_not_trap_in_interactive_transitions() {
-        let start = ContinuousClock.now
-        let long = Duration.seconds(20_000_000_000)  // 634 years
-        var flow = StepFlow(duration: long, easing: .linear)
-        flow.push(progress: 0.5, at: start - long)  // settled at 0.5 by `start`
-        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start))
-        flow.updateInteractiveTransition(0.5)
-        flow.cancelInteractiveTransition(at: start)  // animates back over half the duration
-        let halfway = flow.display(at: start + long / 4)
-        XCTAssertEqual(halfway.progress, 0.5)
-        XCTAssertEqual(halfway.visibility, 0.75)
-        XCTAssertTrue(halfway.isTransitioning)
-        let end = flow.display(at: start + long / 2)
-        XCTAssertEqual(end, StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 0, stepCount: 1, isTransitioning: false))
-
-        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start + long))
-        flow.updateInteractiveTransition(0.25)
-        flow.finishInteractiveTransition(at: start + long)  // the remaining three quarters
-        XCTAssertEqual(flow.display(at: start + long + long * 3 / 8).visibility, 0.375)
-        XCTAssertEqual(
-            flow.display(at: start + long * 2),
-            StepFlow.Display(progress: 0.5, visibility: 0, stepIndex: nil, stepCount: 0, isTransitioning: false))
     }
 }

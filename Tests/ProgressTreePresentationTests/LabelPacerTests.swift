@@ -1,66 +1,8 @@
 import Dispatch
 import ProgressTree
+import ProgressTreePresentation
 import Synchronization
 import XCTest
-
-/// A `PresentationScheduler` whose time moves only when the test advances it. Due actions run on the
-/// advancing thread, in deadline order (ties in scheduling order), with `now` set to their deadline.
-private final class ManualPresentationScheduler: PresentationScheduler {
-    let origin = ContinuousClock.now
-
-    private struct Item {
-        var deadline: ContinuousClock.Instant
-        var sequence: Int
-        var action: @Sendable () -> Void
-    }
-
-    private struct State {
-        var now: ContinuousClock.Instant
-        var items: [Item] = []
-        var nextSequence = 0
-    }
-
-    private let state: Lock<State>
-
-    init() {
-        state = Lock(State(now: origin))
-    }
-
-    var now: ContinuousClock.Instant { state.withLock { $0.now } }
-
-    /// The time since the scheduler was created.
-    var elapsed: Duration { now - origin }
-
-    var scheduledActionCount: Int { state.withLock { $0.items.count } }
-
-    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        state.withLock { state in
-            state.items.append(Item(deadline: state.now + max(delay, .zero), sequence: state.nextSequence, action: action))
-            state.nextSequence += 1
-        }
-    }
-
-    /// Runs every action due up to `now + interval` (also those scheduled meanwhile), then sets the time.
-    func advance(by interval: Duration) {
-        let end = state.withLock { $0.now } + max(interval, .zero)
-        while let action = state.withLock({ state -> (@Sendable () -> Void)? in
-            guard let index = state.items.indices.filter({ state.items[$0].deadline <= end })
-                .min(by: { (state.items[$0].deadline, state.items[$0].sequence) < (state.items[$1].deadline, state.items[$1].sequence) })
-            else { return nil }
-            let item = state.items.remove(at: index)
-            state.now = max(state.now, item.deadline)
-            return item.action
-        }) {
-            action()
-        }
-        state.withLock { $0.now = end }
-    }
-
-    /// Advances to `elapsed` milliseconds after the origin.
-    func advance(toMilliseconds milliseconds: Int) {
-        advance(by: origin + .milliseconds(milliseconds) - now)
-    }
-}
 
 /// One call of the pacer's handler: when (milliseconds after the scheduler's origin) and what.
 private struct PacedDelivery: Equatable, CustomStringConvertible {
@@ -216,6 +158,16 @@ final class LabelPacerTests: XCTestCase {
         XCTAssertEqual(harness.recorded, [PacedDelivery(0, 1, nil), PacedDelivery(1, 1, "A"), PacedDelivery(2, 0, "A")])
     }
 
+    /// NaN is "no progress", so NaN with no label is an empty message, and an empty message resets: the
+    /// progress is cleared at once (not left unchanged) and the label goes after its minimum time.
+    func test_nan_progress_with_no_label_is_an_empty_message_and_resets() {
+        let harness = PacerHarness()
+        harness.send(at: 0, 0.4, "A")
+        harness.send(at: 100, .nan, nil)
+        harness.scheduler.advance(toMilliseconds: 1_000)
+        XCTAssertEqual(harness.recorded, [PacedDelivery(0, 0.4, "A"), PacedDelivery(100, nil, "A"), PacedDelivery(250, nil, nil)])
+    }
+
     func test_an_unchanged_display_is_not_delivered_again() {
         let harness = PacerHarness()
         harness.send(at: 0, 0.5, "A")
@@ -360,6 +312,21 @@ final class LabelPacerTests: XCTestCase {
         assertInvariants(harness, maximumLagMilliseconds: 500, arrivals: sent)
     }
 
+    /// The drop rule's boundary is inclusive: a waiting label goes when the label after it has waited
+    /// exactly `maximumLag − minimumDisplayTime`. B and C arrive together at 0 with A on screen; at 250 C has
+    /// waited exactly 500 − 250 ms, so B is dropped and C shown at once (showing B first would have kept C
+    /// waiting the whole `maximumLag`).
+    func test_the_drop_rule_boundary_is_inclusive() {
+        let harness = PacerHarness(maximumLag: .milliseconds(500))
+        harness.send(at: 0, nil, "A")
+        harness.send(at: 0, nil, "B")
+        harness.send(at: 0, nil, "C")
+        XCTAssertEqual(harness.pacer.pendingLabelCount, 2)
+        harness.scheduler.advance(toMilliseconds: 1_000)
+        XCTAssertEqual(harness.labelChanges.map(\.ms), [0, 250])
+        XCTAssertEqual(harness.labelChanges.map(\.label), ["A", "C"])
+    }
+
     func test_an_unbounded_maximum_lag_is_the_naive_fifo() {
         let harness = PacerHarness(maximumLag: .seconds(1_000))
         let arrivals = [0, 100, 200, 600]
@@ -397,6 +364,22 @@ final class LabelPacerTests: XCTestCase {
     }
 
     // MARK: Lifetime and re-entrancy
+
+    /// `lastDelivered` names only a display the handler received: a turn that chose a display but was
+    /// overtaken by `invalidate()` (here called while the turn schedules its timer) leaves it unchanged.
+    func test_lastDelivered_names_only_a_display_the_handler_received() {
+        let scheduler = HookedScheduler()
+        let received = Lock<[LabelPacer.Display]>([])
+        let pacer = LabelPacer(scheduler: scheduler) { display in received.withLock { $0.append(display) } }
+        pacer.send(progress: 0.1, label: "A")
+        scheduler.base.advance(by: .zero)
+        scheduler.beforeTimer.withLock { $0 = { pacer.invalidate() } }
+        scheduler.base.advance(toMilliseconds: 100)
+        pacer.send(progress: 0.2, label: "B")  // the turn chooses (0.2, "A") and sets a timer for B
+        scheduler.base.advance(by: .zero)
+        XCTAssertEqual(received.withLock { $0 }, [LabelPacer.Display(progress: 0.1, label: "A")])
+        XCTAssertEqual(pacer.lastDelivered, LabelPacer.Display(progress: 0.1, label: "A"))
+    }
 
     func test_invalidate_stops_deliveries_and_ignores_later_messages() {
         let harness = PacerHarness()
@@ -573,7 +556,7 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         let photos = ["beach.jpg", "dune.jpg", "sea.jpg"]
         func importPhoto(_ photo: String) {}
 
-        // --- snippet: label pacer ---
+        // BEGIN snippet: presentation-label-pacer
         let pacer = LabelPacer(minimumDisplayTime: .milliseconds(250), queue: uiQueue) { display in
             statusLine.show(progress: display.progress, label: display.label)  // on uiQueue
         }
@@ -582,7 +565,7 @@ final class LabelPacerConcurrencyTests: XCTestCase {
             importPhoto(photo)
         }
         pacer.send(progress: 1, label: "Imported \(photos.count) photos")
-        // --- end ---
+        // END snippet: presentation-label-pacer
 
         wait(for: [statusLine.expectation], timeout: 10)
         XCTAssertEqual(statusLine.lines.last, "100% Imported 3 photos")
@@ -624,5 +607,19 @@ private final class StatusLine: Sendable {
     func show(progress: Double?, label: String?) {
         shown.withLock { $0.append("\(Int((progress ?? 0) * 100))% \(label ?? "")") }
         if label == finalLabel { expectation.fulfill() }
+    }
+}
+
+/// A manual scheduler that runs `beforeTimer` when a timer (a delay above zero) is scheduled: a
+/// deterministic point between a turn's decision and its delivery.
+private final class HookedScheduler: PresentationScheduler {
+    let base = ManualPresentationScheduler()
+    let beforeTimer = Lock<(@Sendable () -> Void)?>(nil)
+
+    var now: ContinuousClock.Instant { base.now }
+
+    func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
+        if delay > .zero, let hook = beforeTimer.withLock({ $0 }) { hook() }
+        base.schedule(after: delay, action)
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import ProgressTree
 
 /// Paces a stream of `(progress, label)` messages into what a progress bar with a label should show, so a
 /// person can read every label that appears, the bar is never late, and the screen never falls behind.
@@ -40,9 +41,9 @@ import Dispatch
 /// A naive first-in first-out queue shows every label for `minimumDisplayTime`; a burst of *n* labels then
 /// takes *n* × `minimumDisplayTime` to show, and each burst that arrives faster than that adds to the delay,
 /// without bound. The pacer instead decides, each time the screen is free for the next label, which waiting
-/// label to show: it drops the oldest waiting label while the label *after it* has already waited more than
+/// label to show: it drops the oldest waiting label while the label *after it* has already waited at least
 /// `maximumLag − minimumDisplayTime` (showing the older one for its minimum time would keep the newer one
-/// waiting beyond `maximumLag`). The newest label is never dropped. When more than `maximumPendingLabels`
+/// waiting `maximumLag` or longer; the boundary is inclusive). The newest label is never dropped. When more than `maximumPendingLabels`
 /// wait, the oldest is dropped as well.
 ///
 /// With the default `maximumLag` (equal to `minimumDisplayTime`) this reads simply: when the screen is free,
@@ -58,7 +59,14 @@ import Dispatch
 /// ## Thread safety
 /// `send(progress:label:)`, `reset()` and `invalidate()` may be called from any thread, including from inside
 /// the handler. The handler is called on the scheduler, one call at a time, in order, and never while the
-/// pacer holds the lock of its state (a second lock, held around the call, lets `invalidate()` wait for it).
+/// pacer holds the lock of its state; it runs inside a delivery gate (the one observation handlers use),
+/// which lets `invalidate()` wait for it.
+///
+/// ## Structure
+/// `LabelPacerStateMachine` holds the state and makes every decision (with `LabelPacerDropPolicy`); this
+/// class keeps it under a lock and runs what it returns — scheduling a turn or a timer, delivering a
+/// display — after unlocking. Lock order: delivery gate → state (the state's lock is taken inside the gate
+/// to record what the handler receives, and never held while the gate is taken).
 ///
 /// ## Complexity
 /// `send(progress:label:)` is O(1) amortized (plus O(`maximumPendingLabels`) in the worst case of a drop)
@@ -84,41 +92,18 @@ public final class LabelPacer: Sendable {
     }
 
     /// The least time each label stays on screen.
-    public let minimumDisplayTime: Duration
+    public var minimumDisplayTime: Duration { policy.minimumDisplayTime }
     /// The most the screen may lag behind the newest label (see "Drop policy"); at least `minimumDisplayTime`.
-    public let maximumLag: Duration
+    public var maximumLag: Duration { policy.maximumLag }
     /// The most labels that wait to be shown; at least 1.
-    public let maximumPendingLabels: Int
+    public var maximumPendingLabels: Int { policy.maximumPendingLabels }
 
+    private let policy: LabelPacerDropPolicy
     private let scheduler: any PresentationScheduler
     private let handler: @Sendable (Display) -> Void
-    private let state = Lock(State())
-    /// Held while the handler runs, so that `invalidate()` can wait for a running call. Never held together
-    /// with `state` by `invalidate()`, so the handler may call any method of the pacer.
-    private let delivery = Lock(())
-
-    private struct PendingLabel {
-        /// `nil` is the blank left by a reset.
-        var label: String?
-        var arrival: ContinuousClock.Instant
-    }
-
-    private struct State {
-        var progress: Double?
-        /// The label on screen, decided by the last turn.
-        var screenLabel: String?
-        var screenLabelSince: ContinuousClock.Instant?
-        /// Labels waiting, oldest first, in arrival order.
-        var pending: [PendingLabel] = []
-        var lastDelivered: Display?
-        var isTurnScheduled = false
-        /// The deadline of the timer already scheduled for the end of the current label's time, if any.
-        var timerDeadline: ContinuousClock.Instant?
-        var isInvalidated = false
-
-        /// The newest label known: the last waiting one, else the one on screen.
-        var newestLabel: String? { pending.last.map(\.label) ?? screenLabel }
-    }
+    private let state: Lock<LabelPacerStateMachine>
+    /// Runs the handler; closed by `invalidate()`, which then waits for a call already running.
+    private let gate = DeliveryGate<Void>(())
 
     /// Creates a pacer that calls `handler` on `queue`.
     ///
@@ -158,9 +143,10 @@ public final class LabelPacer: Sendable {
         handler: @escaping @Sendable (Display) -> Void
     ) {
         let minimum = max(minimumDisplayTime, .zero)
-        self.minimumDisplayTime = minimum
-        self.maximumLag = max(maximumLag ?? minimum, minimum)
-        self.maximumPendingLabels = max(maximumPendingLabels, 1)
+        policy = LabelPacerDropPolicy(
+            minimumDisplayTime: minimum, maximumLag: max(maximumLag ?? minimum, minimum),
+            maximumPendingLabels: max(maximumPendingLabels, 1))
+        state = Lock(LabelPacerStateMachine(policy: policy))
         self.scheduler = scheduler
         self.handler = handler
     }
@@ -170,7 +156,8 @@ public final class LabelPacer: Sendable {
     /// Returns at once; the handler runs later on the scheduler. Safe from any thread.
     ///
     /// - Parameters:
-    ///   - progress: the latest progress, clamped into `0...1`; `nil` or NaN leaves it unchanged.
+    ///   - progress: the latest progress, clamped into `0...1`; `nil` or NaN leaves it unchanged (so NaN with
+    ///     a `nil` label is an empty message, which resets).
     ///   - label: a new label; `nil` leaves the label unchanged.
     /// - Complexity: O(1) amortized; O(`maximumPendingLabels`) when labels are dropped.
     public func send(progress: Double?, label: String?) {
@@ -179,16 +166,8 @@ public final class LabelPacer: Sendable {
             reset()
             return
         }
-        let scheduleTurn = state.withLock { state -> Bool in
-            guard !state.isInvalidated else { return false }
-            if let progress { state.progress = progress }
-            if let label, label != state.newestLabel {
-                state.pending.append(PendingLabel(label: label, arrival: scheduler.now))
-                dropStale(&state, now: state.pending[state.pending.count - 1].arrival)
-            }
-            return claimTurn(&state)
-        }
-        if scheduleTurn { scheduler.schedule(after: .zero) { self.turn(timer: nil) } }
+        let scheduleTurn = state.withLock { $0.send(progress: progress, label: label, now: scheduler.now) }
+        if scheduleTurn { scheduleMessageTurn() }
     }
 
     /// Resets the display: clears the progress at once, discards the labels waiting, and removes the label on
@@ -196,35 +175,26 @@ public final class LabelPacer: Sendable {
     ///
     /// - Complexity: O(`maximumPendingLabels`).
     public func reset() {
-        let scheduleTurn = state.withLock { state -> Bool in
-            guard !state.isInvalidated else { return false }
-            state.progress = nil
-            state.pending.removeAll(keepingCapacity: true)
-            if state.screenLabel != nil {
-                state.pending.append(PendingLabel(label: nil, arrival: scheduler.now))
-            }
-            return claimTurn(&state)
-        }
-        if scheduleTurn { scheduler.schedule(after: .zero) { self.turn(timer: nil) } }
+        let scheduleTurn = state.withLock { $0.reset(now: scheduler.now) }
+        if scheduleTurn { scheduleMessageTurn() }
     }
 
-    /// Stops the pacer: after it returns no new handler call starts, and later messages are ignored.
-    /// Called from outside the handler, it also waits for a handler call already running; called from
-    /// inside the handler, it returns at once (the running call then finishes).
+    /// Stops the pacer: after it returns no new handler call starts, later messages are ignored, and a
+    /// handler call already running has returned — except when waiting for it could never end, where it
+    /// returns at once and that call finishes afterwards: called from inside this pacer's own handler (on the
+    /// thread running it; a task started from the handler is another thread and waits), or from a handler
+    /// (of a pacer or an observation) that the running call is itself waiting for, as when two handlers
+    /// invalidate each other.
     ///
     /// - Complexity: O(`maximumPendingLabels`), plus the wait for a running handler.
     public func invalidate() {
-        state.withLock { state in
-            state.isInvalidated = true
-            state.pending.removeAll()
-        }
-        if !LabelPacerContext.isInsideHandler {
-            delivery.withLock { _ in }  // wait for a call that passed its check before the flag was set
-        }
+        state.withLock { $0.invalidate() }
+        gate.close()
     }
 
-    /// The last display delivered to the handler, or `nil` before the first delivery. (The handler is not
-    /// called for an empty display before anything was shown: the screen is empty to begin with.)
+    /// The last display the handler received, or `nil` before the first. (The handler is not called for an
+    /// empty display before anything was shown: the screen is empty to begin with.) A display that a turn
+    /// chose but that `invalidate()` kept from the handler is not recorded.
     ///
     /// - Complexity: O(1).
     public var lastDelivered: Display? {
@@ -232,94 +202,33 @@ public final class LabelPacer: Sendable {
     }
 
     /// How many labels (and reset blanks) are waiting to be shown: never more than `maximumPendingLabels`.
-    /// For diagnostics and tests.
+    /// A test hook (`package`): what a user sees is `lastDelivered` and the handler's calls.
     ///
     /// - Complexity: O(1).
-    public var pendingLabelCount: Int {
+    package var pendingLabelCount: Int {
         state.withLock { $0.pending.count }
     }
 
-    // MARK: The turn
+    // MARK: Running the actions
 
-    /// Marks a turn as scheduled; returns `true` if the caller must schedule it.
-    private func claimTurn(_ state: inout State) -> Bool {
-        if state.isTurnScheduled { return false }
-        state.isTurnScheduled = true
-        return true
+    private func scheduleMessageTurn() {
+        scheduler.schedule(after: .zero) { self.turn(timer: nil) }
     }
 
-    /// Drops waiting labels made stale by newer ones (the drop policy), as of `now`.
-    ///
-    /// The oldest waiting label goes when the label after it arrived at or before `now − (maximumLag −
-    /// minimumDisplayTime)`: the oldest could be shown at `now` at the earliest and would then hold the screen
-    /// for `minimumDisplayTime`, keeping that newer label waiting longer than `maximumLag`. Since the earliest
-    /// possible showing time only grows, a label dropped early would also be dropped when its turn came.
-    private func dropStale(_ state: inout State, now: ContinuousClock.Instant) {
-        let cutoff = now - (maximumLag - minimumDisplayTime)
-        var dropCount = 0
-        while state.pending.count - dropCount >= 2, state.pending[dropCount + 1].arrival <= cutoff {
-            dropCount += 1
-        }
-        dropCount = max(dropCount, state.pending.count - maximumPendingLabels)
-        if dropCount > 0 { state.pending.removeFirst(dropCount) }
-    }
-
-    /// Runs on the scheduler: moves the screen on if it is free, delivers what changed, and schedules the
-    /// next turn for when the label on screen has had its time.
-    ///
-    /// - Parameter timer: the deadline of the timer that runs this turn; `nil` for a turn scheduled by a message.
+    /// Runs on the scheduler: asks the state machine for the turn's actions, then schedules the next turn
+    /// (if the label on screen has yet to have its time) and delivers what changed.
     private func turn(timer firedDeadline: ContinuousClock.Instant?) {
-        let (display, timer) = state.withLock { state -> (Display?, (Duration, ContinuousClock.Instant)?) in
-            if let firedDeadline {
-                if state.timerDeadline == firedDeadline { state.timerDeadline = nil }
-            } else {
-                state.isTurnScheduled = false
-            }
-            guard !state.isInvalidated else { return (nil, nil) }
-            let now = scheduler.now
-            dropStale(&state, now: now)
-            while !state.pending.isEmpty, isScreenFree(state, now: now) {
-                let next = state.pending.removeFirst()
-                state.screenLabel = next.label
-                state.screenLabelSince = now
-            }
-            var timer: (Duration, ContinuousClock.Instant)?
-            if !state.pending.isEmpty, let since = state.screenLabelSince {
-                let deadline = since + minimumDisplayTime
-                if state.timerDeadline != deadline {
-                    state.timerDeadline = deadline
-                    timer = (deadline - now, deadline)
-                }
-            }
-            let display = Display(progress: state.progress, label: state.screenLabel)
-            // Before the first delivery the screen is empty: an empty display is not a change.
-            guard display != (state.lastDelivered ?? Display(progress: nil, label: nil)) else { return (nil, timer) }
-            state.lastDelivered = display
-            return (display, timer)
-        }
-        if let (delay, deadline) = timer { scheduler.schedule(after: delay) { self.turn(timer: deadline) } }
-        if let display { deliver(display) }
+        let actions = state.withLock { $0.turn(firedDeadline: firedDeadline, now: scheduler.now) }
+        if let (delay, deadline) = actions.timer { scheduler.schedule(after: delay) { self.turn(timer: deadline) } }
+        if let display = actions.display { deliver(display) }
     }
 
-    /// Calls the handler under the delivery gate, unless the pacer was invalidated meanwhile: `invalidate()`
-    /// sets the flag, then takes the gate, so once it returns no call can start (the flag is checked under
-    /// the gate) and none is still running.
+    /// Calls the handler through the gate, unless `invalidate()` closed it meanwhile; `lastDelivered` is
+    /// recorded only when the handler receives the display.
     private func deliver(_ display: Display) {
-        delivery.withLock { _ in
-            guard !state.withLock({ $0.isInvalidated }) else { return }
-            LabelPacerContext.$isInsideHandler.withValue(true) { handler(display) }
+        gate.deliver { _ in
+            state.withLock { $0.delivered(display) }
+            handler(display)
         }
     }
-
-    /// Whether the next label may replace the one on screen: there is none, or it has had its minimum time.
-    private func isScreenFree(_ state: State, now: ContinuousClock.Instant) -> Bool {
-        guard state.screenLabel != nil, let since = state.screenLabelSince else { return true }
-        return now - since >= minimumDisplayTime
-    }
-}
-
-/// Whether the current code runs inside a `LabelPacer` handler: `invalidate()` called from there must not
-/// wait for the handler that called it.
-private enum LabelPacerContext {
-    @TaskLocal static var isInsideHandler = false
 }

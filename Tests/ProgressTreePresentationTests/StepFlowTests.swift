@@ -1,4 +1,4 @@
-import ProgressTree
+import ProgressTreePresentation
 import XCTest
 
 final class StepFlowTests: XCTestCase {
@@ -178,6 +178,23 @@ final class StepFlowTests: XCTestCase {
         XCTAssertEqual(flow.steps, stepsBefore)
     }
 
+    /// An interactive transition begun while an animation runs starts from what is on screen then, but a
+    /// cancellation settles where that animation was heading (the state of the unchanged stack), not on the
+    /// frame that was on screen when the transition began.
+    func test_cancelling_an_interactive_transition_begun_mid_animation_settles_where_that_animation_was_heading() {
+        var flow = StepFlow(duration: .milliseconds(300), easing: .linear)
+        flow.push(progress: 0.2, at: at(0))
+        flow.push(progress: 0.8, at: at(1_000))  // animating 0.2 → 0.8 until 1_300
+        XCTAssertEqual(flow.display(at: at(1_150)).progress, 0.5)
+        flow.beginInteractiveTransition(.pop, at: at(1_150))
+        XCTAssertEqual(flow.display(at: at(1_150)).progress, 0.5, "the transition starts from the screen")
+        flow.updateInteractiveTransition(0.5)
+        XCTAssertEqual(flow.display(at: at(1_200)).progress, 0.35)
+        flow.cancelInteractiveTransition(at: at(1_200))  // animates back over 0.5 × 300 ms
+        XCTAssertEqual(flow.display(at: at(1_200)).progress, 0.35, "no jump when cancelling")
+        XCTAssertEqual(flow.display(at: at(1_350)), display(0.8, 1, index: 1, count: 2, moving: false))
+    }
+
     func test_a_cancelled_interactive_pop_that_was_hiding_restores_the_visibility_exactly() {
         var flow = StepFlow(duration: .milliseconds(300))
         flow.push(progress: nil, at: at(0))
@@ -250,6 +267,34 @@ final class StepFlowTests: XCTestCase {
         flow.cancelInteractiveTransition(at: at(1_000))
         XCTAssertEqual(flow, before)
     }
+
+    // MARK: Durations beyond Int64 nanoseconds
+
+    /// A duration longer than `Int64.max` nanoseconds (292 years) is accepted by `init`; the remaining part
+    /// of an interactive transition is then scaled as a `Duration`, exactly, without converting to `Int64`.
+    func test_interactive_transitions_scale_durations_longer_than_Int64_nanoseconds() {
+        let start = ContinuousClock.now
+        let long = Duration.seconds(20_000_000_000)  // 634 years
+        var flow = StepFlow(duration: long, easing: .linear)
+        flow.push(progress: 0.5, at: start - long)  // settled at 0.5 by `start`
+        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start))
+        flow.updateInteractiveTransition(0.5)
+        flow.cancelInteractiveTransition(at: start)  // animates back over half the duration
+        let halfway = flow.display(at: start + long / 4)
+        XCTAssertEqual(halfway.progress, 0.5)
+        XCTAssertEqual(halfway.visibility, 0.75)
+        XCTAssertTrue(halfway.isTransitioning)
+        let end = flow.display(at: start + long / 2)
+        XCTAssertEqual(end, StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 0, stepCount: 1, isTransitioning: false))
+
+        XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start + long))
+        flow.updateInteractiveTransition(0.25)
+        flow.finishInteractiveTransition(at: start + long)  // the remaining three quarters
+        XCTAssertEqual(flow.display(at: start + long + long * 3 / 8).visibility, 0.375)
+        XCTAssertEqual(
+            flow.display(at: start + long * 2),
+            StepFlow.Display(progress: 0.5, visibility: 0, stepIndex: nil, stepCount: 0, isTransitioning: false))
+    }
 }
 
 extension StepFlowTests {
@@ -258,7 +303,7 @@ extension StepFlowTests {
         var drawn: [StepFlow.Display] = []
         func draw(_ display: StepFlow.Display) { drawn.append(display) }
 
-        // --- snippet: step flow ---
+        // BEGIN snippet: presentation-step-flow
         var flow = StepFlow(duration: .milliseconds(300))  // easing: .easeInOut
         flow.push(progress: 0.25, at: start)  // "Address": fades in, sliding to 25%
         flow.push(progress: 0.5, at: start + .milliseconds(1_000))  // "Payment": slides to 50%
@@ -271,7 +316,7 @@ extension StepFlowTests {
         // On every frame (display link, TimelineView, timer):
         let display = flow.display(at: start + .milliseconds(2_250))
         draw(display)  // progress 0.5, visibility 1, stepIndex 1: exactly as before the swipe
-        // --- end ---
+        // END snippet: presentation-step-flow
 
         XCTAssertEqual(drawn, [StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 1, stepCount: 2, isTransitioning: false)])
         XCTAssertEqual(flow.display(at: start + .milliseconds(2_100)).progress, 0.375)
