@@ -297,6 +297,24 @@ final class ReadPathTests: XCTestCase {
         observation.invalidate()
     }
 
+    func test_an_observations_delivery_leaves_the_next_update_marking_its_path() {
+        let (root, leaf) = chain(leafTotal: 4)
+        let delivered = DispatchSemaphore(value: 0)
+        let observation = root.observe(\.fractionCompleted, on: DispatchQueue(label: "observer")) { _, _ in
+            delivered.signal()
+        }
+        leaf.advance()
+        XCTAssertEqual(delivered.wait(timeout: .now() + 10), .success)
+        // The delivery read the root on its queue, and that read does not count: the update after it marks
+        // the path (the observer's queue refreshes it), instead of refreshing it on the updating thread.
+        XCTAssertFalse(root.domain.readSinceUpdateRefresh.load(ordering: .relaxed))
+        leaf.advance()
+        XCTAssertNotEqual(root.flags.load(ordering: .relaxed) & NodeFlags.dirty, 0)
+        XCTAssertEqual(delivered.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(root.fractionCompleted, 0.5)
+        observation.invalidate()
+    }
+
     func test_writers_on_sibling_chains_and_a_reader_end_on_the_exact_fraction() {
         for _ in 0..<20 {
             let root = ProgressNode.discreteProgress(totalUnitCount: 2)

@@ -39,6 +39,14 @@ extension ProgressNode {
         }
     }
 
+    /// Makes the read just done not count towards `refreshPathOnUpdate`'s hint: for observation deliveries,
+    /// which refresh on the observer's queue so that the updating thread does not have to. Without this, a
+    /// fast observer would move that work back onto every update it follows, and its every delivery would
+    /// be signalled twice (once by the refresh, once by the next update's mark).
+    func discountReadForPathRefresh() {
+        if let domain = domainStorage.unretained() { RefreshDomain.discountRead(domain) }
+    }
+
     @inline(never)
     private func refreshPathUnderLock(of domain: RefreshDomain) -> Bool {
         var signals: [any ChangeSignalReceiver]?

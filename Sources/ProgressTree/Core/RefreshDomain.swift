@@ -68,6 +68,17 @@ final class RefreshDomain: Sendable {
         }
     }
 
+    /// Takes the hint back after a read that should not make updates refresh their paths (an observation's
+    /// delivery: observers read on their own queue precisely so that the updating thread need not).
+    @inline(__always)
+    static func discountRead(_ domain: Unmanaged<RefreshDomain>) {
+        representative(of: domain)._withUnsafeGuaranteedRef { domain in
+            if domain.readSinceUpdateRefresh.load(ordering: .relaxed) {
+                domain.readSinceUpdateRefresh.store(false, ordering: .relaxed)
+            }
+        }
+    }
+
     /// Whether this domain forwards to another one (it was merged).
     var isForwarded: Bool { forward.unretained() != nil }
 
