@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the side-by-side table of issue 9: for every scenario, ProgressNode's time, Foundation.Progress's time
+# Prints the side-by-side table of Docs/Performance.md: for every scenario, ProgressNode's time, Foundation.Progress's time
 # (the toolchain's own, same process, same run), the speedup, and ProgressNode's time relative to the same
 # number of bare relaxed Atomic<Int64> adds (the physical limit of a thread-safe counter).
 #
@@ -13,7 +13,7 @@
 # Times come from the ProgressTreeCompare executable (ContinuousClock around each whole scenario, results
 # checked). Allocation counts and their CI thresholds come from `swift package benchmark` (see README.md).
 #   Benchmarks/compare.sh --only 1,6,7         # just those scenarios (8 = terminal renderer on vs off)
-#   Benchmarks/compare.sh --only 6,7,9,10,11,12,13   # the read scenarios of issue 13 (see README.md)
+#   Benchmarks/compare.sh --only 6,7,9,10,11,12,13   # the read scenarios (see README.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -1,4 +1,4 @@
-// Scenario 14 (issue 16): a child process doing 1,000,000 updates a second, mounted in this process.
+// Scenario 14 (mounting): a child process doing 1,000,000 updates a second, mounted in this process.
 //
 //   Benchmarks/compare.sh --mount [seconds]
 //

@@ -1,4 +1,4 @@
-// ProgressTreeCompare: times every scenario of issue 9 for ProgressNode, Foundation's Progress and the bare
+// ProgressTreeCompare: times every scenario of Docs/Performance.md for ProgressNode, Foundation's Progress and the bare
 // atomic add in the same run, and prints one line per scenario. `compare.sh` runs it.
 //
 //   swift run -c release ProgressTreeCompare [--quick] [--repeats N] [--unsafe-foundation]
@@ -28,7 +28,7 @@ if arguments.first == "--memory-live" {
     exit(0)
 }
 
-// Scenario 14 (issue 16, mounting): `--mount [seconds]` runs it and prints its report;
+// Scenario 14 (mounting another process): `--mount [seconds]` runs it and prints its report;
 // `--mount-child seconds` is the child process it starts (see MountScenario.swift).
 if arguments.first == "--mount-child" {
     runMountChild(seconds: Double(arguments[1]) ?? 3)
@@ -198,7 +198,7 @@ print(
         + "\(sizes.memoryChildren) children for memory, \(sizes.polledUpdates) polled updates, "
         + "\(sizes.rendererUpdates) updates with the renderer")
 print(
-    "issue 13: \(sizes.cleanReads) clean reads, 2 own trees × \(sizes.ownTreeUpdates) updates (read every "
+    "reads: \(sizes.cleanReads) clean reads, 2 own trees × \(sizes.ownTreeUpdates) updates (read every "
         + "\(sizes.ownTreeReadEvery.map(String.init).joined(separator: "/"))), wide "
         + "\(sizes.wideChildren.map(String.init).joined(separator: "/")) children × \(sizes.wideUpdates) updates, "
         + "\(sizes.observedNodes) observed × \(sizes.observedUpdatesPerNode), \(sizes.liveNodes) live nodes for memory")

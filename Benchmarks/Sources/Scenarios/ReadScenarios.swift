@@ -1,4 +1,4 @@
-// The read scenarios of issue 13 (9–13), for ProgressNode (`PN`), Foundation's `Progress` (`FP`) and, where
+// The read scenarios (9–13), for ProgressNode (`PN`), Foundation's `Progress` (`FP`) and, where
 // it means something, the atomic limit (`Limit`). Same rules as `Scenarios.swift`: public API only, every
 // result checked (a wrong one stops the run), a value returned to keep the optimizer honest.
 //

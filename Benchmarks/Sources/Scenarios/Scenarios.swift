@@ -1,4 +1,4 @@
-// The benchmark scenarios of issue 9, written once and run by both executables of this package:
+// The benchmark scenarios of Docs/Performance.md, written once and run by both executables of this package:
 // `ProgressTreeCompare` (ContinuousClock, side-by-side table) and `ProgressTreeBenchmarks`
 // (package-benchmark: wall clock, malloc counts, memory and p90 thresholds).
 //
