@@ -1,15 +1,18 @@
 import Synchronization
 
-// The refresh an update does itself, when someone reads the tree between updates.
+// The refresh an update does itself, when its own thread reads the tree between updates.
 //
 // An update that finds its node clean usually only marks the path up (see ProgressNode+Propagation.swift),
-// and the next read brings the marked part up to date. When a UI reads after every update, that read
-// revisits every level the update just marked, and both pay an atomic read-modify-write per level twice
-// over. So when a node of the tree was read since the last such refresh (`RefreshDomain.readSinceUpdateRefresh`,
-// a hint) and nobody holds the tree's lock (a try-lock: an update never waits), the update does what the
-// read would have done for its path, under the lock: it computes each node's fraction from its counts and
-// sums, stores it in `cachedFraction` and records it in the parent's sums, and leaves the path clean. The
-// next read is then two loads.
+// and the next read brings the marked part up to date. When the updating thread itself reads after every
+// update (a loop that polls its root), that read revisits every level the update just marked, and both pay
+// an atomic read-modify-write per level twice over, on the same thread. So when this thread was the last to
+// read a node of the tree since the last such refresh (`RefreshDomain.lastReader`, a hint), the updated
+// node has no observer (its observers read it on their own queues) and nobody holds the tree's lock (a
+// try-lock: an update never waits), the update does what the read would have done for its path, under the
+// lock: it computes each node's fraction from its counts and sums, stores it in `cachedFraction` and
+// records it in the parent's sums, and leaves the path clean. The next read is then two loads. When another
+// thread reads (an observer's queue, a UI polling a worker's tree), updates only mark, and the reader does
+// the work: that keeps it off the updating threads.
 //
 // Why the cached fractions stay right. Nothing here sets or clears `dirty`, and no refresh runs while the
 // lock is held, so every node on the path is in one of two cases when the walk reaches it:
@@ -26,25 +29,22 @@ import Synchronization
 // order, so a later record is never older.
 
 extension ProgressNode {
-    /// Brings the cached fractions from this node up to its root up to date, if someone read the tree since
-    /// the last time an update did so and nobody holds the tree's lock. Returns `false` when it did nothing
+    /// Brings the cached fractions from this node up to its root up to date, if this thread read the tree
+    /// since the last time an update did so, this node is not observed and nobody holds the tree's lock. Returns `false` when it did nothing
     /// (the caller marks the path instead). For an update that found this node clean.
     @inline(__always)
     func refreshPathOnUpdate() -> Bool {
-        guard let storage = domainStorage.unretained() else { return false }
+        // An observed node is read by its observers' deliveries, on their queues: leave the work to them.
+        guard flags.load(ordering: .relaxed) & NodeFlags.observed == 0,
+            let storage = domainStorage.unretained()
+        else { return false }
         let domain = RefreshDomain.representative(of: storage)
         return domain._withUnsafeGuaranteedRef { domain -> Bool in
-            guard domain.readSinceUpdateRefresh.load(ordering: .relaxed) else { return false }
+            guard domain.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity() else {
+                return false
+            }
             return refreshPathUnderLock(of: domain)
         }
-    }
-
-    /// Makes the read just done not count towards `refreshPathOnUpdate`'s hint: for observation deliveries,
-    /// which refresh on the observer's queue so that the updating thread does not have to. Without this, a
-    /// fast observer would move that work back onto every update it follows, and its every delivery would
-    /// be signalled twice (once by the refresh, once by the next update's mark).
-    func discountReadForPathRefresh() {
-        if let domain = domainStorage.unretained() { RefreshDomain.discountRead(domain) }
     }
 
     @inline(never)
@@ -53,7 +53,7 @@ extension ProgressNode {
         let refreshed = domain.lock.withLockIfAvailable { _ -> Bool in
             // Merged into another tree meanwhile: that tree's lock is the one that counts.
             guard !domain.isForwarded else { return false }
-            domain.readSinceUpdateRefresh.store(false, ordering: .relaxed)
+            domain.lastReader.store(0, ordering: .relaxed)
             let walk = domain.enterWalk()
             refreshPath(signals: &signals)
             walk.exit()

@@ -20,7 +20,7 @@ extension ProgressNode {
     func refresh() -> Double {
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
             let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
-            if let domain = domainStorage.unretained() { RefreshDomain.noteRead(domain) }
+            if let domain = domainStorage.unretained() { RefreshDomain.noteCleanRead(domain) }
             return fraction
         }
         return refreshDirty()

@@ -35,11 +35,13 @@ final class RefreshDomain: Sendable {
     private let forward = OnceReference<RefreshDomain>()
     /// An upper bound of the length of the forward chains that end here (union by rank).
     private let rank = Atomic<Int>(0)
-    /// Whether a node of this tree was read since an update last refreshed its path (see
-    /// `ProgressNode.refreshPathOnUpdate`): the hint that decides whether the next update that finds its node
-    /// clean refreshes the path at once (someone reads between updates) or only marks it (nobody does).
-    /// Set in the representative. A hint only: either choice is correct.
-    let readSinceUpdateRefresh = Atomic<Bool>(true)
+    /// The thread that last read a node of this tree, if no update refreshed a path since (0 otherwise; see
+    /// `ProgressNode.refreshPathOnUpdate`): the hint that decides whether the next update that finds its
+    /// node clean refreshes the path at once (its own thread reads between updates, so the work lands on
+    /// that thread either way) or only marks it (nobody read since, or another thread reads: an observer's
+    /// queue, a UI polling a worker's tree, which then does the work). Set in the representative. A hint
+    /// only: either choice is correct.
+    let lastReader = Atomic<UInt>(0)
 
     init() {}
 
@@ -58,24 +60,35 @@ final class RefreshDomain: Sendable {
         return current
     }
 
-    /// Records that a node of `domain`'s tree was read: one load, and a store only when the hint changes.
+    /// Records that a node of `domain`'s tree was read by this thread (a read that refreshed): a store only
+    /// when the hint changes.
     @inline(__always)
     static func noteRead(_ domain: Unmanaged<RefreshDomain>) {
+        let reader = currentThreadIdentity()
         representative(of: domain)._withUnsafeGuaranteedRef { domain in
-            if !domain.readSinceUpdateRefresh.load(ordering: .relaxed) {
-                domain.readSinceUpdateRefresh.store(true, ordering: .relaxed)
+            if domain.lastReader.load(ordering: .relaxed) != reader {
+                domain.lastReader.store(reader, ordering: .relaxed)
             }
         }
     }
 
-    /// Takes the hint back after a read that should not make updates refresh their paths (an observation's
-    /// delivery: observers read on their own queue precisely so that the updating thread need not).
+    /// Records a clean read: only when no reader is recorded since the last path refresh (the reader that
+    /// polls after every update), so that a clean read costs one more load and no thread lookup otherwise.
     @inline(__always)
-    static func discountRead(_ domain: Unmanaged<RefreshDomain>) {
+    static func noteCleanRead(_ domain: Unmanaged<RefreshDomain>) {
         representative(of: domain)._withUnsafeGuaranteedRef { domain in
-            if domain.readSinceUpdateRefresh.load(ordering: .relaxed) {
-                domain.readSinceUpdateRefresh.store(false, ordering: .relaxed)
+            if domain.lastReader.load(ordering: .relaxed) == 0 {
+                domain.lastReader.store(currentThreadIdentity(), ordering: .relaxed)
             }
+        }
+    }
+
+    /// A number that identifies the calling thread among the threads alive (its `pthread_t`'s bits).
+    @inline(__always)
+    static func currentThreadIdentity() -> UInt {
+        withUnsafeBytes(of: pthread_self()) { bytes in
+            bytes.count >= MemoryLayout<UInt>.size
+                ? bytes.loadUnaligned(as: UInt.self) : UInt(bytes.loadUnaligned(as: UInt32.self))
         }
     }
 

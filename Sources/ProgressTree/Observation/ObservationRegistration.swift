@@ -85,7 +85,6 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         }
         _ = node.refresh()  // clears the node's dirty bit before the read: later changes signal again
         let value = read(node)
-        node.discountReadForPathRefresh()  // the next update marks, and this queue refreshes
         gate.deliver { state in
             if state.hasLastValue, state.lastValue == value { return }
             let change = ProgressNode.Change(oldValue: state.lastValue, newValue: value)
