@@ -8,6 +8,34 @@ import XCTest
 final class FailureConcurrencyTests: XCTestCase {
     private let rounds = 150
 
+    func test_fail_racing_with_addChild_of_the_same_node_leaves_it_out_of_the_tree_with_its_share_kept() {
+        for round in 0..<2_000 {
+            let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+            let child = ProgressNode.discreteProgress(totalUnitCount: 10)
+            child.completedUnitCount = 5
+            let start = DispatchGroup()
+            start.enter()
+            let done = DispatchGroup()
+            DispatchQueue.global().async(group: done) {
+                start.wait()
+                child.fail(ArchiveDown())
+            }
+            DispatchQueue.global().async(group: done) {
+                start.wait()
+                root.addChild(child, withPendingUnitCount: 2)
+            }
+            start.leave()
+            done.wait()
+            XCTAssertTrue(child.isFailed)
+            XCTAssertEqual(root.children.count, 0, "round \(round): the failed child stays in the tree")
+            XCTAssertEqual(root.completedUnitCount, 0, "round \(round)")
+            XCTAssertEqual(root.fractionCompleted, 0.25, "round \(round): its share at failure")
+            XCTAssertEqual(root.descendantOutcomes.failedCount, 1, "round \(round)")
+            child.completedUnitCount = 9
+            XCTAssertEqual(root.fractionCompleted, 0.25, "round \(round): later changes move the root")
+        }
+    }
+
     func test_fail_racing_with_the_last_updates_either_fails_or_finishes_never_both() {
         var failures = 0
         for _ in 0..<rounds {

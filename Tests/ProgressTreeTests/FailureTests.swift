@@ -87,6 +87,27 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 0)
     }
 
+    func test_a_failed_node_added_as_a_child_leaves_at_once_with_its_share_kept_and_counted_as_failed() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 10)
+        let grandchild = ProgressNode(totalUnitCount: 1, parent: child, pendingUnitCount: 5)
+        child.completedUnitCount = 5
+        child.fail(ArchiveDown())
+        XCTAssertTrue(grandchild.isCancelled)
+
+        root.addChild(child, withPendingUnitCount: 2)
+        XCTAssertEqual(root.children.count, 0)
+        XCTAssertNil(child.parent)
+        XCTAssertEqual(root.completedUnitCount, 0, "failure is not done work")
+        XCTAssertEqual(root.fractionCompleted, 2 * 0.5 / 4, "its share at 5 of 10 stays")
+        XCTAssertEqual(
+            root.descendantOutcomes,
+            ProgressNode.DescendantOutcomes(
+                failedCount: 1, cancelledCount: 1, firstFailureDescription: "the archive is not answering"))
+        child.completedUnitCount = 9
+        XCTAssertEqual(root.fractionCompleted, 0.25, "a failed node's later changes do not move its ancestors")
+    }
+
     func test_a_second_fail_keeps_the_first_error() {
         let node = ProgressNode(totalUnitCount: 10)
         node.fail(Numbered(number: 1))

@@ -7,7 +7,9 @@ extension ProgressNode {
     ///
     /// Each descendant is counted once, when its outcome happens, in every ancestor it is attached to at
     /// that moment: a node that finished or failed is no longer attached to its parent, so outcomes below it
-    /// after that do not reach the ancestors above it (as its progress no longer does).
+    /// after that do not reach the ancestors above it (as its progress no longer does). A node that failed
+    /// before it was added to a parent leaves that parent at once, as a failed child does, and counts there
+    /// as failed, with the nodes its failure cancelled.
     public struct DescendantOutcomes: Sendable, Hashable {
         /// How many descendants failed (`fail(_:)`).
         public var failedCount: Int

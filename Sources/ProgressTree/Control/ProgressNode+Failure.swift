@@ -138,6 +138,40 @@ extension ProgressNode {
         effects.perform(waitersThrow: true)
     }
 
+    /// Lets go of `child`, just linked to this node by `addChild`, if it failed before the link was complete:
+    /// before `addChild` (a failed node added as a child), or while it ran, when the child's `fail` found no
+    /// parent yet to leave. The child leaves as `fail` makes a failed child leave: its share at this moment
+    /// is kept apart and nothing is credited, it leaves this node's children, and this node and its
+    /// ancestors count it as failed (with the nodes its failure cancelled). Decided under the child's lock by
+    /// the `attached` bit, which `fail` clears under the same lock: exactly one of the two does it.
+    func releaseChildThatFailedBeforeLinking(_ child: ProgressNode) {
+        guard child.isFailed else { return }
+        let left = child.state.withLock { state -> (share: Double, description: String?)? in
+            guard child.flags.load(ordering: .relaxed) & NodeFlags.attached != 0 else { return nil }
+            _ = state.link.detach()
+            child.flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
+            // Cleared by the child's `fail` if it found the pointer set: then it left this node itself.
+            guard child.parentAddress.exchange(0, ordering: .sequentiallyConsistent) != 0 else { return nil }
+            let fraction = FractionMath.fraction(
+                completed: child.completedStorage.load(ordering: .relaxed),
+                total: child.totalStorage.load(ordering: .relaxed),
+                childUnits: child.recentChildUnits)
+            let share = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
+            state.control.outcomes.shareAtFailure = share
+            return (share, state.control.outcomes.failureDescription)
+        }
+        guard let left else { return }
+        let cancelledBelow = child.descendantOutcomes.cancelledCount
+        _ = retire(child, crediting: 0, failedShare: left.share)
+        let next = state.withLock { state -> ProgressNode? in
+            state.children.remove(child)
+            state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: left.description)
+            return state.link.kind == .attached ? parent : nil
+        }
+        Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: left.description)
+        markChanged()
+    }
+
     /// Cancels every node of the subtrees below `roots` that is neither cancelled nor failed, under each
     /// node's lock in turn (never two at once), parent before children in the order they were added, and
     /// counts them into the outcomes of the nodes of those subtrees. Handlers are only marked in `effects`.

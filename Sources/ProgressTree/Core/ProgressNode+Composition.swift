@@ -62,6 +62,8 @@ extension ProgressNode {
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))
         markChanged()
         child.inheritControlState(inherited)
+        // 7. A child that failed before it was linked (see `fail`) leaves again at once.
+        releaseChildThatFailedBeforeLinking(child)
     }
 
     /// `addChild` for a node created already linked to this one (`ProgressNode.init(total:userInfo:
