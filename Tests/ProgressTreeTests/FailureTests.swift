@@ -100,12 +100,26 @@ final class FailureTests: XCTestCase {
         XCTAssertNil(child.parent)
         XCTAssertEqual(root.completedUnitCount, 0, "failure is not done work")
         XCTAssertEqual(root.fractionCompleted, 2 * 0.5 / 4, "its share at 5 of 10 stays")
+        // Counted as failed; the grandchild its failure cancelled was cancelled before it was attached here.
         XCTAssertEqual(
             root.descendantOutcomes,
             ProgressNode.DescendantOutcomes(
-                failedCount: 1, cancelledCount: 1, firstFailureDescription: "the archive is not answering"))
+                failedCount: 1, cancelledCount: 0, firstFailureDescription: "the archive is not answering"))
         child.completedUnitCount = 9
         XCTAssertEqual(root.fractionCompleted, 0.25, "a failed node's later changes do not move its ancestors")
+    }
+
+    func test_a_failed_node_with_completed_counts_added_as_a_child_is_never_credited() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 10)
+        let child = ProgressNode.discreteProgress(totalUnitCount: 4)
+        child.fail(ArchiveDown())
+        child.completedUnitCount = 4  // a failed node's counts may change; it never finishes
+        root.addChild(child, withPendingUnitCount: 5)
+        XCTAssertFalse(child.isFinished)
+        XCTAssertEqual(root.completedUnitCount, 0, "failure is not done work")
+        XCTAssertEqual(root.descendantOutcomes.failedCount, 1)
+        XCTAssertEqual(root.children.count, 0)
+        XCTAssertEqual(root.fractionCompleted, 0.5, "its share as it was when it left: 5 × 4/4 of 10")
     }
 
     func test_a_second_fail_keeps_the_first_error() {

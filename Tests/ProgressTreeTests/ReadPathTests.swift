@@ -329,4 +329,82 @@ final class ReadPathTests: XCTestCase {
             XCTAssertEqual(middles.map(\.fractionCompleted), [3_999.0 / 4_000.0, 3_999.0 / 4_000.0])
         }
     }
+
+    // MARK: Credits and walks racing with reads and merges
+
+    func test_a_read_while_two_credits_of_one_parent_are_in_progress_waits_for_both() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let first = ProgressNode(totalUnitCount: 4, parent: parent, pendingUnitCount: 1)
+        let second = ProgressNode(totalUnitCount: 4, parent: parent, pendingUnitCount: 1)
+        first.advance(by: 2)
+        second.advance(by: 2)
+        XCTAssertEqual(parent.fractionCompleted, 0.5)
+        // A read on another thread holds the tree's lock, so both credits below take the queue path; a walk
+        // registered here stands for an update preempted mid-walk, which both credits wait for.
+        let release = DispatchSemaphore(value: 0)
+        let done = holdDomainLock(of: parent, until: release)
+        first.advance()
+        second.advance()
+        XCTAssertEqual(parent.queuedChildCount, 2)
+        let sums = parent.childSums.load()!
+        let base = sums.creditSequence.load(ordering: .sequentiallyConsistent)
+        let walk = parent.domain.enterWalk()
+        let finished = DispatchGroup()
+        for child in [first, second] {
+            DispatchQueue.global().async(group: finished) { child.advance() }  // finishes: a credit begins
+        }
+        while sums.creditSequence.load(ordering: .sequentiallyConsistent) != base + 2 { sched_yield() }
+        release.signal()
+        done.wait()
+        // Both credits are in progress: their children are retired into the queue, their units not yet in
+        // the count. A read now must not take the shares out without the credits: it waits for them.
+        let read = Lock<Double?>(nil)
+        let reader = DispatchSemaphore(value: 0)
+        Thread {
+            let value = parent.fractionCompleted
+            read.withLock { $0 = value }
+            reader.signal()
+        }.start()
+        XCTAssertEqual(reader.wait(timeout: .now() + 0.05), .timedOut, "the read did not wait for the credits")
+        walk.exit()
+        finished.wait()
+        XCTAssertEqual(reader.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(read.withLock { $0 }, 1)
+        XCTAssertEqual(parent.fractionCompleted, 1)
+    }
+
+    func test_a_node_going_away_waits_for_walks_registered_before_its_tree_was_merged() {
+        let other = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let otherChild = ProgressNode.discreteProgress(totalUnitCount: 1)
+        _ = other.domain
+        _ = otherChild.domain
+        other.addChild(otherChild, withPendingUnitCount: 1)  // `other`'s domain now outranks a fresh one
+        var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 10)
+        let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 1)
+        weak let weakRoot = root
+        let childDomain = child.domainStorage.load()!
+        // An update of `child` walking up, preempted after it read its parent's address (the root).
+        let walk = childDomain.enterWalk()
+        let merged = DispatchSemaphore(value: 0)
+        Thread {
+            // The root's domain forwards to `other`'s; the merge then waits for the walk too.
+            child.addChild(other, withPendingUnitCount: 1)
+            merged.signal()
+        }.start()
+        while !childDomain.isForwarded { sched_yield() }
+        // The last reference to the root goes on another thread: its deinit must wait for the walk.
+        let box = Lock<ProgressNode?>(root)
+        root = nil
+        let dropped = DispatchSemaphore(value: 0)
+        Thread {
+            box.withLock { $0 = nil }
+            dropped.signal()
+        }.start()
+        // (Its weak references are already nil: its deinit has begun. It must not end during the walk.)
+        XCTAssertEqual(dropped.wait(timeout: .now() + 0.05), .timedOut, "the root went away during a walk")
+        walk.exit()
+        XCTAssertEqual(dropped.wait(timeout: .now() + 10), .success)
+        XCTAssertNil(weakRoot)
+        XCTAssertEqual(merged.wait(timeout: .now() + 10), .success)
+    }
 }

@@ -9,7 +9,7 @@ extension ProgressNode {
     /// that moment: a node that finished or failed is no longer attached to its parent, so outcomes below it
     /// after that do not reach the ancestors above it (as its progress no longer does). A node that failed
     /// before it was added to a parent leaves that parent at once, as a failed child does, and counts there
-    /// as failed, with the nodes its failure cancelled.
+    /// as failed (the nodes its failure cancelled were cancelled before, and do not count there).
     public struct DescendantOutcomes: Sendable, Hashable {
         /// How many descendants failed (`fail(_:)`).
         public var failedCount: Int

@@ -102,10 +102,13 @@ extension ProgressNode {
             var parent: ProgressNode?
             var share = 0.0
             if state.link.detach() {
-                let pending = pendingInParent.load(ordering: .relaxed)
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
                 parent = self.parent(clearing: true)
+                // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
+                // under this lock), so a parent found here comes with its pending count; with no parent
+                // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
+                let pending = parent == nil ? 0 : pendingInParent.load(ordering: .sequentiallyConsistent)
                 // The fraction a read would give now: the counts, and the children as of the refresh above.
                 let fraction = FractionMath.fraction(
                     completed: completedStorage.load(ordering: .relaxed),
@@ -142,8 +145,10 @@ extension ProgressNode {
     /// before `addChild` (a failed node added as a child), or while it ran, when the child's `fail` found no
     /// parent yet to leave. The child leaves as `fail` makes a failed child leave: its share at this moment
     /// is kept apart and nothing is credited, it leaves this node's children, and this node and its
-    /// ancestors count it as failed (with the nodes its failure cancelled). Decided under the child's lock by
-    /// the `attached` bit, which `fail` clears under the same lock: exactly one of the two does it.
+    /// ancestors count it as failed. The nodes its failure cancelled are not counted here: they were
+    /// cancelled before the child was attached (outcomes count in the ancestors of their moment). Decided
+    /// under the child's lock by the `attached` bit, which `fail` clears under the same lock: exactly one
+    /// of the two does it.
     func releaseChildThatFailedBeforeLinking(_ child: ProgressNode) {
         guard child.isFailed else { return }
         let left = child.state.withLock { state -> (share: Double, description: String?)? in
@@ -161,14 +166,13 @@ extension ProgressNode {
             return (share, state.control.outcomes.failureDescription)
         }
         guard let left else { return }
-        let cancelledBelow = child.descendantOutcomes.cancelledCount
         _ = retire(child, crediting: 0, failedShare: left.share)
         let next = state.withLock { state -> ProgressNode? in
             state.children.remove(child)
-            state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: left.description)
+            state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return state.link.kind == .attached ? parent : nil
         }
-        Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: left.description)
+        Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
     }
 

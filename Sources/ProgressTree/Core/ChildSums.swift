@@ -18,10 +18,23 @@ import Synchronization
 /// take a small sibling's progress with it), or after more incremental steps than contributors plus 1,024
 /// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
 final class ChildSums: @unchecked Sendable {
-    /// Incremented before and after a child's credit that races with a refresh, so that the refresh reads
-    /// the credit and the child's removal together (see `ProgressNode.retire(_:crediting:failedShare:)`).
-    /// The one field updates touch, outside the domain lock: an atomic.
+    /// Moved before and after a child's credit that races with a refresh, so that the refresh reads the
+    /// credit and the child's removal together (see `ProgressNode.retire(_:crediting:failedShare:)`): the
+    /// low 32 bits count the credits in progress (`beginCredit`), the high 32 bits the credits completed
+    /// (`endCredit`). Settled when the low half is 0; two reads of equal values saw no credit begin or end
+    /// between them, however many credits overlap. The one field updates touch, outside the domain lock:
+    /// an atomic.
     let creditSequence = Atomic<UInt64>(0)
+
+    /// Whether `sequence` (a value of `creditSequence`) has no credit in progress.
+    @inline(__always)
+    static func isSettled(_ sequence: UInt64) -> Bool { sequence & 0xFFFF_FFFF == 0 }
+
+    /// A credit begins: readers of the parent wait for it to end before they trust its count and sums.
+    func beginCredit() { creditSequence.add(1, ordering: .sequentiallyConsistent) }
+
+    /// A credit ends: one fewer in progress, one more completed, in one step.
+    func endCredit() { creditSequence.add((1 << 32) - 1, ordering: .sequentiallyConsistent) }
 
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
     @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []

@@ -57,7 +57,9 @@ extension ProgressNode {
     /// count, with what this node hands its parent's file summary, all in one critical section.
     private func detachFromParent(files: inout FinishedFileFold) -> (ProgressNode, Int64)? {
         state.withLock { state -> (ProgressNode, Int64)? in
-            guard state.link.detach() else { return nil }
+            // A failed node is never finished, whatever its counts: it is never credited. (Only a node that
+            // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
+            guard !currentControlFlags.contains(.failed), state.link.detach() else { return nil }
             let pending = pendingInParent.load(ordering: .relaxed)
             // From here on updates no longer look at the parent.
             flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
@@ -116,7 +118,7 @@ extension ProgressNode {
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
         let sums = childSumsForRefresh
-        sums.creditSequence.add(1, ordering: .sequentiallyConsistent)
+        sums.beginCredit()
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
         _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
@@ -124,10 +126,10 @@ extension ProgressNode {
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain._withUnsafeGuaranteedRef { $0.representative.waitForWalks() }
+            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
         }
         let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-        sums.creditSequence.add(1, ordering: .sequentiallyConsistent)
+        sums.endCredit()
         return completed
     }
 

@@ -77,6 +77,8 @@ extension ProgressNode {
                     return nil
                 }
                 node.cachedFraction.store(fraction.bitPattern, ordering: .releasing)
+                // An observer registering meanwhile passes the domain lock after setting `observed` and
+                // before reading its baseline (`observe`): it is seen in `flags` here, or reads this store.
                 if flags & NodeFlags.observed != 0, let targets = node.observerTargets() {
                     if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
                 }
@@ -97,7 +99,7 @@ extension ProgressNode {
     @inline(__always)
     private func quietFraction() -> Double? {
         let sequence = creditSequenceNow()
-        guard sequence & 1 == 0, queueHead.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+        guard ChildSums.isSettled(sequence), queueHead.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
         let completed = completedStorage.load(ordering: .sequentiallyConsistent)
         let total = totalStorage.load(ordering: .sequentiallyConsistent)
         let childUnits = childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0

@@ -117,18 +117,18 @@ extension ProgressNode {
         return true
     }
 
-    /// The credit sequence once no credit is in progress (an odd value: a credit between its two steps,
-    /// which take a few atomic operations and no lock).
+    /// The credit sequence once no credit is in progress (`ChildSums.isSettled`; a credit between its two
+    /// steps takes a few atomic operations and no lock).
     @inline(__always)
     func settledCreditSequence() -> UInt64 {
         while true {
             let sequence = creditSequenceNow()
-            if sequence & 1 == 0 { return sequence }
+            if ChildSums.isSettled(sequence) { return sequence }
             sched_yield()
         }
     }
 
-    /// The credit sequence of this node's sums, 0 before they exist (their creation keeps it even).
+    /// The credit sequence of this node's sums, 0 (settled) before they exist.
     @inline(__always)
     func creditSequenceNow() -> UInt64 {
         guard let sums = childSums.unretained() else { return 0 }

@@ -188,7 +188,7 @@ public final class ProgressNode: Sendable {
         // Each child may still point here: clear the pointers, then wait for the walks that may have read
         // one before it was cleared (see `parentAddress`). No walk starts here afterwards.
         for child in children { child.parentAddress.store(0, ordering: .sequentiallyConsistent) }
-        if let domain = domainStorage.load() { domain.representative.waitForWalks() }
+        if let domain = domainStorage.load() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
         var entry = queueHead.exchange(0, ordering: .acquiring)
         while let address = UnsafeRawPointer(bitPattern: entry) {

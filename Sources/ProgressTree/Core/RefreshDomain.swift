@@ -194,6 +194,19 @@ final class RefreshDomain: Sendable {
         }
     }
 
+    /// Waits until every walk registered before this call in this domain or any domain it forwards to has
+    /// ended. A walk registers in the representative of its time, which may have been merged into another
+    /// domain since: waiting only in today's representative would miss it. Chains are O(log n) long.
+    /// Must not be called from a walk.
+    func waitForWalksAlongForwards() {
+        var domain = self
+        while true {
+            domain.waitForWalks()
+            guard let next = domain.forward.load() else { return }
+            domain = next
+        }
+    }
+
     /// Waits until every walk registered before this call has ended. Must not be called from a walk.
     func waitForWalks() {
         waiters.withLock { _ in

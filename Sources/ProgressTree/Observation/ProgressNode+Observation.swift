@@ -89,6 +89,10 @@ extension ProgressNode {
             // before it, and this OR acquires from it, so the baseline read below sees the walk's update.
             flags.bitwiseOr(NodeFlags.observed, ordering: .acquiringAndReleasing)
         }
+        // An update refreshing its path holds the tree's lock from its look at `observed` to its store of
+        // the new fraction: passing that lock here means such a refresh either saw the bit (and signals) or
+        // is over (and the baseline below includes it).
+        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { _ in } }
         // Read the baseline after registering: a change from here on either is in the baseline or signals.
         registration.start(initial: options.contains(.initial))
         return ProgressObservation(registration)
