@@ -40,8 +40,6 @@ import Synchronization
 /// waits. A handler may wait for another gate (`close()` from a handler): gate → gate, made cycle-free by
 /// the rule above. `WaitGraph`'s lock is a leaf: nothing is taken while it is held.
 package final class DeliveryGate<Guarded>: Sendable {
-    /// Held for the whole delivery; guards what the deliveries share (the last value delivered, ...).
-    private let lock: Lock<Guarded>
     private let closed = Atomic<Bool>(false)
     /// The thread running a delivery of this gate, or 0 (see "Invariant").
     ///
@@ -50,6 +48,11 @@ package final class DeliveryGate<Guarded>: Sendable {
     /// so the thread that registers after it sees that store (lock release → acquire); a stale value read for
     /// a thread that is not waiting only makes the reader wait on the gate's lock, which that thread releases.
     fileprivate let runner = Atomic<UInt>(0)
+    /// Held for the whole delivery; guards what the deliveries share (the last value delivered, ...).
+    /// Declared last: with an empty `Guarded` (`LabelPacer`'s gate) the guarded value has no bytes, and
+    /// ThreadSanitizer reports the handler's `inout` access to it at the address that follows the mutex,
+    /// which must not be another field's (it would be reported as racing with that field's atomics).
+    private let lock: Lock<Guarded>
 
     package init(_ guarded: sending Guarded) {
         lock = Lock(guarded)
