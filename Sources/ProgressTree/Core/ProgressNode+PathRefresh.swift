@@ -79,9 +79,7 @@ extension ProgressNode {
                 node.cachedFraction.store(fraction.bitPattern, ordering: .releasing)
                 // An observer registering meanwhile passes the domain lock after setting `observed` and
                 // before reading its baseline (`observe`): it is seen in `flags` here, or reads this store.
-                if flags & NodeFlags.observed != 0, let targets = node.observerTargets() {
-                    if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
-                }
+                if flags & NodeFlags.observed != 0 { node.collectObservers(into: &signals) }
                 belowFraction = fraction
                 guard flags & NodeFlags.attached != 0 else { return nil }
                 let address = node.parentAddress.load(ordering: .sequentiallyConsistent)
@@ -110,11 +108,6 @@ extension ProgressNode {
     /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings
     /// it, and the path above it, up to date. Inside a walk.
     private func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
-        let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
-        if old & NodeFlags.dirty != 0 { return }
-        if old & NodeFlags.observed != 0, let targets = observerTargets() {
-            if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
-        }
-        if old & NodeFlags.attached != 0 { Self.markAncestors(of: .passUnretained(self), signals: &signals) }
+        if markDirty(collecting: &signals) { Self.markAncestors(of: .passUnretained(self), signals: &signals) }
     }
 }

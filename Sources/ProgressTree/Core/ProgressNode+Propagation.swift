@@ -77,15 +77,31 @@ extension ProgressNode {
     private func markChangedSlowPath() {
         // Someone reads this tree between updates: bring the path up to date now, if nobody holds the lock.
         if refreshPathOnUpdate() { return }
-        let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
-        if old & NodeFlags.dirty != 0 { return }
-        var signals = old & NodeFlags.observed != 0 ? observerTargets() : nil
-        if old & NodeFlags.attached != 0, let domain = domainStorage.unretained() {
+        var signals: [any ChangeSignalReceiver]?
+        if markDirty(collecting: &signals), let domain = domainStorage.unretained() {
             let walk = domain._withUnsafeGuaranteedRef { $0.enterWalk() }
             Self.markAncestors(of: .passUnretained(self), signals: &signals)
             walk.exit()
         }
         signals?.signal()  // after the walk: signalling may release the last reference to a node
+    }
+
+    /// Sets this node's `dirty` bit. If it was clear, collects the node's observers (when it has any) and
+    /// returns whether the node is attached, so that the caller marks the path above it
+    /// (`markAncestors`); returns `false` when it was set already (somebody above knows) or the node has no
+    /// parent.
+    func markDirty(collecting signals: inout [any ChangeSignalReceiver]?) -> Bool {
+        let old = flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
+        if old & NodeFlags.dirty != 0 { return false }
+        if old & NodeFlags.observed != 0 { collectObservers(into: &signals) }
+        return old & NodeFlags.attached != 0
+    }
+
+    /// Appends this node's observations to `signals` (takes the node's lock: only for nodes flagged
+    /// `observed`).
+    func collectObservers(into signals: inout [any ChangeSignalReceiver]?) {
+        guard let targets = observerTargets() else { return }
+        if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
     }
 
     /// Queues `start`, which has just been marked `dirty` and is attached, in its parent, marks the parent,
@@ -106,10 +122,7 @@ extension ProgressNode {
             }
             if parentOld & NodeFlags.dirty != 0 { return }
             if parentOld & NodeFlags.observed != 0 {
-                let targets = parent._withUnsafeGuaranteedRef { $0.observerTargets() }
-                if let targets {
-                    if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
-                }
+                parent._withUnsafeGuaranteedRef { $0.collectObservers(into: &signals) }
             }
             if parentOld & NodeFlags.attached == 0 { return }
             child = parent
