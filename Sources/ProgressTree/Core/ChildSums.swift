@@ -69,6 +69,8 @@ final class ChildSums: @unchecked Sendable {
             var old = 0.0
             if index < 0 {
                 if contribution == 0 { return }  // nothing to record, and nothing to remove later
+                // A child that finished and was credited without a share (never `shared`) stays out.
+                guard child.claimShare() else { return }
                 index = contributors.count
                 contributors.append(.passUnretained(child))
                 child.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
@@ -145,6 +147,25 @@ final class ChildSums: @unchecked Sendable {
 }
 
 extension ProgressNode {
+    /// Sets `shared` unless this node is `retired`; returns whether it is `shared` now. Under the domain
+    /// lock, before a refresh records this node's first contribution to its parent: of this and a finish
+    /// that credits the node without the domain lock (it requires `shared` clear and sets `retired`, in
+    /// one compare-and-exchange), exactly one happens, so a parent never counts a child's share and its
+    /// credit together.
+    @inline(__always)
+    func claimShare() -> Bool {
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while current & NodeFlags.shared == 0 {
+            if current & NodeFlags.retired != 0 { return false }
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: current | NodeFlags.shared,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { return true }
+            current = original
+        }
+        return true
+    }
+
     /// This node's children's sum, for code under the domain lock; created on first use.
     var childSumsForRefresh: ChildSums {
         childSums.load() ?? childSums.storeIfNil(ChildSums())

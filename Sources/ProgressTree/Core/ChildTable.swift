@@ -37,6 +37,13 @@ struct ChildTable {
         liveCount += 1
     }
 
+    /// Adds `node`, taking over the reference the caller retained for the table.
+    mutating func insert(retained node: Unmanaged<ProgressNode>) {
+        node._withUnsafeGuaranteedRef { $0.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed) }
+        slots.append(Entry(owner: node.takeRetainedValue()))
+        liveCount += 1
+    }
+
     /// The slot of `node`, if it is a live child of this table.
     private func slot(of node: ProgressNode) -> Int? {
         let slot = Int(node.slotInParent.load(ordering: .relaxed))

@@ -18,6 +18,15 @@ enum NodeFlags {
     static let attached: UInt32 = 1 << 5
     /// This node has had a child: its `deinit` must orphan its children and wait for walks in its tree.
     static let hasHadChildren: UInt32 = 1 << 6
+    /// The parent may hold a share of this node's progress: it was queued in the parent, or a refresh
+    /// recorded it in the parent's sums (`ChildSums.record` claims this bit under the domain lock). A
+    /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
+    /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
+    static let shared: UInt32 = 1 << 7
+    /// Set when this node detached from a parent that still listed it in its table, until the finish is
+    /// done with that parent: a parent going away waits for it to clear (`deinit`). Left set when the
+    /// finish removed the node from the table itself (no parent looks at it again).
+    static let creditingParent: UInt32 = 1 << 8
 
     /// The bits that tell a read the cached fraction may be stale.
     static let stale: UInt32 = dirty | refreshing

@@ -72,16 +72,19 @@ extension ProgressNode {
     /// walk. It has no progress yet, so it is not queued: its first update queues it. Since nobody can update
     /// it before this node's table publishes it, an update that finishes it always finishes it into this
     /// node: there is nothing to check afterwards.
-    func attachFreshChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
+    ///
+    /// `child` is passed unretained: its initializer holds it, and a retain and release around the call
+    /// would cost two atomic operations; the table takes its own reference.
+    func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
-            state.children.insert(child)
+            state.children.insert(retained: child.retain())
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             }
             return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         markChanged()
-        if !inherited.isEmpty { child.inheritControlState(inherited) }
+        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited) } }
     }
 
     /// The parent, read under this node's lock (the cycle check's view of the links).

@@ -1,3 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
 import Synchronization
 
 // Finishing: a child that finished leaves its parent, and its share moves into the parent's count, as one
@@ -26,48 +35,135 @@ extension ProgressNode {
 
     /// One level of `finishAndCreditAncestors`: detaches this finished node and credits its parent. Returns
     /// the parent (retained) when the credit finished it and it is attached, so that it finishes next.
+    ///
+    /// The parent is used unretained: from the detach on, this node's `creditingParent` bit makes a parent
+    /// going away wait (its `deinit` looks at every child it still listed), and nothing here touches the
+    /// parent after taking this node out of its table, or after clearing that bit. A credit that finishes
+    /// the parent retains it (`swift_tryRetain`: not one whose `deinit` began) to finish it next.
     private func finishIntoParent() -> ProgressNode? {
         var files = FinishedFileFold.nothing
-        guard let (parent, pending) = detachFromParent(files: &files) else {
+        guard let detached = detachFromParent(files: &files) else {
             leavePauseIfFinishedWhilePaused()
             markChanged()
             return nil
         }
         leavePauseIfFinishedWhilePaused()
-        markChanged()
-        let finishedFiles = fileSummaryForFinishedParentFold(files)
-        let completed = parent.retire(self, crediting: pending)
-        let parentFinished = FractionMath.isFinished(
-            completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-        parent.state.withLock { state in
-            state.children.remove(self)
-            state.metadata.foldFinishedChild(finishedFiles)
+        if detached.signalsObservers {
+            var signals: [any ChangeSignalReceiver]?
+            collectObservers(into: &signals)
+            signals?.signal()
         }
-        guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0 else {
+        guard let parent = detached.parent else { return nil }
+        let finishedFiles = fileSummaryForFinishedParentFold(files)
+        let next = parent._withUnsafeGuaranteedRef { parent -> ProgressNode? in
+            let completed =
+                detached.creditsWithoutShare
+                ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
+            let parentFinished = FractionMath.isFinished(
+                completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+            var next: ProgressNode?
+            if parentFinished {
+                let pointer = UnsafeMutableRawPointer(mutating: parent.unmanagedAddress)
+                if swiftTryRetain(pointer) { next = Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue() }
+            } else {
+                parent.markChanged()
+            }
+            let removed = parent.state.withLock { state -> Bool in
+                if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
+                return state.children.remove(self)
+            }
+            // Not in the table: the parent's `deinit` took it and waits for this.
+            if !removed { flags.bitwiseAnd(~NodeFlags.creditingParent, ordering: .sequentiallyConsistent) }
+            return next
+        }
+        guard let next else { return nil }
+        guard next.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0 else {
             // A parent the credit finished is never left paused, attached or not (an attached one leaves
             // it in its own step).
-            if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
-            parent.markChanged()
+            next.leavePauseIfFinishedWhilePaused()
+            next.markChanged()
             return nil
         }
-        return parent
+        return next
     }
 
-    /// If attached, switches the link to `.detached` and returns the parent (retained) and the pending
-    /// count, with what this node hands its parent's file summary, all in one critical section.
-    private func detachFromParent(files: inout FinishedFileFold) -> (ProgressNode, Int64)? {
-        state.withLock { state -> (ProgressNode, Int64)? in
+    /// What `detachFromParent` hands the finish.
+    private struct Detachment {
+        /// The parent, unretained (see `finishIntoParent`), if the node was linked to one.
+        let parent: Unmanaged<ProgressNode>?
+        let pending: Int64
+        /// The parent never held a share of this node (`NodeFlags.shared` was clear): `retired` is set,
+        /// and the credit is one atomic add (`credit`), with no share to take out.
+        let creditsWithoutShare: Bool
+        /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
+        let signalsObservers: Bool
+    }
+
+    /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent with
+    /// the pending count and what this node hands its parent's file summary, all in one critical section.
+    ///
+    /// One compare-and-exchange on `flags` clears `attached`, sets `dirty` (the node's fraction is now 1)
+    /// and `creditingParent` and, when the parent never held a share of the node, `retired` (no walk
+    /// queues it any more, and no refresh records it: `claimShare`).
+    private func detachFromParent(files: inout FinishedFileFold) -> Detachment? {
+        state.withLock { state -> Detachment? in
             // A failed node is never finished, whatever its counts: it is never credited. (Only a node that
             // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
             guard !currentControlFlags.contains(.failed), state.link.detach() else { return nil }
-            let pending = pendingInParent.load(ordering: .relaxed)
-            // From here on updates no longer look at the parent.
-            flags.bitwiseAnd(~NodeFlags.attached, ordering: .sequentiallyConsistent)
-            let parent = self.parent(clearing: true)
-            guard let parent else { return nil }
+            // Under this node's lock, where a parent going away clears it (`deinit`).
+            let address = parentAddress.load(ordering: .sequentiallyConsistent)
+            var current = flags.load(ordering: .sequentiallyConsistent)
+            var withoutShare = false
+            while true {
+                withoutShare = address != 0 && current & (NodeFlags.shared | NodeFlags.queued) == 0
+                var desired = current & ~NodeFlags.attached | NodeFlags.dirty
+                if address != 0 { desired |= NodeFlags.creditingParent }
+                if withoutShare { desired |= NodeFlags.retired }
+                // From here on updates no longer look at the parent.
+                let (exchanged, original) = flags.compareExchange(
+                    expected: current, desired: desired,
+                    successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+                if exchanged { break }
+                current = original
+            }
+            let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
+            guard let pointer = UnsafeRawPointer(bitPattern: address) else {
+                return Detachment(parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers)
+            }
+            // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
+            // parent going away waits for, so this store needs no stronger order.)
+            parentAddress.store(0, ordering: .releasing)
             files = finishedFileFold(of: state)
-            return (parent, pending)
+            return Detachment(
+                parent: Unmanaged<ProgressNode>.fromOpaque(pointer), pending: pendingInParent.load(ordering: .relaxed),
+                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers)
         }
+    }
+
+    /// Credits `pending` units of a finished child whose share this node never held (see `Detachment`):
+    /// nothing leaves the sums, so the credit alone is one step for readers. Returns the completed count.
+    @inline(__always)
+    private func credit(_ pending: Int64) -> Int64 {
+        pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+    }
+
+    /// This node's address, for `swift_tryRetain`.
+    private var unmanagedAddress: UnsafeRawPointer {
+        UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// For a parent going away, which took this node out of its table: clears the parent pointer and, if
+    /// this node is finishing into the parent (it read the pointer before), waits until that finish is done
+    /// with the parent. Both under this node's lock, where a finish reads the pointer, so exactly one of
+    /// the two sees it. The finish never waits for the parent's `deinit` (it finds itself gone from the
+    /// table and clears `creditingParent`), so the wait is short.
+    func orphan() {
+        let finishing = state.withLock { _ -> Bool in
+            parentAddress.store(0, ordering: .sequentiallyConsistent)
+            return flags.load(ordering: .sequentiallyConsistent) & NodeFlags.creditingParent != 0
+        }
+        guard finishing else { return }
+        while flags.load(ordering: .sequentiallyConsistent) & NodeFlags.creditingParent != 0 { sched_yield() }
     }
 
     /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the

@@ -141,7 +141,7 @@ extension ProgressNode {
         var current = flags.load(ordering: .sequentiallyConsistent)
         while current & (NodeFlags.queued | NodeFlags.retired) == 0 {
             let (exchanged, original) = flags.compareExchange(
-                expected: current, desired: current | NodeFlags.queued,
+                expected: current, desired: current | NodeFlags.queued | NodeFlags.shared,
                 successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
             if exchanged {
                 push(onto: parent)

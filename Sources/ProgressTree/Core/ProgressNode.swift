@@ -85,8 +85,8 @@ public final class ProgressNode: Sendable {
         state = Lock(NodeState(userInfo: userInfo))
     }
 
-    /// Creates a node already linked to `parent`, as `addChild` would leave it: the caller must then insert
-    /// it with `parent.attachFreshChild(_:withPendingUnitCount:)` before the node is used. (`parent` is
+    /// Creates a node attached to `parent`, as `addChild` would leave it, and inserts it in the parent's
+    /// table (`attachFreshChild(_:withPendingUnitCount:)`). (`parent` is
     /// borrowed, here and in the initializers that lead here: each retain and release of a parent is an
     /// atomic operation on its reference count.)
     private init(
@@ -104,6 +104,8 @@ public final class ProgressNode: Sendable {
         // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
         domainStorage.storeFresh(parent.unretainedDomain)
         parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
+        // Here rather than in the convenience initializer, where `self` would be retained around the call.
+        parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)
     }
 
     /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
@@ -115,7 +117,6 @@ public final class ProgressNode: Sendable {
             pendingUnitCount >= 0,
             "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
         self.init(total: total, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: pendingUnitCount)
-        parent.attachFreshChild(self, withPendingUnitCount: pendingUnitCount)
     }
 
     /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an
@@ -185,9 +186,10 @@ public final class ProgressNode: Sendable {
         // its `deinit`, and its last release ordered every earlier store before this load.)
         guard flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren != 0 else { return }
         var children = state.withLock { $0.children.removeAllNodes() }
-        // Each child may still point here: clear the pointers, then wait for the walks that may have read
-        // one before it was cleared (see `parentAddress`). No walk starts here afterwards.
-        for child in children { child.parentAddress.store(0, ordering: .sequentiallyConsistent) }
+        // Each child may still point here: clear the pointers (and wait for a child that is finishing into
+        // this node), then wait for the walks that may have read one before it was cleared (see
+        // `parentAddress`). No walk starts here afterwards.
+        for child in children { child.orphan() }
         if let domain = domainStorage.load() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
         var entry = queueHead.exchange(0, ordering: .acquiring)
