@@ -48,10 +48,29 @@ func swiftTryRetain(_ object: UnsafeMutableRawPointer) -> Bool {
     SwiftRuntime.tryRetain(object) != nil
 }
 
+/// Retains `node`, which no other thread can reach yet (it is in its initializer and not published), with
+/// the runtime's non-atomic `swift_nonatomic_retain`: no other thread reads or writes its reference count
+/// until the store that publishes it, which a lock release (or any release) orders after this one. Falls
+/// back to an ordinary retain where the runtime does not export it.
+func retainUnpublished(_ node: Unmanaged<ProgressNode>) -> Unmanaged<ProgressNode> {
+    guard let retain = SwiftRuntime.nonatomicRetain else { return node.retain() }
+    _ = retain(node.toOpaque())
+    return node
+}
+
 private enum SwiftRuntime {
     static let tryRetain: @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? = {
         guard let process = dlopen(nil, RTLD_LAZY), let symbol = dlsym(process, "swift_tryRetain") else {
             preconditionFailure("ProgressTree: the Swift runtime does not export swift_tryRetain")
+        }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?).self)
+    }()
+
+    /// `HeapObject *swift_nonatomic_retain(HeapObject *)`, if the runtime exports it.
+    static let nonatomicRetain: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?)? = {
+        guard let process = dlopen(nil, RTLD_LAZY), let symbol = dlsym(process, "swift_nonatomic_retain") else {
+            return nil
         }
         return unsafeBitCast(
             symbol, to: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?).self)
@@ -74,6 +93,9 @@ struct NodeState {
     var children = ChildTable()
     private var extras: NodeExtras?
     var link = ParentLink()
+
+    /// Whether control state, observers or metadata were ever written (otherwise all are the defaults).
+    var hasExtras: Bool { extras != nil }
 
     var control: ControlState {
         get { extras?.control ?? ControlState() }

@@ -74,10 +74,11 @@ extension ProgressNode {
     /// node: there is nothing to check afterwards.
     ///
     /// `child` is passed unretained: its initializer holds it, and a retain and release around the call
-    /// would cost two atomic operations; the table takes its own reference.
+    /// would cost two atomic operations; the table takes its own reference, retained non-atomically
+    /// (`retainUnpublished`: this lock's release publishes the child).
     func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
         let inherited = state.withLock { state in
-            state.children.insert(retained: child.retain())
+            state.children.insert(retained: retainUnpublished(child))
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             }

@@ -22,7 +22,7 @@ extension ProgressNode {
     /// files (no walk, no allocation), or, when it still has attached children, a walk of its subtree.
     func finishedFileFold(of state: NodeState) -> FinishedFileFold {
         guard state.children.isEmpty else { return .walk }
-        if state.metadata.contributesNoFiles { return .nothing }
+        if !state.hasExtras || state.metadata.contributesNoFiles { return .nothing }
         let leaf = fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
         return leaf.isEmpty ? .nothing : .summary(leaf)
     }
