@@ -50,6 +50,7 @@ extension ProgressNode {
                     if visit.lister != nil && !holds { return [] }
                     childrenNeedListerAsLeft = holds
                 }
+                node.settleFreshChildren(&state)  // after `apply`: see ProgressNode+FreshChildren.swift
                 return state.children.entries.map(\.node)
             }
             for child in children.reversed() {

@@ -117,6 +117,7 @@ extension ProgressNode {
                 share = Double(pending) * fraction
                 state.control.outcomes.shareAtFailure = share
             }
+            settleFreshChildren(&state)  // after marking it failed: see ProgressNode+FreshChildren.swift
             return (parent, share, state.children.entries.map(\.node))
         }
         guard let failed else { return }
@@ -131,6 +132,7 @@ extension ProgressNode {
             // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
             let next = parent.state.withLock { state -> ProgressNode? in
+                parent.settleFreshChildren(&state)
                 state.children.remove(self)
                 state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
                 return state.link.kind == .attached ? parent.parent : nil
@@ -168,6 +170,7 @@ extension ProgressNode {
         guard let left else { return }
         _ = retire(child, crediting: 0, failedShare: left.share)
         let next = state.withLock { state -> ProgressNode? in
+            settleFreshChildren(&state)
             state.children.remove(child)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return state.link.kind == .attached ? parent : nil
@@ -194,6 +197,7 @@ extension ProgressNode {
             let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
                 if index == 0, state.link.kind == .attached { firstRootParent = node.parent }
                 let cancelled = node.markCancelled(&state, effects: &effects)
+                node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
                 return (cancelled, state.children.entries.map(\.node))
             }
             if cancelled { effects.changedNodes.append(node) }

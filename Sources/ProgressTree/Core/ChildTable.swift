@@ -19,7 +19,8 @@ struct ChildTable {
     }
 
     private(set) var slots: [Entry] = []
-    private(set) var liveCount = 0
+    /// 32 bits, so that `NodeState` packs the link into the same word (the node stays in its malloc size class).
+    private(set) var liveCount: Int32 = 0
 
     var isEmpty: Bool { liveCount == 0 }
 
@@ -63,7 +64,7 @@ struct ChildTable {
         while let last = slots.last, last.owner == nil { slots.removeLast() }
         if liveCount == 0 {
             if slots.capacity > 64 { slots = [] }
-        } else if slots.count > 32 && liveCount * 2 < slots.count {
+        } else if slots.count > 32 && Int(liveCount) * 2 < slots.count {
             compact()
         }
         return true

@@ -89,10 +89,12 @@ final class NodeExtras {
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 struct NodeState {
-    /// The attached children (the strong references that keep them alive).
+    /// The attached children (the strong references that keep them alive), but for the fresh children
+    /// pushed onto `ProgressNode.freshChildren` since the last look: read it only after
+    /// `ProgressNode.settleFreshChildren(_:)`.
     var children = ChildTable()
-    private var extras: NodeExtras?
     var link = ParentLink()
+    private var extras: NodeExtras?
 
     /// Whether control state, observers or metadata were ever written (otherwise all are the defaults).
     var hasExtras: Bool { extras != nil }

@@ -45,6 +45,7 @@ extension ProgressNode {
         // 4. Insert it, then link it up: from here on its updates walk into this node.
         child.pendingInParent.store(pendingUnitCount, ordering: .sequentiallyConsistent)
         let inherited = state.withLock { state in
+            settleFreshChildren(&state)  // the table keeps the order of addition
             state.children.insert(child)
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
@@ -66,28 +67,6 @@ extension ProgressNode {
         releaseChildThatFailedBeforeLinking(child)
     }
 
-    /// `addChild` for a node created already linked to this one (`ProgressNode.init(total:userInfo:
-    /// freshChildOf:pendingUnitCount:)`), before its initializer returns. Nobody else has seen the child, so
-    /// it cannot have a parent already nor be an ancestor of this node: no claim under its lock, no cycle
-    /// walk. It has no progress yet, so it is not queued: its first update queues it. Since nobody can update
-    /// it before this node's table publishes it, an update that finishes it always finishes it into this
-    /// node: there is nothing to check afterwards.
-    ///
-    /// `child` is passed unretained: its initializer holds it, and a retain and release around the call
-    /// would cost two atomic operations; the table takes its own reference, retained non-atomically
-    /// (`retainUnpublished`: this lock's release publishes the child).
-    func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
-        let inherited = state.withLock { state in
-            state.children.insert(retained: retainUnpublished(child))
-            if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
-                flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
-            }
-            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
-        }
-        markChanged()
-        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited) } }
-    }
-
     /// The parent, read under this node's lock (the cycle check's view of the links).
     private func parentUnderLock() -> ProgressNode? {
         state.withLock { state in state.link.kind == .attached ? parent : nil }
@@ -98,6 +77,9 @@ extension ProgressNode {
     ///
     /// - Complexity: O(children); takes this node's lock once.
     public var children: [ProgressNode] {
-        state.withLock { state in state.children.entries.map(\.node) }
+        state.withLock { state in
+            settleFreshChildren(&state)
+            return state.children.entries.map(\.node)
+        }
     }
 }

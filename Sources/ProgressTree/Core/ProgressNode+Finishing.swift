@@ -68,9 +68,17 @@ extension ProgressNode {
             } else {
                 parent.markChanged()
             }
-            let removed = parent.state.withLock { state -> Bool in
-                if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                return state.children.remove(self)
+            let removed: Bool
+            if finishedFiles == nil, parent.popFreshChild(self) {
+                // The stack's reference; the caller still holds this node.
+                Unmanaged.passUnretained(self).release()
+                removed = true
+            } else {
+                removed = parent.state.withLock { state -> Bool in
+                    parent.settleFreshChildren(&state)
+                    if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
+                    return state.children.remove(self)
+                }
             }
             // Not in the table: the parent's `deinit` took it and waits for this.
             if !removed { flags.bitwiseAnd(~NodeFlags.creditingParent, ordering: .sequentiallyConsistent) }
@@ -133,6 +141,7 @@ extension ProgressNode {
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
+            settleFreshChildren(&state)  // what it hands its parent depends on its own children
             files = finishedFileFold(of: state)
             return Detachment(
                 parent: Unmanaged<ProgressNode>.fromOpaque(pointer), pending: pendingInParent.load(ordering: .relaxed),

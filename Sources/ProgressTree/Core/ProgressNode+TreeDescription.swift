@@ -15,7 +15,8 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
         while let (node, depth, portion) = stack.popLast() {
             lines.append(String(repeating: "  ", count: depth) + node.describeLine(portion: portion))
             let children = node.state.withLock { state in
-                state.children.entries.map { ($0.node, $0.pendingUnitCount) }
+                node.settleFreshChildren(&state)
+                return state.children.entries.map { ($0.node, $0.pendingUnitCount) }
             }
             for (child, pending) in children.reversed() { stack.append((child, depth + 1, pending)) }
         }

@@ -56,6 +56,12 @@ public final class ProgressNode: Sendable {
     let queueHead = Atomic<UInt>(0)
     /// The next node in the parent's dirty queue, while `queued`.
     let queueNext = Atomic<UInt>(0)
+    /// Children created attached to this node (`init(totalUnitCount:parent:pendingUnitCount:)`) and not yet
+    /// moved into its `ChildTable`: the top of an intrusive stack linked by `freshNext`, which holds a
+    /// reference to each (see ProgressNode+FreshChildren.swift).
+    let freshChildren = Atomic<UInt>(0)
+    /// The next node in the parent's `freshChildren`, set once before the push.
+    let freshNext = Atomic<UInt>(0)
     /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
     let slotInParent = Atomic<Int32>(-1)
     /// This node's index among its parent's contributors (-1: none), and what it adds to its parent's sum
@@ -185,7 +191,10 @@ public final class ProgressNode: Sendable {
         // Nothing to do for a node that never had a child, the usual leaf. (Nobody else can reach a node in
         // its `deinit`, and its last release ordered every earlier store before this load.)
         guard flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren != 0 else { return }
-        var children = state.withLock { $0.children.removeAllNodes() }
+        var children = state.withLock { state in
+            settleFreshChildren(&state)
+            return state.children.removeAllNodes()
+        }
         // Each child may still point here: clear the pointers (and wait for a child that is finishing into
         // this node), then wait for the walks that may have read one before it was cleared (see
         // `parentAddress`). No walk starts here afterwards.

@@ -63,7 +63,10 @@ extension ProgressNode {
 
     /// What the summary needs from this node, read under its lock.
     private func readFileFacts() -> FileFacts {
-        state.withLock { fileFacts(of: $0, includingChildren: true) }
+        state.withLock { state in
+            settleFreshChildren(&state)
+            return fileFacts(of: state, includingChildren: true)
+        }
     }
 
     /// What the summary needs from this node; the caller holds this node's lock (`state` is its state).

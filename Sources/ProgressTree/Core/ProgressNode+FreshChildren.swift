@@ -1,0 +1,80 @@
+import Synchronization
+
+// Fresh children: a child created attached (`init(totalUnitCount:parent:pendingUnitCount:)`) joins its
+// parent without the parent's lock, and a fresh child that finishes before a younger sibling joins leaves
+// the same way. Create, attach, finish is how most work is split (a download per photo, a step per file),
+// and the parent's lock taken twice per child was a third of that cycle.
+//
+// Invariants:
+// - A fresh child is pushed once, onto its parent's `freshChildren` (a lock-free stack linked by
+//   `freshNext`, which never changes after the push), and the stack holds one reference to it.
+// - Under the parent's lock, `settleFreshChildren` takes the whole stack (one exchange) and moves it, oldest
+//   first, into the `ChildTable`, with those references. Code that reads or changes the table settles first,
+//   so the table holds every attached child in the order they were added (`addChild` settles before it
+//   inserts).
+// - A child leaves the stack either in a settle or by popping itself while it is on top
+//   (`popFreshChild`: a compare-and-exchange from itself to its `freshNext`). The pop needs no lock: the top
+//   can only be replaced by a push of a younger child or by a settle's exchange, and the child is never
+//   pushed again, so finding itself on top means nothing below it changed. A child that is not on top takes
+//   the parent's lock, settles, and leaves the table as before.
+// - Cancelling and pausing reach a fresh child as they reach one in the table: the push and the
+//   transition's settle are ordered by sequential consistency against the transition's change of the
+//   parent's flags and the child's read of them (each side writes, then reads what the other writes), so
+//   the transition lists the child or the child sees the parent's new state (or both, which is harmless).
+
+extension ProgressNode {
+    /// Adds `child`, in its initializer, to this node's fresh children, and gives it this node's cancelled
+    /// or paused state. Nobody else has seen the child, so it cannot have a parent already nor be an
+    /// ancestor of this node: no claim under its lock, no cycle walk. It has no progress yet, so it is not
+    /// queued: its first update queues it.
+    ///
+    /// `child` is passed unretained: its initializer holds it, and a retain and release around the call would
+    /// cost two atomic operations. The stack takes its own reference, retained non-atomically
+    /// (`retainUnpublished`: the push publishes the child).
+    func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
+        // Before the child is reachable from here, so that a `deinit` of this node (once its creator lets go
+        // of it) looks for children.
+        if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
+            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+        }
+        let address = UInt(bitPattern: retainUnpublished(child).toOpaque())
+        var top = freshChildren.load(ordering: .relaxed)
+        while true {
+            child._withUnsafeGuaranteedRef { $0.freshNext.store(top, ordering: .relaxed) }
+            let (exchanged, original) = freshChildren.compareExchange(
+                expected: top, desired: address, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
+            if exchanged { break }
+            top = original
+        }
+        markChanged()
+        let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited) } }
+    }
+
+    /// Moves the fresh children into the table, oldest first, with the stack's references. Under this
+    /// node's lock; one atomic load when there are none.
+    func settleFreshChildren(_ state: inout NodeState) {
+        guard freshChildren.load(ordering: .sequentiallyConsistent) != 0 else { return }
+        var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
+        var newestFirst: [Unmanaged<ProgressNode>] = []
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            newestFirst.append(node)
+            entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+        }
+        for node in newestFirst.reversed() { state.children.insert(retained: node) }
+    }
+
+    /// Takes `child` off this node's fresh children if it is on top; returns whether it did (the caller then
+    /// owns the stack's reference to it). No lock (see the top of this file).
+    @inline(__always)
+    func popFreshChild(_ child: ProgressNode) -> Bool {
+        let address = UInt(bitPattern: Unmanaged.passUnretained(child).toOpaque())
+        // On top: the push (releasing) is seen, and with it `freshNext`.
+        guard freshChildren.load(ordering: .acquiring) == address else { return false }
+        let next = child.freshNext.load(ordering: .relaxed)
+        return freshChildren.compareExchange(
+            expected: address, desired: next, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed
+        ).exchanged
+    }
+}
