@@ -141,8 +141,10 @@ extension ProgressNode {
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
-            settleFreshChildren(&state)  // what it hands its parent depends on its own children
-            files = finishedFileFold(of: state)
+            // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
+            // without building the fold), otherwise according to its metadata and its own children.
+            settleFreshChildren(&state)
+            if state.hasExtras || !state.children.isEmpty { files = finishedFileFold(of: state) }
             return Detachment(
                 parent: Unmanaged<ProgressNode>.fromOpaque(pointer), pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers)
