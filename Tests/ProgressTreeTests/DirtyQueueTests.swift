@@ -58,6 +58,7 @@ final class DirtyQueueTests: XCTestCase {
         first.advance()  // finished: the table empties
         XCTAssertEqual(root.queuedChildCount, 0)
         let second = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
+        XCTAssertEqual(root.children.map { ObjectIdentifier($0) }, [ObjectIdentifier(second)])  // into the table
         XCTAssertEqual(second.slotInParent.load(ordering: .relaxed), 0)
         second.advance()
         XCTAssertEqual(root.fractionCompleted, 1.25 / 2)

@@ -4,8 +4,7 @@ import Synchronization
 /// Σ pendingᵢ × fractionᵢ over the children a refresh has recorded.
 ///
 /// Owned by the tree's refresh domain: only code holding the domain lock (`RefreshDomain`) reads or writes
-/// it (but for the atomics `creditSequence` and `publishedSum`), and the children's `contributionBits` and
-/// `contributorIndex`. That is the proof behind
+/// it (but for the atomics `creditSequence` and `publishedSum`), and the children's `contributorIndex`. That is the proof behind
 /// `@unchecked Sendable`: the lock orders every access, and `Lock` makes that order visible to
 /// ThreadSanitizer. Updates never touch it: a child that finishes while a refresh runs is *retired* into
 /// its parent's dirty queue instead, and the next refresh of the parent removes its share (see
@@ -38,6 +37,9 @@ final class ChildSums: @unchecked Sendable {
 
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
     @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []
+    /// What each of them adds (`pendingInParent × fraction` at its last record), at the same index: kept
+    /// here rather than in the child, so that a node without children or progress costs no word for it.
+    @exclusivity(unchecked) private var contributions: [Double] = []
     @exclusivity(unchecked) private var sum: Double = 0 {
         didSet { publishedSum.store(total.bitPattern, ordering: .relaxed) }
     }
@@ -65,20 +67,20 @@ final class ChildSums: @unchecked Sendable {
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
         child._withUnsafeGuaranteedRef { child in
             let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
-            var index = Int(child.contributorIndex.load(ordering: .relaxed))
+            let index = Int(child.contributorIndex.load(ordering: .relaxed))
             var old = 0.0
             if index < 0 {
                 if contribution == 0 { return }  // nothing to record, and nothing to remove later
                 // A child that finished and was credited without a share (never `shared`) stays out.
                 guard child.claimShare() else { return }
-                index = contributors.count
+                child.contributorIndex.store(Int32(truncatingIfNeeded: contributors.count), ordering: .relaxed)
                 contributors.append(.passUnretained(child))
-                child.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
+                contributions.append(contribution)
             } else {
-                old = Double(bitPattern: child.contributionBits.load(ordering: .relaxed))
+                old = contributions[index]
                 if old == contribution { return }
+                contributions[index] = contribution
             }
-            child.contributionBits.store(contribution.bitPattern, ordering: .relaxed)
             if contributors.count == 1 {
                 // The only contributor: its contribution is the sum, exactly (the usual chain of nodes).
                 sum = contribution
@@ -96,13 +98,13 @@ final class ChildSums: @unchecked Sendable {
     func remove(_ child: Unmanaged<ProgressNode>) {
         let index = Int(child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) })
         guard index >= 0 else { return }
-        let contribution = child._withUnsafeGuaranteedRef { child in
-            child.contributorIndex.store(-1, ordering: .relaxed)
-            return Double(bitPattern: child.contributionBits.exchange(0, ordering: .relaxed))
-        }
+        child._withUnsafeGuaranteedRef { $0.contributorIndex.store(-1, ordering: .relaxed) }
+        let contribution = contributions[index]
         let last = contributors.removeLast()
+        let lastContribution = contributions.removeLast()
         if index < contributors.count {
             contributors[index] = last
+            contributions[index] = lastContribution
             last._withUnsafeGuaranteedRef { $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed) }
         }
         if contributors.isEmpty {
@@ -132,10 +134,8 @@ final class ChildSums: @unchecked Sendable {
         var largest = 0.0
         // By index: iterating the array itself would retain and release its buffer (two atomic operations).
         var index = 0
-        while index < contributors.count {
-            let contribution = contributors[index]._withUnsafeGuaranteedRef {
-                Double(bitPattern: $0.contributionBits.load(ordering: .relaxed))
-            }
+        while index < contributions.count {
+            let contribution = contributions[index]
             total += contribution
             if contribution > largest { largest = contribution }
             index += 1

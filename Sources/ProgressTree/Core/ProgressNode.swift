@@ -64,10 +64,9 @@ public final class ProgressNode: Sendable {
     let freshNext = Atomic<UInt>(0)
     /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
     let slotInParent = Atomic<Int32>(-1)
-    /// This node's index among its parent's contributors (-1: none), and what it adds to its parent's sum
-    /// (`pendingInParent × fraction` at the last refresh). Owned by the tree's domain lock (`ChildSums`).
+    /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
+    /// what it adds. Owned by the tree's domain lock.
     let contributorIndex = Atomic<Int32>(-1)
-    let contributionBits = Atomic<UInt64>(0)
     /// The weighted sum of the attached children's progress, kept by refreshes under the domain lock;
     /// created by the first refresh that records a child.
     let childSums = OnceReference<ChildSums>()
