@@ -53,8 +53,14 @@ extension ProgressNode {
 
     /// Moves the fresh children into the table, oldest first, with the stack's references. Under this
     /// node's lock; one atomic load when there are none.
+    @inline(__always)
     func settleFreshChildren(_ state: inout NodeState) {
         guard freshChildren.load(ordering: .sequentiallyConsistent) != 0 else { return }
+        moveFreshChildren(into: &state)
+    }
+
+    @inline(never)
+    private func moveFreshChildren(into state: inout NodeState) {
         var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
         var newestFirst: [Unmanaged<ProgressNode>] = []
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
