@@ -35,11 +35,15 @@ final class ChildSums: @unchecked Sendable {
     /// A credit ends: one fewer in progress, one more completed, in one step.
     func endCredit() { creditSequence.add((1 << 32) - 1, ordering: .sequentiallyConsistent) }
 
+    /// A child with a recorded contribution, and what it adds (`pendingInParent × fraction` at its last
+    /// record): kept here rather than in the child, so that a node without progress costs no word for it.
+    private struct Contributor {
+        let node: Unmanaged<ProgressNode>
+        var contribution: Double
+    }
+
     /// The children with a recorded contribution; each knows its index (`contributorIndex`).
-    @exclusivity(unchecked) private var contributors: [Unmanaged<ProgressNode>] = []
-    /// What each of them adds (`pendingInParent × fraction` at its last record), at the same index: kept
-    /// here rather than in the child, so that a node without children or progress costs no word for it.
-    @exclusivity(unchecked) private var contributions: [Double] = []
+    @exclusivity(unchecked) private var contributors: [Contributor] = []
     @exclusivity(unchecked) private var sum: Double = 0 {
         didSet { publishedSum.store(total.bitPattern, ordering: .relaxed) }
     }
@@ -74,12 +78,11 @@ final class ChildSums: @unchecked Sendable {
                 // A child that finished and was credited without a share (never `shared`) stays out.
                 guard child.claimShare() else { return }
                 child.contributorIndex.store(Int32(truncatingIfNeeded: contributors.count), ordering: .relaxed)
-                contributors.append(.passUnretained(child))
-                contributions.append(contribution)
+                contributors.append(Contributor(node: .passUnretained(child), contribution: contribution))
             } else {
-                old = contributions[index]
+                old = contributors[index].contribution
                 if old == contribution { return }
-                contributions[index] = contribution
+                contributors[index].contribution = contribution
             }
             if contributors.count == 1 {
                 // The only contributor: its contribution is the sum, exactly (the usual chain of nodes).
@@ -99,13 +102,11 @@ final class ChildSums: @unchecked Sendable {
         let index = Int(child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) })
         guard index >= 0 else { return }
         child._withUnsafeGuaranteedRef { $0.contributorIndex.store(-1, ordering: .relaxed) }
-        let contribution = contributions[index]
+        let contribution = contributors[index].contribution
         let last = contributors.removeLast()
-        let lastContribution = contributions.removeLast()
         if index < contributors.count {
             contributors[index] = last
-            contributions[index] = lastContribution
-            last._withUnsafeGuaranteedRef { $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed) }
+            last.node._withUnsafeGuaranteedRef { $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed) }
         }
         if contributors.isEmpty {
             // Exactly 0: no rounding residue survives the last child.
@@ -134,8 +135,8 @@ final class ChildSums: @unchecked Sendable {
         var largest = 0.0
         // By index: iterating the array itself would retain and release its buffer (two atomic operations).
         var index = 0
-        while index < contributions.count {
-            let contribution = contributions[index]
+        while index < contributors.count {
+            let contribution = contributors[index].contribution
             total += contribution
             if contribution > largest { largest = contribution }
             index += 1
