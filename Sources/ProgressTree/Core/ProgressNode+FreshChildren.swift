@@ -61,14 +61,35 @@ extension ProgressNode {
 
     @inline(never)
     private func moveFreshChildren(into state: inout NodeState) {
+        // Reversed in place, oldest first, then inserted: no buffer. These nodes left the stack with the
+        // exchange, so a pop of one of them now fails whatever `freshNext` it reads (the top is never it
+        // again: a node is pushed once).
         var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
-        var newestFirst: [Unmanaged<ProgressNode>] = []
+        var oldestFirst: UInt = 0
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            newestFirst.append(node)
-            entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            entry = node._withUnsafeGuaranteedRef { node in
+                let next = node.freshNext.load(ordering: .relaxed)
+                node.freshNext.store(oldestFirst, ordering: .relaxed)
+                return next
+            }
+            oldestFirst = UInt(bitPattern: pointer)
         }
-        for node in newestFirst.reversed() { state.children.insert(retained: node) }
+        while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            state.children.insert(retained: node)
+        }
+    }
+
+    /// Takes all fresh children, with the stack's references, for a node going away (`deinit`).
+    func takeFreshChildren(appendingTo nodes: inout [ProgressNode]) {
+        var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            nodes.append(node.takeRetainedValue())
+        }
     }
 
     /// Takes `child` off this node's fresh children if it is on top; returns whether it did (the caller then

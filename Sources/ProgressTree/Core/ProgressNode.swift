@@ -191,8 +191,9 @@ public final class ProgressNode: Sendable {
         // its `deinit`, and its last release ordered every earlier store before this load.)
         guard flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren != 0 else { return }
         var children = state.withLock { state in
-            settleFreshChildren(&state)
-            return state.children.removeAllNodes()
+            var nodes = state.children.removeAllNodes()
+            takeFreshChildren(appendingTo: &nodes)
+            return nodes
         }
         // Each child may still point here: clear the pointers (and wait for a child that is finishing into
         // this node), then wait for the walks that may have read one before it was cleared (see
