@@ -9,8 +9,9 @@ enum NodeFlags {
     /// A refresh, under the tree's domain lock, has cleared `dirty` and not yet stored the new
     /// `cachedFraction`: a clean read must not use the cached one meanwhile.
     static let refreshing: UInt32 = 1 << 2
-    /// This node finished and left its parent, whose dirty queue holds it (and a reference to it) until a
-    /// refresh removes what it still contributed to the parent's sum (see `finishAndCreditAncestors`).
+    /// This node finished (or failed) and left its parent: no walk queues it there any more. If it was
+    /// `shared`, the parent's dirty queue holds it (and a reference to it) until a refresh removes what it
+    /// still contributed to the parent's sum; otherwise it never contributed (see `detachFromParent`).
     static let retired: UInt32 = 1 << 3
     /// Someone observes this node: a walk that marks it takes its lock to signal the observers.
     static let observed: UInt32 = 1 << 4
@@ -23,10 +24,6 @@ enum NodeFlags {
     /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
     /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
     static let shared: UInt32 = 1 << 7
-    /// Set when this node detached from a parent that still listed it in its table, until the finish is
-    /// done with that parent: a parent going away waits for it to clear (`deinit`). Left set when the
-    /// finish removed the node from the table itself (no parent looks at it again).
-    static let creditingParent: UInt32 = 1 << 8
 
     /// The bits that tell a read the cached fraction may be stale.
     static let stale: UInt32 = dirty | refreshing

@@ -1,12 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
 import Synchronization
 
 // Finishing: a child that finished leaves its parent, and its share moves into the parent's count, as one
@@ -36,10 +27,9 @@ extension ProgressNode {
     /// One level of `finishAndCreditAncestors`: detaches this finished node and credits its parent. Returns
     /// the parent (retained) when the credit finished it and it is attached, so that it finishes next.
     ///
-    /// The parent is used unretained: from the detach on, this node's `creditingParent` bit makes a parent
-    /// going away wait (its `deinit` looks at every child it still listed), and nothing here touches the
-    /// parent after taking this node out of its table, or after clearing that bit. A credit that finishes
-    /// the parent retains it (`swift_tryRetain`: not one whose `deinit` began) to finish it next.
+    /// The parent is held for the whole step (retained under this node's lock, see `detachFromParent`):
+    /// the step runs user code (a `resumingHandler`, an observer's release) and may release other nodes,
+    /// and any of that may drop what was the parent's last other reference.
     private func finishIntoParent() -> ProgressNode? {
         var files = FinishedFileFold.nothing
         guard let detached = detachFromParent(files: &files) else {
@@ -53,51 +43,45 @@ extension ProgressNode {
             collectObservers(into: &signals)
             signals?.signal()
         }
-        guard let parent = detached.parent else { return nil }
+        guard let retainedParent = detached.parent else { return nil }
         let finishedFiles = fileSummaryForFinishedParentFold(files)
-        let next = parent._withUnsafeGuaranteedRef { parent -> ProgressNode? in
+        let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
             let completed =
                 detached.creditsWithoutShare
                 ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
             let parentFinished = FractionMath.isFinished(
                 completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-            var next: ProgressNode?
-            if parentFinished {
-                let pointer = UnsafeMutableRawPointer(mutating: parent.unmanagedAddress)
-                if swiftTryRetain(pointer) { next = Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue() }
-            } else {
-                parent.markChanged()
-            }
-            let removed: Bool
             if finishedFiles == nil, parent.popFreshChild(self) {
                 // The stack's reference; the caller still holds this node.
                 Unmanaged.passUnretained(self).release()
-                removed = true
             } else {
-                removed = parent.state.withLock { state -> Bool in
+                parent.state.withLock { state in
                     parent.settleFreshChildren(&state)
                     if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                    return state.children.remove(self)
+                    state.children.remove(self)
                 }
             }
-            // Not in the table: the parent's `deinit` took it and waits for this.
-            if !removed { flags.bitwiseAnd(~NodeFlags.creditingParent, ordering: .sequentiallyConsistent) }
-            return next
+            guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
+            else {
+                // A parent the credit finished is never left paused, attached or not (an attached one
+                // leaves it in its own step).
+                if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
+                parent.markChanged()
+                return false
+            }
+            return true
         }
-        guard let next else { return nil }
-        guard next.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0 else {
-            // A parent the credit finished is never left paused, attached or not (an attached one leaves
-            // it in its own step).
-            next.leavePauseIfFinishedWhilePaused()
-            next.markChanged()
+        guard goesOn else {
+            retainedParent.release()  // last: this may run the parent's `deinit`
             return nil
         }
-        return next
+        return retainedParent.takeRetainedValue()
     }
 
     /// What `detachFromParent` hands the finish.
     private struct Detachment {
-        /// The parent, unretained (see `finishIntoParent`), if the node was linked to one.
+        /// The parent, retained (+1, handed over without reference counting on the way), if the node was
+        /// linked to one that is not going away.
         let parent: Unmanaged<ProgressNode>?
         let pending: Int64
         /// The parent never held a share of this node (`NodeFlags.shared` was clear): `retired` is set,
@@ -107,25 +91,31 @@ extension ProgressNode {
         let signalsObservers: Bool
     }
 
-    /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent with
-    /// the pending count and what this node hands its parent's file summary, all in one critical section.
+    /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
+    /// (retained) with the pending count and what this node hands its parent's file summary, all in one
+    /// critical section.
     ///
     /// One compare-and-exchange on `flags` clears `attached`, sets `dirty` (the node's fraction is now 1)
-    /// and `creditingParent` and, when the parent never held a share of the node, `retired` (no walk
-    /// queues it any more, and no refresh records it: `claimShare`).
+    /// and, when the parent never held a share of the node, `retired` (no walk queues it any more, and no
+    /// refresh records it: `claimShare`). The parent is retained with `swift_tryRetain`, without a walk:
+    /// under this lock the pointer is either cleared or points to allocated memory, because a parent going
+    /// away clears it under this same lock before its memory goes (`orphan`); the retain fails once that
+    /// parent's `deinit` has begun, and then there is nobody to credit.
     private func detachFromParent(files: inout FinishedFileFold) -> Detachment? {
         state.withLock { state -> Detachment? in
             // A failed node is never finished, whatever its counts: it is never credited. (Only a node that
             // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
             guard !currentControlFlags.contains(.failed), state.link.detach() else { return nil }
-            // Under this node's lock, where a parent going away clears it (`deinit`).
             let address = parentAddress.load(ordering: .sequentiallyConsistent)
+            var parent: Unmanaged<ProgressNode>?
+            if let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) {
+                parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            }
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
             while true {
-                withoutShare = address != 0 && current & (NodeFlags.shared | NodeFlags.queued) == 0
+                withoutShare = parent != nil && current & (NodeFlags.shared | NodeFlags.queued) == 0
                 var desired = current & ~NodeFlags.attached | NodeFlags.dirty
-                if address != 0 { desired |= NodeFlags.creditingParent }
                 if withoutShare { desired |= NodeFlags.retired }
                 // From here on updates no longer look at the parent.
                 let (exchanged, original) = flags.compareExchange(
@@ -135,7 +125,7 @@ extension ProgressNode {
                 current = original
             }
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
-            guard let pointer = UnsafeRawPointer(bitPattern: address) else {
+            guard let parent else {
                 return Detachment(parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers)
             }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
@@ -146,7 +136,7 @@ extension ProgressNode {
             settleFreshChildren(&state)
             if state.hasExtras || !state.children.isEmpty { files = finishedFileFold(of: state) }
             return Detachment(
-                parent: Unmanaged<ProgressNode>.fromOpaque(pointer), pending: pendingInParent.load(ordering: .relaxed),
+                parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers)
         }
     }
@@ -158,23 +148,12 @@ extension ProgressNode {
         pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
     }
 
-    /// This node's address, for `swift_tryRetain`.
-    private var unmanagedAddress: UnsafeRawPointer {
-        UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-    }
-
-    /// For a parent going away, which took this node out of its table: clears the parent pointer and, if
-    /// this node is finishing into the parent (it read the pointer before), waits until that finish is done
-    /// with the parent. Both under this node's lock, where a finish reads the pointer, so exactly one of
-    /// the two sees it. The finish never waits for the parent's `deinit` (it finds itself gone from the
-    /// table and clears `creditingParent`), so the wait is short.
+    /// For a parent going away, which took this node out of its table: clears the parent pointer, under
+    /// this node's lock, where a finish reads and retains it (`detachFromParent`), so that a finish either
+    /// finds it cleared or retains the parent while its memory is still there (and fails to, its `deinit`
+    /// having begun).
     func orphan() {
-        let finishing = state.withLock { _ -> Bool in
-            parentAddress.store(0, ordering: .sequentiallyConsistent)
-            return flags.load(ordering: .sequentiallyConsistent) & NodeFlags.creditingParent != 0
-        }
-        guard finishing else { return }
-        while flags.load(ordering: .sequentiallyConsistent) & NodeFlags.creditingParent != 0 { sched_yield() }
+        state.withLock { _ in parentAddress.store(0, ordering: .sequentiallyConsistent) }
     }
 
     /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the

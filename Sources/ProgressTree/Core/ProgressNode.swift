@@ -195,8 +195,8 @@ public final class ProgressNode: Sendable {
             takeFreshChildren(appendingTo: &nodes)
             return nodes
         }
-        // Each child may still point here: clear the pointers (and wait for a child that is finishing into
-        // this node), then wait for the walks that may have read one before it was cleared (see
+        // Each child may still point here: clear the pointers (under each child's lock, where a finish
+        // retains the parent), then wait for the walks that may have read one before it was cleared (see
         // `parentAddress`). No walk starts here afterwards.
         for child in children { child.orphan() }
         if let domain = domainStorage.load() { domain.waitForWalksAlongForwards() }
