@@ -104,7 +104,7 @@ extension ProgressNode {
             if state.link.detach() {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
-                parent = self.parent(clearing: true)
+                parent = parentUnderOwnLock(clearing: true)
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
@@ -135,7 +135,7 @@ extension ProgressNode {
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
                 state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
-                return state.link.kind == .attached ? parent.parent : nil
+                return state.link.kind == .attached ? parent.parentUnderOwnLock() : nil
             }
             effects.changedNodes.append(parent)
             Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: description)
@@ -173,7 +173,7 @@ extension ProgressNode {
             settleFreshChildren(&state)
             state.children.remove(child)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
-            return state.link.kind == .attached ? parent : nil
+            return state.link.kind == .attached ? parentUnderOwnLock() : nil
         }
         Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
@@ -195,7 +195,7 @@ extension ProgressNode {
         while let (node, parentIndex) = stack.popLast() {
             let index = visited.count
             let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
-                if index == 0, state.link.kind == .attached { firstRootParent = node.parent }
+                if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock() }
                 let cancelled = node.markCancelled(&state, effects: &effects)
                 node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
                 return (cancelled, state.children.entries.map(\.node))
@@ -238,7 +238,7 @@ extension ProgressNode {
         while let node = next {
             next = node.state.withLock { state in
                 state.control.outcomes.record(failed: failed, cancelled: cancelled, firstFailure: firstFailure)
-                return state.link.kind == .attached ? node.parent : nil
+                return state.link.kind == .attached ? node.parentUnderOwnLock() : nil
             }
         }
     }

@@ -27,14 +27,6 @@ struct OnceReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
         return Unmanaged<Instance>.fromOpaque(pointer)
     }
 
-    /// Stores `instance` in a reference nobody else can reach yet (its owner is being initialized), so
-    /// without the compare-and-exchange of `storeIfNil`.
-    @inline(__always)
-    func storeFresh(_ instance: Unmanaged<Instance>) {
-        let retained = instance.retain()
-        address.store(UInt(bitPattern: retained.toOpaque()), ordering: .releasing)
-    }
-
     /// Stores `instance` if nothing is stored yet; returns what is stored then.
     func storeIfNil(_ instance: Instance) -> Instance {
         let retained = Unmanaged.passRetained(instance)

@@ -69,7 +69,7 @@ extension ProgressNode {
 
     /// The parent, read under this node's lock (the cycle check's view of the links).
     private func parentUnderLock() -> ProgressNode? {
-        state.withLock { state in state.link.kind == .attached ? parent : nil }
+        state.withLock { state in state.link.kind == .attached ? parentUnderOwnLock() : nil }
     }
 
     /// The attached, unfinished children, in the order they were added: a snapshot, for user interfaces

@@ -5,8 +5,9 @@ import Synchronization
 // ProgressNode+Propagation.swift; reads in ProgressNode+Refresh.swift.
 
 extension ProgressNode {
-    /// The parent, retained, while attached and alive.
-    var parent: ProgressNode? { parent(clearing: false) }
+    /// The parent, retained, while attached and alive. Takes this node's lock: code holding it calls
+    /// `parentUnderOwnLock()`.
+    var parent: ProgressNode? { state.withLock { _ in parentUnderOwnLock() } }
 
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
     /// upward while credits finish further ancestors.
@@ -156,12 +157,12 @@ extension ProgressNode {
         state.withLock { _ in parentAddress.store(0, ordering: .sequentiallyConsistent) }
     }
 
-    /// The parent, retained (nil if it is going away), read inside a walk; `clearing` also clears the
-    /// pointer, so no later walk reaches the parent from here.
-    func parent(clearing: Bool) -> ProgressNode? {
-        guard let domain = domainStorage.unretained() else { return nil }
-        let walk = domain._withUnsafeGuaranteedRef { $0.enterWalk() }
-        defer { walk.exit() }
+    /// The parent, retained (nil when there is none or its `deinit` has begun), for code that holds this
+    /// node's lock: under it the pointer is cleared before a parent goes away (`orphan`), so a parent found
+    /// here is allocated, and `swift_tryRetain` refuses one whose `deinit` began. `clearing` also clears the
+    /// pointer, so no later walk reaches the parent from here (an exchange: `addChild` stores the pointer
+    /// outside this lock).
+    func parentUnderOwnLock(clearing: Bool = false) -> ProgressNode? {
         let address =
             clearing
             ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)

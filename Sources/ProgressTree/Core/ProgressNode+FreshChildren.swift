@@ -37,6 +37,8 @@ extension ProgressNode {
         if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
             flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
         }
+        // A parent has its domain before its first fresh child, so that the child can adopt it.
+        _ = unretainedDomain
         let address = UInt(bitPattern: retainUnpublished(child).toOpaque())
         var top = freshChildren.load(ordering: .relaxed)
         while true {

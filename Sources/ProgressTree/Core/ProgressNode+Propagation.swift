@@ -78,8 +78,8 @@ extension ProgressNode {
         // Someone reads this tree between updates: bring the path up to date now, if nobody holds the lock.
         if refreshPathOnUpdate() { return }
         var signals: [any ChangeSignalReceiver]?
-        if markDirty(collecting: &signals), let domain = domainStorage.unretained() {
-            let walk = domain._withUnsafeGuaranteedRef { $0.enterWalk() }
+        if markDirty(collecting: &signals) {
+            let walk = unretainedDomain._withUnsafeGuaranteedRef { $0.enterWalk() }
             Self.markAncestors(of: .passUnretained(self), signals: &signals)
             walk.exit()
         }

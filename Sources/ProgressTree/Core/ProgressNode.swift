@@ -106,8 +106,8 @@ public final class ProgressNode: Sendable {
         flags = Atomic(NodeFlags.attached)
         state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
-        // Nobody can read the node yet, so it joins its parent's domain before any refresh could need it.
-        domainStorage.storeFresh(parent.unretainedDomain)
+        // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
+        // finishes without ever being read or partly updated, the usual short-lived one, never does.
         parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
         // Here rather than in the convenience initializer, where `self` would be retained around the call.
         parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)

@@ -221,15 +221,17 @@ final class RefreshDomain: Sendable {
     /// follows stay short (O(log n) after n merges) however a tree is built. Takes one domain lock at a time,
     /// and no node lock.
     static func merge(_ child: ProgressNode, into parent: ProgressNode) {
-        let childDomain: RefreshDomain
         let parentDomain: RefreshDomain
-        if let existing = child.domainStorage.load() {
-            childDomain = existing
+        if parent.parentAddress.load(ordering: .sequentiallyConsistent) == 0,
+            let existing = child.domainStorage.load()
+        {
+            // A parent with no parent of its own and no domain yet takes the child's.
             parentDomain = parent.domainStorage.storeIfNil(existing)
         } else {
+            // Otherwise its own, or its parent's (a fresh child takes it now).
             parentDomain = parent.domain
-            childDomain = child.domainStorage.storeIfNil(parentDomain)
         }
+        let childDomain = child.domainStorage.storeIfNil(parentDomain)
         if childDomain !== parentDomain { union(childDomain, parentDomain) }
     }
 
@@ -260,15 +262,40 @@ final class RefreshDomain: Sendable {
 }
 
 extension ProgressNode {
-    /// This node's domain, created on first use.
+    /// This node's domain, adopted or created on first use (`adoptDomain`). Not under this node's lock.
     var domain: RefreshDomain {
-        domainStorage.load() ?? domainStorage.storeIfNil(RefreshDomain())
+        domainStorage.load() ?? adoptDomain()
     }
 
-    /// This node's domain, created on first use, unretained: valid while this node is alive.
+    /// This node's domain, adopted or created on first use, unretained: valid while this node is alive.
+    /// Not under this node's lock.
     @inline(__always)
     var unretainedDomain: Unmanaged<RefreshDomain> {
         if let domain = domainStorage.unretained() { return domain }
-        return .passUnretained(domain)
+        return .passUnretained(adoptDomain())
+    }
+
+    /// Gives this node its domain: its parent's while attached, a new one otherwise. Only a fresh child
+    /// (created attached) comes here attached; its parent got its domain before the child was pushed
+    /// (`attachFreshChild`). Under this node's lock, where the parent pointer is cleared before a parent
+    /// goes away (`orphan`), so a parent found here is allocated and holds its domain.
+    ///
+    /// Why a node may go without a domain until now: nothing has refreshed it, walked up from it or locked
+    /// its tree on its behalf. A node that had a child, or was added with `addChild`, or was queued in its
+    /// parent or recorded in its sums (`shared`), has one: each of those needs it first. So two refreshes of
+    /// one node never run under two domains, which is what a domain is for.
+    @inline(never)
+    func adoptDomain() -> RefreshDomain {
+        state.withLock { _ -> RefreshDomain in
+            if let domain = domainStorage.load() { return domain }
+            if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)),
+                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef({
+                    $0.domainStorage.load()
+                })
+            {
+                return domainStorage.storeIfNil(parentDomain)
+            }
+            return domainStorage.storeIfNil(RefreshDomain())
+        }
     }
 }
