@@ -380,6 +380,7 @@ final class ObservationTests: XCTestCase {
         node.completedUnitCount = 5
         let log = DeliveryLog<Double>()
         let token = node.observe(\.fractionCompleted, on: queue) { _, change in log.record(change) }
+        drain(queue)  // the delivery `observe` schedules has run: none can read between two parts below
         // Each step changes the node and its delivery runs (the queue is drained), but finds the same
         // fraction: 5/10 = 10/20 = 20/40 = 0.5. (The queue is suspended during each two-part change, so
         // that no delivery reads the value in between.)

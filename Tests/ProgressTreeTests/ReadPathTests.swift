@@ -382,7 +382,7 @@ final class ReadPathTests: XCTestCase {
         var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 10)
         let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 1)
         weak let weakRoot = root
-        let childDomain = child.domainStorage.load()!
+        let childDomain = child.domain  // a fresh child takes its parent's when it first needs one
         // An update of `child` walking up, preempted after it read its parent's address (the root).
         let walk = childDomain.enterWalk()
         let merged = DispatchSemaphore(value: 0)

@@ -35,9 +35,16 @@ extension ProgressNode {
     @inline(__always)
     func refreshPathOnUpdate() -> Bool {
         // An observed node is read by its observers' deliveries, on their queues: leave the work to them.
-        guard flags.load(ordering: .relaxed) & NodeFlags.observed == 0,
-            let storage = domainStorage.unretained()
-        else { return false }
+        let flags = flags.load(ordering: .relaxed)
+        guard flags & NodeFlags.observed == 0 else { return false }
+        let storage: Unmanaged<RefreshDomain>
+        if let existing = domainStorage.unretained() {
+            storage = existing
+        } else if flags & NodeFlags.attached != 0 {
+            storage = .passUnretained(adoptDomain())  // a fresh child's first update: its tree may be read
+        } else {
+            return false  // a root nobody has read
+        }
         let domain = RefreshDomain.representative(of: storage)
         return domain._withUnsafeGuaranteedRef { domain -> Bool in
             guard domain.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity() else {
