@@ -74,6 +74,12 @@ final class SignalTests: XCTestCase {
         let child = try ExampleProcess("photo-import", ["--photos", "100", "--speed", "0.5"], terminal: true)
         XCTAssertTrue(child.waitForOutput(containing: "• Importing 100 photos"), child.outputText)
         XCTAssertTrue(child.wait(timeout: 15) { child.isInKeyMode == true }, "the keys are read")
+        // A frame drawn over an earlier one (it moves up first): the renderer has recorded the live area's
+        // height, which the handler clears (it learns of a frame just after writing it).
+        let afterFirstFrame = child.outputData.count
+        XCTAssertTrue(
+            child.wait(timeout: 15) { child.output(after: afterFirstFrame).firstMatch(of: /\r\u{1B}\[[0-9]+A/) != nil },
+            "a second frame")
 
         let beforeStop = child.outputData.count
         child.send(SIGTSTP)
