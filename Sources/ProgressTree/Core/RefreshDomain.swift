@@ -288,12 +288,12 @@ extension ProgressNode {
     func adoptDomain() -> RefreshDomain {
         state.withLock { _ -> RefreshDomain in
             if let domain = domainStorage.load() { return domain }
-            if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)),
-                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef({
+            if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)) {
+                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
                     $0.domainStorage.load()
-                })
-            {
-                return domainStorage.storeIfNil(parentDomain)
+                }
+                assert(parentDomain != nil, "a parent gets its domain before its first fresh child (attachFreshChild)")
+                if let parentDomain { return domainStorage.storeIfNil(parentDomain) }
             }
             return domainStorage.storeIfNil(RefreshDomain())
         }
