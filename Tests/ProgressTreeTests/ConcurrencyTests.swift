@@ -3,21 +3,6 @@ import ProgressTree
 import Synchronization
 import XCTest
 
-/// Shared state for the tests' own threads. Only `Atomic` (compiled into this module, so ThreadSanitizer
-/// sees it), no `Mutex`: on Linux `Synchronization.Mutex` locks with raw futexes that ThreadSanitizer
-/// cannot see, so a `Mutex` in the test itself would be reported as a race.
-private final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-}
-
-private final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
-    func add(_ amount: Int = 1) { value.add(amount, ordering: .relaxed) }
-    var count: Int { value.load(ordering: .relaxed) }
-}
-
 /// Updates and reads from many threads and tasks at once. `.ci/run` runs them, with the rest of the suite,
 /// again under ThreadSanitizer (`--sanitize=thread`); `--filter Concurrency` runs just the threaded classes.
 ///

@@ -20,12 +20,6 @@ private final class ReleasableNode: Sendable {
     deinit { release() }
 }
 
-private final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .releasing) }
-    var isSet: Bool { value.load(ordering: .acquiring) }
-}
-
 private struct WeakNode {
     weak var node: ProgressNode?
 }

@@ -264,7 +264,7 @@ final class FreshChildrenTests: XCTestCase {
             }
             bodies.append {
                 barrier.arriveAndWait()
-                while done.value < threads {
+                while done.count < threads {
                     let totals = root.children.map(\.totalUnitCount)
                     if !isOrderedPerThread(totals) { badListing.value = totals }
                 }
@@ -316,7 +316,7 @@ final class FreshChildrenTests: XCTestCase {
         bodies.append {
             barrier.arriveAndWait()
             var last = 0.0
-            while done.value < writers {
+            while done.count < writers {
                 let fraction = root.fractionCompleted
                 if fraction < last { wentBack.set() }
                 last = fraction
@@ -414,9 +414,9 @@ final class FreshChildrenTests: XCTestCase {
                     cancelReturned.set()
                 },
             ])
-            XCTAssertEqual(lateButRunning.value, 0, "a child created after cancel() returned")
+            XCTAssertEqual(lateButRunning.count, 0, "a child created after cancel() returned")
             XCTAssertEqual(children.value.filter(\.isCancelled).count, perRound)
-            XCTAssertEqual(handlerRuns.value, perRound)
+            XCTAssertEqual(handlerRuns.count, perRound)
             XCTAssertEqual(root.descendantOutcomes.cancelledCount, perRound)
             XCTAssertEqual(ids(root.children), ids(children.value))
         }
@@ -492,7 +492,7 @@ final class FreshChildrenTests: XCTestCase {
                     failReturned.set()
                 },
             ])
-            XCTAssertEqual(lateButRunning.value, 0, "a child created after fail(_:) returned")
+            XCTAssertEqual(lateButRunning.count, 0, "a child created after fail(_:) returned")
             XCTAssertTrue(root.isFailed)
             XCTAssertEqual(children.value.filter(\.isCancelled).count, perRound)
             XCTAssertEqual(children.value.filter(\.isFailed).count, 0)
@@ -609,20 +609,6 @@ private final class WeakNode: @unchecked Sendable {
 
 private struct TestFailure: Error, CustomStringConvertible {
     var description: String { "test failure" }
-}
-
-/// A counter shared by the threads of a test.
-private final class Counter: Sendable {
-    private let storage = Atomic<Int>(0)
-    func add(_ amount: Int) { storage.add(amount, ordering: .sequentiallyConsistent) }
-    var value: Int { storage.load(ordering: .sequentiallyConsistent) }
-}
-
-/// A flag shared by the threads of a test.
-private final class Flag: Sendable {
-    private let storage = Atomic<Bool>(false)
-    func set() { storage.store(true, ordering: .sequentiallyConsistent) }
-    var isSet: Bool { storage.load(ordering: .sequentiallyConsistent) }
 }
 
 /// Lets `parties` threads start a step together (spinning: each party runs on its own `Thread`).
