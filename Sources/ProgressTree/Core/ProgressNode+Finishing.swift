@@ -12,12 +12,14 @@ extension ProgressNode {
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
     /// upward while credits finish further ancestors.
     ///
-    /// Per level: the child's lock (detach, and what it hands the parent's file summary), then the credit,
-    /// then the parent's lock (remove from the table, fold the files). The child's share leaves the parent's
-    /// sum together with the credit, as one step for readers: directly, under the domain lock, when no
-    /// refresh runs; otherwise the child is *retired* into the parent's dirty queue between two increments
-    /// of the parent's `creditSequence`, and the refresh that drains it removes the share (a refresh that
-    /// saw the sequence move reads again). Updates never wait for a refresh.
+    /// Per level: the child's lock (detach, the parent retained, and what it hands the parent's file
+    /// summary), then the credit, then leaving the parent (a pop off its fresh children, or its lock: remove
+    /// from the table, fold the files). The child's share leaves the parent's sum together with the credit,
+    /// as one step for readers: a child the parent never held a share of is credited with one atomic add;
+    /// otherwise directly, under the domain lock, when no refresh runs, or the child is *retired* into the
+    /// parent's dirty queue between two increments of the parent's `creditSequence`, and the refresh that
+    /// drains it removes the share (a refresh that saw the sequence move reads again). Updates never wait
+    /// for a refresh.
     @inline(never)
     func finishAndCreditAncestors() {
         // One level per step; `self` is held by the caller, each ancestor by the step that returned it.

@@ -90,10 +90,10 @@ public final class ProgressNode: Sendable {
         state = Lock(NodeState(userInfo: userInfo))
     }
 
-    /// Creates a node attached to `parent`, as `addChild` would leave it, and inserts it in the parent's
-    /// table (`attachFreshChild(_:withPendingUnitCount:)`). (`parent` is
-    /// borrowed, here and in the initializers that lead here: each retain and release of a parent is an
-    /// atomic operation on its reference count.)
+    /// Creates a node attached to `parent`, as `addChild` would leave it, and pushes it onto the parent's
+    /// fresh children (`attachFreshChild(_:withPendingUnitCount:)`). (`parent` is borrowed, here and in the
+    /// initializers that lead here: each retain and release of a parent is an atomic operation on its
+    /// reference count.)
     private init(
         total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
         pendingUnitCount: Int64
@@ -179,7 +179,7 @@ public final class ProgressNode: Sendable {
     /// parent and be nobody's ancestor, so it is attached without the checks `addChild` makes.
     ///
     /// - Precondition: `pendingUnitCount` is not negative.
-    /// - Complexity: O(1): one lock of `parent`.
+    /// - Complexity: O(1): no lock, one compare-and-swap on `parent` (it joins the parent's fresh children).
     public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
         self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
     }
