@@ -20,6 +20,12 @@ final class CompositionPreconditionTests: XCTestCase {
         try expectPrecondition("ancestorAsChild", "the child is an ancestor of this node; adding it would make a cycle")
     }
 
+    /// A finished node its parent still holds (work is attached below it) is above that work: adding its
+    /// ancestor below the work would make a cycle that transitions would follow for ever.
+    func test_adding_an_ancestor_held_above_a_finished_node_as_a_child_names_the_cycle() throws {
+        try expectPrecondition("ancestorThroughHeldNode", "the child is an ancestor of this node; adding it would make a cycle")
+    }
+
     /// Docs/Composition.md: "Passing a parent that is not current is a precondition failure".
     func test_init_parent_with_a_parent_that_is_not_current_names_the_problem() throws {
         try expectPrecondition("initParentNotCurrent", "the parent must be the current node")
@@ -55,6 +61,12 @@ final class CompositionPreconditionTests: XCTestCase {
         case "addChildTwice":
             let child = ProgressNode(totalUnitCount: 1, parent: ProgressNode(totalUnitCount: 1), pendingUnitCount: 1)
             ProgressNode(totalUnitCount: 1).addChild(child, withPendingUnitCount: 1)
+        case "ancestorThroughHeldNode":
+            let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+            let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+            let leaf = ProgressNode(totalUnitCount: 1, parent: middle, pendingUnitCount: 0)
+            middle.completedUnitCount = 1  // finished: credited to `root`, held there while `leaf` runs
+            leaf.addChild(root, withPendingUnitCount: 1)
         case "ancestorAsChild":
             let root = ProgressNode(totalUnitCount: 1)
             let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)

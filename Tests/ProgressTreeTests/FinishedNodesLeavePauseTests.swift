@@ -5,8 +5,8 @@ import XCTest
 
 /// A finished node is never paused: `pause()` skips it, and a paused node that finishes, by its own update
 /// or through its children's credit, leaves the pause as `resume()` would (handler, checkpoints return)
-/// (Docs/Cancellation.md: "A finished node is not paused", "No-ops are defined"); and a pause flows down
-/// to attached children only ("Only attached nodes").
+/// (Docs/Cancellation.md: "A finished node is not paused", "Final nodes are passed through"); and a pause flows down
+/// to the nodes it reaches only ("Only what is reached").
 final class FinishedNodesLeavePauseTests: XCTestCase {
     // MARK: A root finished through its children's credit
 
@@ -75,10 +75,10 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
         await task.value
     }
 
-    /// A child that is finished when it is added is credited and let go at once: it never stays attached,
-    /// so the parent's pause does not flow into it, nor into the nodes still attached below it, which no
-    /// `resume()` of the parent could reach (Docs/Cancellation.md, "Later children too").
-    func test_a_finished_child_added_to_a_paused_parent_leaves_no_node_below_it_paused() {
+    /// A child that is finished when it is added is credited at once; with a node still attached below it,
+    /// the parent keeps it for transitions, so the parent's pause reaches that node through it, and so does
+    /// the parent's resume (Docs/Cancellation.md, "Through finished nodes").
+    func test_a_finished_child_added_to_a_paused_parent_passes_the_pause_to_the_node_below_it() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 2)
         root.pause()
         let child = ProgressNode.discreteProgress(totalUnitCount: 1)
@@ -89,8 +89,26 @@ final class FinishedNodesLeavePauseTests: XCTestCase {
 
         XCTAssertEqual(root.completedUnitCount, 1, "credited at once")
         XCTAssertEqual(root.children.count, 0)
+        XCTAssertFalse(child.isPaused, "a finished node is never paused")
+        XCTAssertTrue(grandchild.isPaused, "work below a paused ancestor is paused")
+        root.resume()
+        XCTAssertFalse(grandchild.isPaused)
+    }
+
+    /// A finished child with nothing attached below it is let go: nothing is paused through it, and a child
+    /// attached to it afterwards starts a tree of its own.
+    func test_a_finished_childless_child_added_to_a_paused_parent_is_let_go_and_leaves_later_children_alone() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.pause()
+        let child = ProgressNode.discreteProgress(totalUnitCount: 1)
+        child.completedUnitCount = 1
+
+        root.addChild(child, withPendingUnitCount: 1)
+        let later = ProgressNode(totalUnitCount: 1, parent: child, pendingUnitCount: 0)
+
+        XCTAssertEqual(root.completedUnitCount, 1)
         XCTAssertFalse(child.isPaused)
-        XCTAssertFalse(grandchild.isPaused, "paused through a node the parent let go")
+        XCTAssertFalse(later.isPaused)
     }
 
     // MARK: A child detached while a pause of its parent is under way

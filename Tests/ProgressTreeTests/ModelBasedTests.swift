@@ -60,7 +60,7 @@ final class ModelBasedTests: XCTestCase {
         XCTAssertEqual(model.fraction(photo), 0.225, accuracy: 1e-15)
         model.setCompleted(download, 2_000_000)
         XCTAssertEqual(model.nodes[photo].completed, 9)
-        XCTAssertEqual(model.nodes[photo].children, [filter])
+        XCTAssertEqual(model.children(photo), [filter])
         model.advance(filter, by: 1)
         XCTAssertEqual(model.nodes[photo].completed, 10)
         XCTAssertTrue(model.isFinished(photo))

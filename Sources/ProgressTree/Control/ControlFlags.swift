@@ -9,6 +9,28 @@ struct ControlFlags: OptionSet, Sendable {
     static let paused = ControlFlags(rawValue: 1 << 1)
     /// Set by `fail(_:)`, with the paused bit cleared in the same store (a failed node is never paused).
     static let failed = ControlFlags(rawValue: 1 << 2)
+    /// A final node (finished, cancelled or failed, or held by its parent after finishing into it) that the
+    /// last `pause()` or `resume()` reaching it passed through was paused by it: the node itself is not
+    /// paused (`isPaused` is `false`), but it stands for a paused ancestor to the nodes below it. A child
+    /// attached to it becomes paused, and a pause goes on below it as below a paused node. A node that
+    /// finishes while paused keeps it in place of `paused` while it can still be reached (see
+    /// `leavePauseIfFinishedWhilePaused`). Cleared by a `resume()` reaching it, and when the node leaves its
+    /// parent's reach (`ProgressNode+HeldChildren.swift`), so that nothing keeps nodes paused out of reach of
+    /// every `resume()`.
+    static let pausedThrough = ControlFlags(rawValue: 1 << 3)
+    /// A final node that a cancellation passed through without cancelling it (it had finished): the nodes
+    /// attached to it later are cancelled as they attach, as below a cancelled node. Permanent, as
+    /// cancellation is.
+    static let cancelledThrough = ControlFlags(rawValue: 1 << 4)
+
+    /// Whether the node stands for a paused node to the nodes below it: paused itself (and not cancelled
+    /// since, which keeps the bit for good), or passed through by a pause.
+    var pausesBelow: Bool {
+        contains(.pausedThrough) || (contains(.paused) && isDisjoint(with: [.cancelled, .failed]))
+    }
+
+    /// Whether a child attached below this node is cancelled as it attaches.
+    var cancelsBelow: Bool { !isDisjoint(with: [.cancelled, .failed, .cancelledThrough]) }
 }
 
 // Memory ordering of `controlFlags`.

@@ -2,16 +2,16 @@
 enum ControlTransitionScope {
     /// Every attached node below (`cancel()`).
     case always
-    /// Only below nodes that are paused (`pause()`).
+    /// Only below nodes that pause the nodes below them (`pause()`): paused, or passed through by a pause.
     case whilePaused
-    /// Only below nodes that are not paused (`resume()`).
+    /// Only below nodes that do not (`resume()`).
     case whileRunning
 
     func holds(for flags: ControlFlags) -> Bool {
         switch self {
         case .always: true
-        case .whilePaused: flags.contains(.paused)
-        case .whileRunning: !flags.contains(.paused)
+        case .whilePaused: flags.pausesBelow
+        case .whileRunning: !flags.pausesBelow
         }
     }
 }

@@ -14,25 +14,38 @@ extension ProgressNode {
     /// - Complexity: O(1), one atomic load: cheap enough to check in a tight loop.
     public var isCancelled: Bool { currentControlFlags.contains(.cancelled) }
 
-    /// Cancels this node and every attached node below it, including children attached later.
+    /// Cancels this node and every node below it that it reaches: the attached nodes, including children
+    /// attached later, and the work still attached below a child that finished.
     ///
     /// Cancellation flows down, never up, and is permanent: later `pause()` and `resume()` do nothing.
-    /// A failed node is not cancelled (the first final outcome stays), but the cancellation still reaches
-    /// the nodes below it. Each ancestor counts the nodes cancelled in `descendantOutcomes`.
-    /// Counts and `fractionCompleted` stay as they were (a user interface can show "cancelled at 42%").
-    /// Calling it again does nothing.
+    /// A final node is not cancelled itself (the first final outcome stays): not a failed node, nor a
+    /// finished one, nor one its parent holds after it finished into it (see `Docs/Cancellation.md`,
+    /// "Through finished nodes"); the cancellation still reaches the nodes below it, and children
+    /// attached to a finished node it passed through are cancelled as they attach. Each ancestor counts
+    /// the nodes cancelled in `descendantOutcomes`. Counts and `fractionCompleted` stay as they were (a
+    /// user interface can show "cancelled at 42%"). Calling it again does nothing.
     ///
     /// Effects, after the whole subtree is marked and outside every lock of the library, on the calling
     /// thread: tasks suspended in `checkpoint()` resume by throwing `CancellationError`, then each newly
     /// cancelled node's `cancellationHandler` runs and its linked tasks are cancelled, parent before
     /// children. A handler may use any node, including cancelling or pausing others.
     ///
-    /// - Complexity: O(attached nodes in the subtree), iterative.
+    /// - Complexity: O(nodes reached in the subtree), iterative.
     public func cancel() {
+        cancel(fromAbove: false)
+    }
+
+    /// `cancel()` as its parent's cancellation would reach this node: a node held by its parent is final
+    /// then, and a node out of its parent's reach is not touched.
+    func cancelFromAbove() {
+        cancel(fromAbove: true)
+    }
+
+    private func cancel(fromAbove: Bool) {
         var effects = ControlTransitionEffects()
         // Marks the subtree and counts it in its own nodes' outcomes, then in the ancestors' (see
         // `ProgressNode+Failure.swift`); all before the effects, so a handler sees the counts.
-        let (cancelled, parent) = cancelSubtrees([self], effects: &effects)
+        let (cancelled, parent) = cancelSubtrees([self], rootsFromAbove: fromAbove, effects: &effects)
         if cancelled > 0 { Self.recordOutcomes(from: parent, failed: 0, cancelled: cancelled, firstFailure: nil) }
         effects.perform(waitersThrow: true)
     }

@@ -1,84 +1,91 @@
 extension ProgressNode {
-    /// Applies a transition to this node and every attached node below it, iteratively (a 10,000-deep
-    /// chain needs no deep stack). `apply` runs under each node's lock in turn, never two at once, and
-    /// returns whether that node changed state; nodes are visited parent before children, in the order
-    /// the children were added.
+    /// Applies a transition to this node and every node below it that a transition reaches (attached
+    /// children, and held ones: see ProgressNode+HeldChildren.swift), iteratively (a 10,000-deep chain
+    /// needs no deep stack). `apply` runs under each node's lock in turn, never two at once, and returns
+    /// whether that node changed state; it is told whether the node was reached from above (`fromAbove`:
+    /// every node but the first, unless `firstFromAbove`), since a node held by its parent after finishing
+    /// into it is final for the transitions of its ancestors but not for its own. Nodes are visited parent
+    /// before children, in the order the children were added.
+    ///
+    /// A final node (finished, cancelled, failed, or held) is never changed itself, but a transition passes
+    /// through it to the nodes below, and leaves its mark there (`ControlFlags.pausedThrough`): the node then
+    /// stands for its paused or running ancestor to the nodes below it, for the checks below and for the
+    /// children attached to it later.
     ///
     /// A child is listed under its parent's lock and visited later under its own, so a child is visited
-    /// only if, at that moment, it is still attached and, for `pause()` (`.whilePaused`) and `resume()`
-    /// (`.whileRunning`), the node that listed it is still paused, or still running. The rules this keeps:
+    /// only if, at that moment, it can still be reached (attached, or held) and, for `pause()`
+    /// (`.whilePaused`) and `resume()` (`.whileRunning`), the node that listed it still pauses the nodes
+    /// below it, or still does not. The rules this keeps:
     ///
     /// - A transition never marks a node that no ancestor's later transition can reach. A child may
-    ///   finish (and so detach) between being listed and being visited, and be set back below its total
-    ///   afterwards; marking it paused then would leave it paused for good. A node has one parent, once, so
-    ///   "still attached" means attached to the node that listed it; finishing detaches under the child's
-    ///   lock, so a child marked before that leaves the pause when it finishes, as any paused node does.
+    ///   finish between being listed and being visited; if nothing is attached below it, it leaves its
+    ///   parent, and may be set back below its total afterwards: marking it paused then would leave it
+    ///   paused for good. A node has one parent, once, so "can still be reached" means by the node that
+    ///   listed it; finishing decides under the child's lock whether it is held or let go, so a child marked
+    ///   before that leaves the pause when it finishes, as any paused node does.
     /// - Of two transitions of one node, the later one has the last word below it. A pause goes on below
-    ///   a node only while that node is paused, a resume only while it is running: a transition that
-    ///   changes the node before this check makes this one skip the child; one that changes it after
-    ///   visits the child after this one (it sets the node's flag before it takes the child's lock), so a
-    ///   child is never left paused under a running node, or running under a paused one.
-    /// - Below the node `pause()` or `resume()` was called on, when the call did not leave it in that state
-    ///   (finished, or cancelled), the transition still reaches its children.
+    ///   a node only while that node pauses the nodes below it, a resume only while it does not: a
+    ///   transition that changes the node before this check makes this one skip the child; one that changes
+    ///   it after visits the child after this one (it sets the node's flag before it takes the child's
+    ///   lock), so a child is never left paused under a running node, or running under a paused one.
     func applyControlTransition(
-        waitersThrow: Bool, goesOnBelow rule: ControlTransitionScope = .always,
-        _ apply: (ProgressNode, inout NodeState, inout ControlTransitionEffects) -> Bool
+        waitersThrow: Bool, goesOnBelow rule: ControlTransitionScope = .always, firstFromAbove: Bool = false,
+        _ apply: (_ node: ProgressNode, _ fromAbove: Bool, inout NodeState, inout ControlTransitionEffects) -> Bool
     ) {
         var effects = ControlTransitionEffects()
-        /// A node to visit, the node that listed it (`nil` for `self`), and whether that one must still
-        /// be as the transition left it when this one is visited.
+        /// A node to visit, and the node that listed it (`nil` for `self`).
         struct Visit {
             let node: ProgressNode
             let lister: ProgressNode?
-            let listerMustStayAsLeft: Bool
         }
-        var stack = [Visit(node: self, lister: nil, listerMustStayAsLeft: false)]
+        var stack = [Visit(node: self, lister: nil)]
         while let visit = stack.popLast() {
             let node = visit.node
-            var childrenNeedListerAsLeft = false
+            let fromAbove = visit.lister != nil || firstFromAbove
             let children = node.state.withLock { state -> [ProgressNode] in
-                if let lister = visit.lister {
-                    guard state.link.kind == .attached else { return [] }
-                    if visit.listerMustStayAsLeft && !rule.holds(for: lister.currentControlFlags) { return [] }
+                if fromAbove {
+                    guard state.link.kind == .attached || node.isHeld else { return [] }
                 }
-                if apply(node, &state, &effects) { effects.changedNodes.append(node) }
-                if rule != .always {
-                    let holds = rule.holds(for: node.currentControlFlags)
-                    // Deeper than `self`, only below nodes the transition left in its state (one it did not is
-                    // finishing, or cancelled with cancelled children). Below `self` itself always; while it
-                    // stays in that state, if the call left it so.
-                    if visit.lister != nil && !holds { return [] }
-                    childrenNeedListerAsLeft = holds
-                }
+                if let lister = visit.lister, !rule.holds(for: lister.currentControlFlags) { return [] }
+                // `apply` leaves the node in the transition's state, or marks it passed through (a final
+                // node), so the transition goes on below every node it visits.
+                if apply(node, fromAbove, &state, &effects) { effects.changedNodes.append(node) }
                 node.settleFreshChildren(&state)  // after `apply`: see ProgressNode+FreshChildren.swift
                 return state.children.entries.map(\.node)
             }
-            for child in children.reversed() {
-                stack.append(Visit(node: child, lister: node, listerMustStayAsLeft: childrenNeedListerAsLeft))
-            }
+            for child in children.reversed() { stack.append(Visit(node: child, lister: node)) }
         }
         effects.perform(waitersThrow: waitersThrow)
     }
 
-    /// Applies a parent's cancelled, failed or paused state (`flags`, read when the child was inserted) to a
-    /// newly attached child: below a cancelled or failed node a child is cancelled; below a paused one it
-    /// is paused, unless it has finished.
-    func inheritControlState(_ flags: ControlFlags) {
-        if !flags.isDisjoint(with: [.cancelled, .failed]) {
-            cancel()
-        } else if flags.contains(.paused) {
-            // A child that finished (on arrival, or since) was credited and let go: the pause does not flow
-            // into it, nor into the nodes still attached below it, which the parent's `resume()` could not
-            // reach.
-            guard parent != nil else { return }
-            pause()
+    /// Whether this node is final for a transition: finished, cancelled or failed, or, reached from above,
+    /// held by its parent (its finish was credited there, so for its ancestors it is finished for good).
+    /// Under the node's lock.
+    func isFinalForTransitions(fromAbove: Bool) -> Bool {
+        if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { return true }
+        if fromAbove && isHeld { return true }
+        return FractionMath.isFinished(
+            completed: completedStorage.load(ordering: .sequentiallyConsistent),
+            total: totalStorage.load(ordering: .sequentiallyConsistent))
+    }
+
+    /// Gives this node, just attached (with `addChild`, as a fresh child, or implicitly), the cancelled or
+    /// paused state its parent had when it was attached (`flags`, read when it was inserted): below a node
+    /// that cancels the nodes below it, it is cancelled; below one that pauses them, it is paused. As a
+    /// transition from the parent would: a child that finished on arrival is passed through to the nodes
+    /// attached below it, and one that left at once (nothing attached below it) is not touched.
+    func inheritControlState(_ flags: ControlFlags, from parent: ProgressNode) {
+        if flags.cancelsBelow {
+            cancelFromAbove()
+        } else if flags.pausesBelow {
+            applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
             // The child ends in its parent's state as of now: a `resume()` of the parent since `flags` was
-            // read may have visited the child before the `pause()` above (found it running and left it
-            // alone). Our pause is done, so a resume of the parent after this check visits the child and
-            // finds it paused; one before it shows here, and so does a child that finished (and detached)
-            // meanwhile, with the nodes below it that our pause reached.
-            if let parent, parent.isPaused { return }
-            resume()
+            // read may have visited the child before the pause above (found it running and left it alone),
+            // and a parent that finished may have left its own parent's reach since (dropping the mark it
+            // passed on). Both happen under the parent's lock, so they show here, read under it; one after this
+            // check visits the child after our pause and finds it paused.
+            if parent.state.withLock({ _ in parent.currentControlFlags.pausesBelow }) { return }
+            applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning, firstFromAbove: true, Self.applyResume)
         }
     }
 }

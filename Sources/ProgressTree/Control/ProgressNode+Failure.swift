@@ -123,7 +123,7 @@ extension ProgressNode {
         guard let failed else { return }
         effects.changedNodes.append(self)
 
-        let (cancelledBelow, _) = cancelSubtrees(failed.children, effects: &effects)
+        let (cancelledBelow, _) = cancelSubtrees(failed.children, rootsFromAbove: true, effects: &effects)
         if cancelledBelow > 0 {
             state.withLock { $0.control.outcomes.record(failed: 0, cancelled: cancelledBelow, firstFailure: nil) }
         }
@@ -131,14 +131,16 @@ extension ProgressNode {
             // The share at failure replaces the child's progress in the parent's sums, in one step for
             // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
-            let next = parent.state.withLock { state -> ProgressNode? in
+            let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
                 state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
-                return state.link.kind == .attached ? parent.parentUnderOwnLock() : nil
+                let emptied = parent.isHeld && state.children.isEmpty
+                return (state.link.kind == .attached ? parent.parentUnderOwnLock() : nil, emptied)
             }
             effects.changedNodes.append(parent)
             Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: description)
+            if parentEmptied { parent.releaseFromHolderIfEmpty() }
         }
         effects.perform(waitersThrow: true)
     }
@@ -169,24 +171,27 @@ extension ProgressNode {
         }
         guard let left else { return }
         _ = retire(child, crediting: 0, failedShare: left.share)
-        let next = state.withLock { state -> ProgressNode? in
+        let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
-            return state.link.kind == .attached ? parentUnderOwnLock() : nil
+            return (state.link.kind == .attached ? parentUnderOwnLock() : nil, isHeld && state.children.isEmpty)
         }
         Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
+        if emptied { releaseFromHolderIfEmpty() }
     }
 
-    /// Cancels every node of the subtrees below `roots` that is neither cancelled nor failed, under each
-    /// node's lock in turn (never two at once), parent before children in the order they were added, and
-    /// counts them into the outcomes of the nodes of those subtrees. Handlers are only marked in `effects`.
+    /// Cancels every node of the subtrees below `roots` that a cancellation reaches and that is not final
+    /// (see `markCancelled`), under each node's lock in turn (never two at once), parent before children in
+    /// the order they were added, and counts them into the outcomes of the nodes of those subtrees. Handlers
+    /// are only marked in `effects`. The nodes below the roots, and the roots when `rootsFromAbove`, are
+    /// reached from above: visited only while attached or held (see ProgressNode+HeldChildren.swift).
     ///
     /// Returns how many nodes it cancelled, `roots` included, and the attached parent of the first root, read
     /// under that root's lock when it was visited (where the caller goes on counting upward).
     func cancelSubtrees(
-        _ roots: [ProgressNode], effects: inout ControlTransitionEffects
+        _ roots: [ProgressNode], rootsFromAbove: Bool, effects: inout ControlTransitionEffects
     ) -> (cancelled: Int, firstRootParent: ProgressNode?) {
         // The visit, in preorder: each node with the index of its parent in `visited` (-1 for a root).
         var visited: [(node: ProgressNode, parent: Int, cancelled: Bool)] = []
@@ -194,9 +199,13 @@ extension ProgressNode {
         var stack: [(node: ProgressNode, parent: Int)] = roots.reversed().map { ($0, -1) }
         while let (node, parentIndex) = stack.popLast() {
             let index = visited.count
+            let fromAbove = parentIndex >= 0 || rootsFromAbove
             let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
+                if fromAbove {
+                    guard state.link.kind == .attached || node.isHeld else { return (false, []) }
+                }
                 if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock() }
-                let cancelled = node.markCancelled(&state, effects: &effects)
+                let cancelled = node.markCancelled(&state, fromAbove: fromAbove, effects: &effects)
                 node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
                 return (cancelled, state.children.entries.map(\.node))
             }
@@ -219,11 +228,17 @@ extension ProgressNode {
         return (total, firstRootParent)
     }
 
-    /// Cancels this node if it is neither cancelled nor failed; under its lock. Returns whether it did.
-    func markCancelled(_ state: inout NodeState, effects: inout ControlTransitionEffects) -> Bool {
-        guard !currentControlFlags.contains(.failed),
-            !updateControlFlags(inserting: .cancelled).contains(.cancelled)
-        else { return false }
+    /// Cancels this node unless it is final (cancelled, failed, finished, or held and reached from above);
+    /// under its lock. Returns whether it did. A finished or held node is marked passed through instead
+    /// (`ControlFlags.cancelledThrough`), so that the children attached to it later are cancelled.
+    func markCancelled(_ state: inout NodeState, fromAbove: Bool, effects: inout ControlTransitionEffects) -> Bool {
+        let flags = currentControlFlags
+        guard flags.isDisjoint(with: [.cancelled, .failed]) else { return false }
+        if isFinalForTransitions(fromAbove: fromAbove) {
+            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: .cancelledThrough) }
+            return false
+        }
+        _ = updateControlFlags(inserting: .cancelled)
         effects.callHandler(of: self, .cancellation, state: &state.control)
         effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
         state.control.linkedTaskCancellations = [:]

@@ -18,56 +18,109 @@ extension ProgressNode {
         controlFlagsOrderedWithCounts.contains(.paused)
     }
 
-    /// Pauses this node and every attached node below it, including children attached later.
+    /// Pauses this node and every node below it that it reaches: the attached nodes, including children
+    /// attached later, and the work still attached below a child that finished.
     ///
-    /// A node already paused, cancelled, failed or finished does not change (its handler does not run), but
-    /// the pause still reaches the attached nodes below it. A paused node that finishes leaves the pause
-    /// as if `resume()` were called on it (its `resumingHandler` runs on the finishing thread and its
-    /// checkpoints return), so a finished node is never paused. Pausing is cooperative: the work sees it
-    /// through `isPaused` or by awaiting `checkpoint()`.
+    /// A final node (finished, cancelled or failed) is not paused itself, and neither is a node its parent
+    /// holds after it finished into it (see `Docs/Cancellation.md`, "Through finished nodes"), but the
+    /// pause goes on to the nodes attached below it. A node already paused does not change (its handler
+    /// does not run), and the pause still reaches the nodes below it. A paused node that finishes leaves
+    /// the pause itself (its `resumingHandler` runs on the finishing thread and its checkpoints return), so a
+    /// finished node is never paused; the nodes below it stay paused until a `resume()` reaches them.
+    /// Pausing is cooperative: the work sees it through `isPaused` or by awaiting `checkpoint()`.
     ///
     /// Effects, after the subtree is marked and outside every lock, on the calling thread: each newly
     /// paused node's `pausingHandler` runs, parent before children.
     ///
-    /// - Complexity: O(attached nodes in the subtree), iterative.
+    /// - Complexity: O(nodes reached in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused) { node, state, effects in
-            guard node.currentControlFlags.isDisjoint(with: [.cancelled, .paused, .failed]), !node.isFinished else {
-                return false
-            }
-            // A node is never left both finished and paused. An update that finishes it stores the count
-            // and then reads the flag (a root takes no lock for that), so the counts are read again after
-            // the flag is set: either this pause sees the node finished and takes the flag back, or the
-            // update sees the flag and leaves the pause with `resume()`, which waits for this lock (both
-            // sides sequentially consistent, see `ControlFlags.swift`). The check above keeps a node that
-            // finished before from showing paused even for that moment.
-            _ = node.updateControlFlags(inserting: .paused)
-            if node.isFinished {
-                _ = node.updateControlFlags(removing: .paused)
-                return false
-            }
-            effects.callHandler(of: node, .pausing, state: &state.control)
-            return true
-        }
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused, Self.applyPause)
     }
 
-    /// Resumes this node and every attached node below it that is paused.
+    /// Resumes this node and every node below it that it reaches and that is paused.
     ///
-    /// Nodes not paused (or cancelled) do not change. Effects, outside every lock, on the calling thread:
-    /// tasks suspended in `checkpoint()` continue, then each resumed node's `resumingHandler` runs, parent
-    /// before children.
+    /// Nodes not paused (or cancelled) do not change; the resume goes on below each of them. Effects, outside every lock,
+    /// on the calling thread: tasks suspended in `checkpoint()` continue, then each resumed node's
+    /// `resumingHandler` runs, parent before children.
     ///
-    /// - Complexity: O(attached nodes in the subtree), iterative.
+    /// - Complexity: O(nodes reached in the subtree), iterative.
     public func resume() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning) { node, state, effects in
-            let flags = node.currentControlFlags
-            guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
-            _ = node.updateControlFlags(removing: .paused)
-            effects.callHandler(of: node, .resuming, state: &state.control)
-            effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
-            state.control.pauseWaiters = [:]
-            return true
+        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning, Self.applyResume)
+    }
+
+    /// `pause()` at one node, under its lock (see `applyControlTransition`); returns whether it paused it.
+    static func applyPause(
+        _ node: ProgressNode, fromAbove: Bool, _ state: inout NodeState, _ effects: inout ControlTransitionEffects
+    ) -> Bool {
+        let flags = node.currentControlFlags
+        // Checked first, so that a node that finished before never shows paused, even for a moment.
+        if node.isFinalForTransitions(fromAbove: fromAbove) {
+            if !flags.contains(.pausedThrough) { _ = node.updateControlFlags(inserting: .pausedThrough) }
+            return false
         }
+        if flags.contains(.paused) { return false }
+        // A node is never left both finished and paused. An update that finishes it stores the count and
+        // then reads the flag (a root takes no lock for that), so the counts are read again after the flag
+        // is set: either this pause sees the node finished and takes the flag back (the node is passed
+        // through instead), or the update sees the flag and leaves the pause, which waits for this lock
+        // (both sides sequentially consistent, see `ControlFlags.swift`).
+        _ = node.updateControlFlags(inserting: .paused, removing: .pausedThrough)
+        if FractionMath.isFinished(
+            completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
+            total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+        {
+            _ = node.updateControlFlags(inserting: .pausedThrough, removing: .paused)
+            return false
+        }
+        effects.callHandler(of: node, .pausing, state: &state.control)
+        return true
+    }
+
+    /// `resume()` at one node, under its lock; returns whether it resumed it.
+    static func applyResume(
+        _ node: ProgressNode, fromAbove: Bool, _ state: inout NodeState, _ effects: inout ControlTransitionEffects
+    ) -> Bool {
+        let flags = node.currentControlFlags
+        if flags.contains(.pausedThrough) { _ = node.updateControlFlags(removing: .pausedThrough) }
+        // A cancelled node keeps its pause for good. Any other paused node it reaches is resumed, a held one
+        // included (paused by its own `pause()` after its counts fell back below its total): no node is left
+        // pausing the nodes below it, so the resume goes on below every node it visits.
+        guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
+        _ = node.updateControlFlags(removing: .paused)
+        node.releaseFromPause(&state, effects: &effects)
+        return true
+    }
+
+    /// Runs what leaving a pause runs: the `resumingHandler` and the tasks waiting in `checkpoint()`.
+    /// Under the node's lock, after the flag was cleared.
+    func releaseFromPause(_ state: inout NodeState, effects: inout ControlTransitionEffects) {
+        effects.callHandler(of: self, .resuming, state: &state.control)
+        effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
+        state.control.pauseWaiters = [:]
+    }
+
+    /// A finished node is not paused (`pause()` skips it): one that finishes while paused leaves the pause
+    /// itself, so that its checkpoints return and its `resumingHandler` runs. The nodes attached below it
+    /// keep their state: while a `resume()` can still reach them through this node (it is a root, or held by
+    /// its parent), the node keeps standing for a paused node to them (`ControlFlags.pausedThrough`).
+    /// One atomic load when not paused.
+    @inline(__always)
+    func leavePauseIfFinishedWhilePaused() {
+        if isPaused { leavePauseAfterFinishing() }
+    }
+
+    @inline(never)
+    private func leavePauseAfterFinishing() {
+        var effects = ControlTransitionEffects()
+        state.withLock { state in
+            let flags = currentControlFlags
+            guard flags.contains(.paused), !flags.contains(.cancelled) else { return }
+            let reachable = state.link.kind == .none || isHeld
+            _ = updateControlFlags(inserting: reachable ? .pausedThrough : [], removing: .paused)
+            releaseFromPause(&state, effects: &effects)
+            effects.changedNodes.append(self)
+        }
+        effects.perform(waitersThrow: false)
     }
 
     /// Called once each time this node becomes paused, on the thread that called `pause()`, outside every

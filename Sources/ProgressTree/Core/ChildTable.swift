@@ -1,4 +1,5 @@
-/// The attached, unfinished children of one node, in the order they were added. Guarded by the node's lock.
+/// The attached children of one node, in the order they were added, and those it holds after they finished
+/// (see ProgressNode+HeldChildren.swift). Guarded by the node's lock.
 ///
 /// The table holds the strong references that keep attached children alive (a parent retains its unfinished
 /// children, as Foundation does); what the children contribute to the parent's fraction is kept apart, by the
@@ -24,7 +25,13 @@ struct ChildTable {
 
     var isEmpty: Bool { liveCount == 0 }
 
-    /// The live children in insertion order.
+    /// The children a reader of progress and shape sees, in insertion order: the live children but those
+    /// held after they finished (see ProgressNode+HeldChildren.swift).
+    var unfinishedEntries: some Sequence<Child> {
+        entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
+    }
+
+    /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
         slots.lazy.compactMap { entry in
             entry.owner.map { Child(node: $0, pendingUnitCount: $0.pendingInParent.load(ordering: .relaxed)) }

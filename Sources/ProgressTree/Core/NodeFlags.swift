@@ -24,6 +24,13 @@ enum NodeFlags {
     /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
     /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
     static let shared: UInt32 = 1 << 7
+    /// This node finished into its parent while nodes were attached below it: the parent keeps it in its
+    /// `ChildTable`, for control transitions only, until nothing is attached below it any more (see
+    /// ProgressNode+HeldChildren.swift). Set with the detach, cleared under this node's lock.
+    static let held: UInt32 = 1 << 8
+    /// Held, and its files folded into its parent's summary (under the parent's lock, in that critical
+    /// section): readers of the parent's table about progress and shape skip it from then on.
+    static let listedAsFinished: UInt32 = 1 << 9
 
     /// The bits that tell a read the cached fraction may be stale.
     static let stale: UInt32 = dirty | refreshing

@@ -83,6 +83,8 @@ final class NodeExtras {
     var control = ControlState()
     var observers = ObserverList()
     var metadata = Metadata()
+    /// The address of the parent holding this node after it finished (`NodeFlags.held`), 0 otherwise.
+    var holderAddress: UInt = 0
 }
 
 /// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
@@ -112,6 +114,17 @@ struct NodeState {
     var metadata: Metadata {
         get { extras?.metadata ?? Metadata() }
         _modify { yield &extrasForWriting().metadata }
+    }
+
+    /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
+    /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
+    /// (`ProgressNode.orphan`) before its memory goes.
+    var holderAddress: UInt {
+        get { extras?.holderAddress ?? 0 }
+        set {
+            if newValue == 0 && extras == nil { return }
+            extrasForWriting().holderAddress = newValue
+        }
     }
 
     private mutating func extrasForWriting() -> NodeExtras {

@@ -44,13 +44,12 @@ extension ProgressNode {
         RefreshDomain.merge(child, into: self)
         // 4. Insert it, then link it up: from here on its updates walk into this node.
         child.pendingInParent.store(pendingUnitCount, ordering: .sequentiallyConsistent)
-        let inherited = state.withLock { state in
+        state.withLock { state in
             settleFreshChildren(&state)  // the table keeps the order of addition
             state.children.insert(child)
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             }
-            return ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
         }
         child.parentAddress.store(
             UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .sequentiallyConsistent)
@@ -62,24 +61,37 @@ extension ProgressNode {
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
             total: child.totalStorage.load(ordering: .sequentiallyConsistent))
         markChanged()
-        child.inheritControlState(inherited)
+        // This node's state once the child's credit is in (it may have finished this node, which then left
+        // its pause): from the insert on, a transition of this node lists the child, so reading it any time
+        // after is as good as reading it with the insert, and `inheritControlState` checks it again.
+        let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
+        child.inheritControlState(inherited, from: self)
         // 7. A child that failed before it was linked (see `fail`) leaves again at once.
         releaseChildThatFailedBeforeLinking(child)
     }
 
-    /// The parent, read under this node's lock (the cycle check's view of the links).
+    /// The node above this one, read under this node's lock (the cycle check's view of the links): the
+    /// parent while attached, or the parent that holds it after it finished (transitions go down through
+    /// held nodes, so a cycle through one would never end).
     private func parentUnderLock() -> ProgressNode? {
-        state.withLock { state in state.link.kind == .attached ? parentUnderOwnLock() : nil }
+        state.withLock { state in
+            if state.link.kind == .attached { return parentUnderOwnLock() }
+            guard isHeld, let pointer = UnsafeMutableRawPointer(bitPattern: state.holderAddress), swiftTryRetain(pointer)
+            else { return nil }
+            return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
+        }
     }
 
     /// The attached, unfinished children, in the order they were added: a snapshot, for user interfaces
-    /// that show the tree (finished children are no longer attached, see `addChild`).
+    /// that show the tree. Finished children are not listed: they are credited and let go (see
+    /// `addChild`), or, when work is still attached below them, kept only so that cancelling, pausing and
+    /// resuming this node reach that work.
     ///
     /// - Complexity: O(children); takes this node's lock once.
     public var children: [ProgressNode] {
         state.withLock { state in
             settleFreshChildren(&state)
-            return state.children.entries.map(\.node)
+            return state.children.unfinishedEntries.map(\.node)
         }
     }
 }

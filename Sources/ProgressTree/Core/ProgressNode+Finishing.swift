@@ -54,16 +54,28 @@ extension ProgressNode {
                 ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
             let parentFinished = FractionMath.isFinished(
                 completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-            if finishedFiles == nil, parent.popFreshChild(self) {
+            var parentEmptied = false
+            if detached.held {
+                // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
+                // on, readers of progress and files see it finished.
+                parent.state.withLock { state in
+                    if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
+                    flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
+                }
+            } else if finishedFiles == nil, parent.popFreshChild(self) {
                 // The stack's reference; the caller still holds this node.
                 Unmanaged.passUnretained(self).release()
+                parentEmptied = parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
             } else {
-                parent.state.withLock { state in
+                parentEmptied = parent.state.withLock { state in
                     parent.settleFreshChildren(&state)
                     if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
                     state.children.remove(self)
+                    return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.children.isEmpty
                 }
             }
+            // A held parent lets go of its own parent once nothing is attached below it.
+            if parentEmptied { parent.releaseFromHolderIfEmpty() }
             guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
             else {
                 // A parent the credit finished is never left paused, attached or not (an attached one
@@ -92,6 +104,8 @@ extension ProgressNode {
         let creditsWithoutShare: Bool
         /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
         let signalsObservers: Bool
+        /// Nodes are still attached below it: the parent holds it (`NodeFlags.held`).
+        let held: Bool
     }
 
     /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
@@ -114,12 +128,21 @@ extension ProgressNode {
             if let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) {
                 parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
             }
+            // Work still attached below it keeps it in the parent's reach (ProgressNode+HeldChildren.swift).
+            settleFreshChildren(&state)
+            let held = parent != nil && !state.children.isEmpty
+            if held {
+                state.holderAddress = address
+            } else if currentControlFlags.contains(.pausedThrough) {
+                _ = updateControlFlags(removing: .pausedThrough)  // out of every ancestor's reach from here
+            }
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
             while true {
                 withoutShare = parent != nil && current & (NodeFlags.shared | NodeFlags.queued) == 0
                 var desired = current & ~NodeFlags.attached | NodeFlags.dirty
                 if withoutShare { desired |= NodeFlags.retired }
+                if held { desired |= NodeFlags.held }
                 // From here on updates no longer look at the parent.
                 let (exchanged, original) = flags.compareExchange(
                     expected: current, desired: desired,
@@ -129,18 +152,18 @@ extension ProgressNode {
             }
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
-                return Detachment(parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers)
+                return Detachment(
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
             }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
             // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
             // without building the fold), otherwise according to its metadata and its own children.
-            settleFreshChildren(&state)
             if state.hasExtras || !state.children.isEmpty { files = finishedFileFold(of: state) }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
-                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers)
+                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
     }
 
@@ -156,7 +179,10 @@ extension ProgressNode {
     /// finds it cleared or retains the parent while its memory is still there (and fails to, its `deinit`
     /// having begun).
     func orphan() {
-        state.withLock { _ in parentAddress.store(0, ordering: .sequentiallyConsistent) }
+        state.withLock { state in
+            parentAddress.store(0, ordering: .sequentiallyConsistent)
+            state.holderAddress = 0  // a held child is in its holder's table too (ProgressNode+HeldChildren.swift)
+        }
     }
 
     /// The parent, retained (nil when there is none or its `deinit` has begun), for code that holds this

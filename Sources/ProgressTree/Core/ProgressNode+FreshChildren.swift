@@ -50,7 +50,7 @@ extension ProgressNode {
         }
         markChanged()
         let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
-        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited) } }
+        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited, from: self) } }
     }
 
     /// Moves the fresh children into the table, oldest first, with the stack's references. Under this

@@ -57,14 +57,6 @@ extension ProgressNode {
         markChanged()
     }
 
-    /// A finished node is not paused (`pause()` skips it): one that finishes while paused leaves the pause
-    /// as `resume()` does, so that its checkpoints return and its `resumingHandler` runs. One atomic load
-    /// when not paused.
-    @inline(__always)
-    func leavePauseIfFinishedWhilePaused() {
-        if isPaused { resume() }
-    }
-
     /// Marks this node, and the path above it up to the first ancestor already marked, as changed.
     /// Signals observers of every node it newly marks.
     @inline(__always)

@@ -16,7 +16,7 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
             lines.append(String(repeating: "  ", count: depth) + node.describeLine(portion: portion))
             let children = node.state.withLock { state in
                 node.settleFreshChildren(&state)
-                return state.children.entries.map { ($0.node, $0.pendingUnitCount) }
+                return state.children.unfinishedEntries.map { ($0.node, $0.pendingUnitCount) }
             }
             for (child, pending) in children.reversed() { stack.append((child, depth + 1, pending)) }
         }

@@ -81,7 +81,7 @@ extension ProgressNode {
             explicitTotal: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileTotalCountKey]),
             explicitCompleted: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileCompletedCountKey]),
             finishedChildren: state.metadata.finishedChildren,
-            children: includingChildren && !state.children.isEmpty ? state.children.entries.map(\.node) : [],
+            children: includingChildren && !state.children.isEmpty ? state.children.unfinishedEntries.map(\.node) : [],
             completed: completedStorage.load(ordering: .relaxed),
             total: totalStorage.load(ordering: .relaxed),
             childUnits: recentChildUnits)

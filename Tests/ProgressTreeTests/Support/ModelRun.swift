@@ -17,11 +17,16 @@ indirect enum ModelOperation {
     /// Count changes with no read in between.
     case burst([ModelOperation])
     case cancel(node: Int)
+    /// `fail(_:)` with a `ModelError`.
+    case fail(node: Int)
     case pause(node: Int)
     case resume(node: Int)
     case reinstallHandlers(node: Int)
     case scope(ScopeFlavour, node: Int, pending: Int64, body: [ModelOperation])
 }
+
+/// The error `ModelOperation.fail` fails nodes with.
+struct ModelError: Error {}
 
 /// A failure of a run: the report to print, and which properties differed (to shrink towards the same bug).
 struct ModelFailure {
@@ -120,11 +125,13 @@ final class ModelRun {
             guard !pairs.isEmpty else { return randomAdvance() }
             let (child, parent) = operationRandom.element(of: pairs)
             return .addChild(child: child, parent: parent, pending: randomPending())
-        case 33..<42: return randomCountChange(0)
+        case 33..<38: return randomCountChange(0)
+        case 38..<42: return finishByHand()
         case 42..<48: return randomCountChange(1)
         case 48..<60: return randomAdvance()
         case 60..<64: return .burst((0..<(2 + operationRandom.below(3))).map { _ in randomCountChange(operationRandom.below(3)) })
-        case 64..<68: return .cancel(node: randomNode())
+        case 64..<66: return .cancel(node: randomNode())
+        case 66..<68: return .fail(node: randomNode())
         case 68..<78: return .pause(node: randomNode())
         case 78..<87: return .resume(node: randomNode())
         case 87..<89: return .reinstallHandlers(node: randomNode())
@@ -136,6 +143,16 @@ final class ModelRun {
     }
 
     private func randomNode() -> Int { operationRandom.below(nodes.count) }
+
+    /// Sets a node's completed count to what finishes it, preferring nodes with work attached below them
+    /// (a node finished by hand while its children run; or 1 of a total of 0), so that runs meet finished
+    /// nodes with live children often (Docs/Cancellation.md, "Through finished nodes").
+    private func finishByHand() -> ModelOperation {
+        let withChildren = nodes.indices.filter { !model.nodes[$0].reached.isEmpty }
+        let node = !withChildren.isEmpty && operationRandom.below(4) != 0 ? operationRandom.element(of: withChildren) : randomNode()
+        let total = model.nodes[node].total
+        return .setCompleted(node: node, value: total > 0 ? total : 1)
+    }
 
     private func randomTotal() -> Int64 {
         switch operationRandom.below(14) {
@@ -238,6 +255,11 @@ final class ModelRun {
             log("n\(node).cancel()")
             model.cancel(node)
             nodes[node].cancel()
+        case .fail(let node):
+            guard isNode(node) else { return nil }
+            log("n\(node).fail(ModelError())")
+            model.fail(node)
+            nodes[node].fail(ModelError())
         case .pause(let node):
             guard isNode(node) else { return nil }
             log("n\(node).pause()")
@@ -344,7 +366,8 @@ final class ModelRun {
             check("isIndeterminate", node.isIndeterminate, model.isIndeterminate(index))
             check("isCancelled", node.isCancelled, expected.isCancelled)
             check("isPaused", node.isPaused, expected.isPaused)
-            check("children", node.children.map { name(of: $0) }, expected.children.map { "n\($0)" })
+            check("isFailed", node.isFailed, expected.isFailed)
+            check("children", node.children.map { name(of: $0) }, model.children(index).map { "n\($0)" })
             check("cancellationHandler calls", handlers[index].cancellation.value, expected.cancellationCalls)
             check("pausingHandler calls", handlers[index].pausing.value, expected.pausingCalls)
             check("resumingHandler calls", handlers[index].resuming.value, expected.resumingCalls)
@@ -352,8 +375,11 @@ final class ModelRun {
         guard !differences.isEmpty else { return }
         let state = model.nodes.indices.map { index in
             let node = model.nodes[index]
-            return "n\(index): \(node.completed) of \(node.total), \(node.link), children \(node.children)"
+            return "n\(index): \(node.completed) of \(node.total), \(node.link), reaches \(node.reached)"
+                + (node.heldBy.map { ", held by n\($0)" } ?? "")
                 + (node.isCancelled ? ", cancelled" : "") + (node.isPaused ? ", paused" : "")
+                + (node.isFailed ? ", failed" : "") + (node.pausedThrough ? ", paused through" : "")
+                + (node.cancelledThrough ? ", cancelled through" : "")
         }
         let indent = "\n    "
         failure = ModelFailure(
@@ -484,6 +510,7 @@ extension ModelOperation {
             let kept = changes.compactMap { $0.removingNode(removed, created: &created) }
             return kept.isEmpty ? nil : .burst(kept)
         case .cancel(let node): return renumber(node).map { .cancel(node: $0) }
+        case .fail(let node): return renumber(node).map { .fail(node: $0) }
         case .pause(let node): return renumber(node).map { .pause(node: $0) }
         case .resume(let node): return renumber(node).map { .resume(node: $0) }
         case .reinstallHandlers(let node): return renumber(node).map { .reinstallHandlers(node: $0) }

@@ -47,14 +47,17 @@ struct SplitMix64 {
 /// `init(parent:userInfo:)`, `init(totalUnitCount:parent:pendingUnitCount:)`), `addChild`, implicit scopes
 /// (one stack for `becomeCurrent`/`performAsCurrent` and `withCurrent`: properly nested, the innermost is the
 /// one begun last), the counts, the fraction formula, `isIndeterminate`/`isFinished`, finishing (credit and
-/// detach, up the tree), cancel/pause/resume with inheritance and the handler calls. Not covered: anything
-/// concurrent, `fail(_:)`, metadata and descriptions, observation, checkpoints and the `Task` bridge.
+/// detach, up the tree; held while work is attached below), cancel/pause/resume with inheritance and the
+/// handler calls, through finished nodes, and `fail(_:)` (the share kept, descendants cancelled). Not
+/// covered: anything concurrent, outcome counts, metadata and descriptions, observation, checkpoints and
+/// the `Task` bridge.
 struct ReferenceModel {
     enum Link: Equatable {
         /// Never added to a parent.
         case none
         case attached(parent: Int, pendingUnitCount: Int64)
-        /// Was attached and finished: credited and let go, for good.
+        /// Was attached and finished (credited) or failed: let go, for good. A finished one may still be
+        /// held by its parent for transitions (`Node.heldBy`).
         case detached
     }
 
@@ -62,10 +65,22 @@ struct ReferenceModel {
         var total: Int64
         var completed: Int64 = 0
         var link = Link.none
-        /// The attached children, in the order they were added.
-        var children: [Int] = []
+        /// What transitions reach below this node, in the order added: the attached children, and the
+        /// children held after they finished. `children` of the node lists the attached ones.
+        var reached: [Int] = []
+        /// Docs/Cancellation.md ("Through finished nodes"): the parent that holds this finished node while
+        /// work is attached below it.
+        var heldBy: Int?
         var isCancelled = false
         var isPaused = false
+        var isFailed = false
+        /// A transition passed through this final node: a pause (until a resume passes, or the node leaves
+        /// its parent's reach), a cancellation (for good).
+        var pausedThrough = false
+        var cancelledThrough = false
+        /// The shares of children that failed, kept at their fraction at failure (Docs/Cancellation.md,
+        /// "Failure").
+        var failedUnits = 0.0
         /// Whether the counting handlers are installed yet (they are set after the initializer returns).
         var hasHandlers = false
         var cancellationCalls = 0
@@ -104,33 +119,53 @@ struct ReferenceModel {
         Self.isIndeterminate(completed: nodes[node].completed, total: nodes[node].total)
     }
 
+    /// Docs/Cancellation.md ("Failure"): a failed node never becomes finished, whatever its counts.
     func isFinished(_ node: Int) -> Bool {
+        !nodes[node].isFailed && countsSayFinished(node)
+    }
+
+    private func countsSayFinished(_ node: Int) -> Bool {
         Self.isFinished(completed: nodes[node].completed, total: nodes[node].total)
     }
 
+    /// The attached children, in the order they were added (`ProgressNode.children`).
+    func children(_ node: Int) -> [Int] {
+        nodes[node].reached.filter { child in
+            if case .attached = nodes[child].link { return true }
+            return false
+        }
+    }
+
     /// Docs/Composition.md ("The formula"): `clamp((completed + Σ pendingᵢ × fractionᵢ) / total)`; "the sum
-    /// runs over the attached children that have not finished"; an indeterminate node reports 0 (and so contributes 0); the table gives (1, 0 → 1).
+    /// runs over the attached children that have not finished"; an indeterminate node reports 0 (and so
+    /// contributes 0); the table gives (1, 0 → 1). Docs/Cancellation.md: a failed child's share stays at its
+    /// fraction at failure.
     func fraction(_ index: Int) -> Double {
         let node = nodes[index]
         if isIndeterminate(index) { return 0 }
         if node.total == 0 { return 1 }  // completed > 0 here: the table's (1, 0 → false, 1)
-        var units = Double(node.completed)
-        for child in node.children {
+        var units = Double(node.completed) + node.failedUnits
+        for child in children(index) {
             guard case .attached(_, let pending) = nodes[child].link else { preconditionFailure("model: listed child not attached") }
             units += Double(pending) * fraction(child)
         }
         return min(max(units / Double(node.total), 0), 1)
     }
 
-    /// The attached ancestors of `node`, nearest first.
+    /// The nodes above `node` that reach it (its parent, or the parent holding it, and so on), nearest first.
     func ancestors(of node: Int) -> [Int] {
         var result: [Int] = []
-        var link = nodes[node].link
-        while case .attached(let parent, _) = link {
-            result.append(parent)
-            link = nodes[parent].link
+        var next = above(node)
+        while let ancestor = next {
+            result.append(ancestor)
+            next = above(ancestor)
         }
         return result
+    }
+
+    private func above(_ node: Int) -> Int? {
+        if case .attached(let parent, _) = nodes[node].link { return parent }
+        return nodes[node].heldBy
     }
 
     /// Whether `parent.addChild(child, …)` is legal (Docs/Composition.md: adding a node that "already has a
@@ -167,27 +202,45 @@ struct ReferenceModel {
     }
 
     /// `addChild(_:withPendingUnitCount:)`. Docs/Composition.md: "A child that already made progress
-    /// counts at once"; "a child that has already finished is credited at once".
+    /// counts at once"; "a child that has already finished is credited at once". Docs/Cancellation.md
+    /// ("Failure"): a failed node added as a child leaves at once, its share kept, nothing credited.
     mutating func addChild(_ child: Int, to parent: Int, pendingUnitCount: Int64) {
         precondition(canAddChild(child, to: parent), "model: illegal addChild")
-        attach(child, to: parent, pendingUnitCount: pendingUnitCount)
+        nodes[child].link = .attached(parent: parent, pendingUnitCount: pendingUnitCount)
+        nodes[parent].reached.append(child)
         countsDidChange(child)
+        inherit(child, from: parent)
+        if nodes[child].isFailed {
+            nodes[parent].failedUnits += Double(pendingUnitCount) * fraction(child)
+            nodes[child].link = .detached
+            nodes[parent].reached.removeAll { $0 == child }
+            releaseHoldIfEmpty(parent)
+        }
     }
 
-    /// Docs/Cancellation.md ("Later children too"): a child attached to a cancelled or paused node "becomes
-    /// cancelled or paused as it is attached, and so does the subtree it brings with it", as
-    /// `cancel()`/`pause()` of the child would. A child finished on arrival is credited and let go at once
-    /// (Docs/Composition.md), so it is never attached and a pause does not flow into it: pausing the nodes
-    /// below it would leave them paused out of reach of the parent's `resume()` (Docs/Cancellation.md: "A
-    /// finished node is not paused"). A cancellation still does: "it takes a cancellation, but not a pause".
     private mutating func attach(_ child: Int, to parent: Int, pendingUnitCount: Int64) {
         nodes[child].link = .attached(parent: parent, pendingUnitCount: pendingUnitCount)
-        nodes[parent].children.append(child)
-        if nodes[parent].isCancelled {
-            cancel(child)
-        } else if nodes[parent].isPaused && !isFinished(child) {
-            pause(child)
+        nodes[parent].reached.append(child)
+        inherit(child, from: parent)
+    }
+
+    /// Docs/Cancellation.md ("Later children too"): a child attached to a node that cancels or pauses the
+    /// nodes below it (cancelled, failed or paused, or a finished node a cancellation or pause passed
+    /// through) "becomes cancelled or paused as it is attached, and so does the subtree it brings with it",
+    /// as the parent's transition would reach it: a child finished on arrival with nothing attached below it
+    /// is let go at once and not touched; one with work attached below it is passed through.
+    private mutating func inherit(_ child: Int, from parent: Int) {
+        let node = nodes[parent]
+        if node.isCancelled || node.isFailed || node.cancelledThrough {
+            cancel(child, fromAbove: true)
+        } else if pausesBelow(parent) {
+            pause(child, fromAbove: true)
         }
+    }
+
+    private func pausesBelow(_ index: Int) -> Bool {
+        let node = nodes[index]
+        return node.pausedThrough || (node.isPaused && !node.isCancelled && !node.isFailed)
     }
 
     /// The handlers are set just after the node is created, or set again later. Docs/Cancellation.md ("Set
@@ -232,9 +285,10 @@ struct ReferenceModel {
 
     /// Docs/Composition.md ("Finishing is permanent"): when an attached child finishes, "its pending count is
     /// added to the parent's `completedUnitCount`", "it is detached", and "if the credit finishes the parent
-    /// in turn, the parent is credited to its own parent, and so on up". Docs/Cancellation.md: "A paused node
-    /// that finishes leaves the pause as if `resume()` were called on it", also through its children's
-    /// credit.
+    /// in turn, the parent is credited to its own parent, and so on up". Docs/Cancellation.md ("Through
+    /// finished nodes"): a child that finishes while nodes are attached below it stays in its parent's reach
+    /// until none is; "A finished node is not paused": a paused node that finishes leaves the pause itself,
+    /// also through its children's credit.
     private mutating func countsDidChange(_ changed: Int) {
         guard isFinished(changed) else { return }
         var node = changed
@@ -244,20 +298,42 @@ struct ReferenceModel {
                 return
             }
             nodes[node].link = .detached
-            nodes[parent].children.removeAll { $0 == node }
+            let held = !nodes[node].reached.isEmpty
+            if held {
+                nodes[node].heldBy = parent
+            } else {
+                nodes[parent].reached.removeAll { $0 == node }
+                nodes[node].pausedThrough = false
+            }
             leavePause(node)
             nodes[parent].completed = Self.saturatingSum(nodes[parent].completed, pending)
+            if !held { releaseHoldIfEmpty(parent) }
             guard isFinished(parent) else { return }
             node = parent
         }
     }
 
-    /// "As `resume()` would": the node and the attached nodes below it. On a cancelled node `resume()` does
-    /// nothing (Docs/Cancellation.md: "`pause()` and `resume()` on a cancelled
-    /// node also do nothing"), so a node paused and then
-    /// cancelled stays paused when it finishes.
+    /// Docs/Cancellation.md ("A finished node is not paused"): the node leaves its pause (its resuming
+    /// handler runs); the nodes below it stay paused, and while a resume can still reach them through it (a
+    /// root, or held) it stands for a paused node to them. On a cancelled node the pause stays ("`pause()`
+    /// and `resume()` on a cancelled node also do nothing").
     private mutating func leavePause(_ node: Int) {
-        if nodes[node].isPaused && !nodes[node].isCancelled { resume(node) }
+        guard nodes[node].isPaused && !nodes[node].isCancelled else { return }
+        nodes[node].isPaused = false
+        if nodes[node].hasHandlers { nodes[node].resumingCalls += 1 }
+        if nodes[node].link == .none || nodes[node].heldBy != nil { nodes[node].pausedThrough = true }
+    }
+
+    /// Docs/Cancellation.md ("Through finished nodes"): a held node with nothing attached below it any more
+    /// leaves its parent's reach (and so on up).
+    private mutating func releaseHoldIfEmpty(_ start: Int) {
+        var node = start
+        while let holder = nodes[node].heldBy, nodes[node].reached.isEmpty {
+            nodes[node].heldBy = nil
+            nodes[node].pausedThrough = false
+            nodes[holder].reached.removeAll { $0 == node }
+            node = holder
+        }
     }
 
     static func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
@@ -267,39 +343,78 @@ struct ReferenceModel {
 
     // MARK: Control
 
-    /// `node` and every node attached below it.
-    func subtree(_ node: Int) -> [Int] {
-        var result: [Int] = []
-        var stack = [node]
-        while let next = stack.popLast() {
-            result.append(next)
-            stack.append(contentsOf: nodes[next].children.reversed())
-        }
-        return result
+    /// Whether a transition reaching `node` leaves it alone itself (Docs/Cancellation.md, "Through finished
+    /// nodes"): cancelled, failed or finished by its counts, or, reached from above, held.
+    private func isFinal(_ node: Int, fromAbove: Bool) -> Bool {
+        nodes[node].isCancelled || nodes[node].isFailed || countsSayFinished(node)
+            || (fromAbove && nodes[node].heldBy != nil)
     }
 
-    /// Docs/Cancellation.md: "Cancellation is permanent"; handlers run "Once per transition".
-    mutating func cancel(_ node: Int) {
-        for index in subtree(node) where !nodes[index].isCancelled {
-            nodes[index].isCancelled = true
-            if nodes[index].hasHandlers { nodes[index].cancellationCalls += 1 }
-        }
+    /// Whether a transition from above reaches `node` at all: attached, or held.
+    private func isReached(_ node: Int) -> Bool {
+        if case .attached = nodes[node].link { return true }
+        return nodes[node].heldBy != nil
     }
 
-    /// Docs/Cancellation.md ("No-ops are defined"): `pause()` changes nothing on a finished or cancelled
-    /// node, and still reaches the nodes below.
-    mutating func pause(_ node: Int) {
-        for index in subtree(node)
-        where !nodes[index].isCancelled && !nodes[index].isPaused && !isFinished(index) {
-            nodes[index].isPaused = true
-            if nodes[index].hasHandlers { nodes[index].pausingCalls += 1 }
+    mutating func cancel(_ node: Int) { cancel(node, fromAbove: false) }
+
+    /// Docs/Cancellation.md: "Cancellation is permanent"; handlers run "Once per transition"; a final node is
+    /// not cancelled itself, but the cancellation goes on below it.
+    private mutating func cancel(_ node: Int, fromAbove: Bool) {
+        if fromAbove && !isReached(node) { return }
+        if !nodes[node].isCancelled && !nodes[node].isFailed {
+            if isFinal(node, fromAbove: fromAbove) {
+                nodes[node].cancelledThrough = true
+            } else {
+                nodes[node].isCancelled = true
+                if nodes[node].hasHandlers { nodes[node].cancellationCalls += 1 }
+            }
         }
+        for child in nodes[node].reached { cancel(child, fromAbove: true) }
     }
 
-    mutating func resume(_ node: Int) {
-        for index in subtree(node) where nodes[index].isPaused && !nodes[index].isCancelled {
-            nodes[index].isPaused = false
-            if nodes[index].hasHandlers { nodes[index].resumingCalls += 1 }
+    mutating func pause(_ node: Int) { pause(node, fromAbove: false) }
+
+    /// Docs/Cancellation.md ("Final nodes are passed through"): `pause()` changes nothing on a node already paused or
+    /// final, and still reaches the nodes below.
+    private mutating func pause(_ node: Int, fromAbove: Bool) {
+        if fromAbove && !isReached(node) { return }
+        if isFinal(node, fromAbove: fromAbove) {
+            nodes[node].pausedThrough = true
+        } else if !nodes[node].isPaused {
+            nodes[node].isPaused = true
+            nodes[node].pausedThrough = false
+            if nodes[node].hasHandlers { nodes[node].pausingCalls += 1 }
+        }
+        for child in nodes[node].reached { pause(child, fromAbove: true) }
+    }
+
+    mutating func resume(_ node: Int) { resume(node, fromAbove: false) }
+
+    private mutating func resume(_ node: Int, fromAbove: Bool) {
+        if fromAbove && !isReached(node) { return }
+        nodes[node].pausedThrough = false
+        if nodes[node].isPaused && !nodes[node].isCancelled {
+            nodes[node].isPaused = false
+            if nodes[node].hasHandlers { nodes[node].resumingCalls += 1 }
+        }
+        for child in nodes[node].reached { resume(child, fromAbove: true) }
+    }
+
+    /// Docs/Cancellation.md ("Failure"): on a node that is not final (nor detached from a parent), `fail`
+    /// marks it failed (no longer paused, no handler), keeps its share in its parent at its fraction then,
+    /// credits nothing, lets it go, and cancels the nodes below it.
+    mutating func fail(_ node: Int) {
+        guard !nodes[node].isCancelled, !nodes[node].isFailed, nodes[node].link != .detached, !countsSayFinished(node)
+        else { return }
+        nodes[node].isFailed = true
+        nodes[node].isPaused = false
+        for child in nodes[node].reached { cancel(child, fromAbove: true) }
+        if case .attached(let parent, let pending) = nodes[node].link {
+            nodes[parent].failedUnits += Double(pending) * fraction(node)
+            nodes[node].link = .detached
+            nodes[parent].reached.removeAll { $0 == node }
+            releaseHoldIfEmpty(parent)
         }
     }
 }
