@@ -5,14 +5,15 @@ import XCTest
 /// Random sequences of operations, run on real nodes and on `ReferenceModel` (a naive model of
 /// Docs/Composition.md and Docs/Cancellation.md), compared after every step: `fractionCompleted` (within
 /// 1e-12), the counts, `isFinished`, `isIndeterminate`, `isCancelled`, `isPaused`, the attached children
-/// (which and in what order), how often each handler ran, and `ProgressNode.current()`.
+/// (which and in what order), `isFailed`, how often each handler ran, and `ProgressNode.current()`.
 ///
 /// The operations: creating nodes in every way (`discreteProgress`, `init(totalUnitCount:)` in and out of a
 /// scope, `init(parent:)`, `init(totalUnitCount:parent:pendingUnitCount:)`), `addChild`, implicit scopes
 /// (`becomeCurrent`/`resignCurrent`, `performAsCurrent`, synchronous `withCurrent`, nested, with operations
 /// inside), setting either count, `advance(by:)` (small values mostly, sometimes the bounds of `Int64` or
-/// counts a `Double` cannot hold exactly), bursts of count changes with no read in between,
-/// `cancel()`, `pause()`, `resume()`, and setting the handlers again. Reads go through the nodes in a random
+/// counts a `Double` cannot hold exactly), bursts of count changes with no read in between, finishing a
+/// node by hand (mostly one with children, so that finished nodes with work attached below them are
+/// common), `cancel()`, `fail(_:)`, `pause()`, `resume()`, and setting the handlers again. Reads go through the nodes in a random
 /// order each time, so the cached sums are brought up to date from different places.
 ///
 /// Each sequence is named by its seed. A failure prints the seed, what differed, the model's state and the
@@ -45,6 +46,21 @@ final class ModelBasedTests: XCTestCase {
             "\(failures.count) of \(seeds.count) seeds differ from the model: "
                 + failures.prefix(50).map { "\($0.seed)" }.joined(separator: ",")
                 + " (rerun one with PROGRESSTREE_MODEL_SEEDS=<seed>)")
+    }
+
+    /// The generator meets the shapes the rules are about often enough to test them: finished nodes with
+    /// work attached below them (held), and failures.
+    func test_the_default_runs_meet_held_finished_nodes_and_failures() {
+        var held = 0
+        var failed = 0
+        for seed in Self.defaultSeeds {
+            let run = ModelRun(seed: seed, steps: Self.stepsPerSequence)
+            _ = run.run()
+            if run.metHeldNode { held += 1 }
+            if run.metFailure { failed += 1 }
+        }
+        XCTAssertGreaterThanOrEqual(held, Self.defaultSeeds.count / 5, "runs with a held finished node")
+        XCTAssertGreaterThanOrEqual(failed, Self.defaultSeeds.count / 5, "runs with a failure")
     }
 
     /// The model itself, on the worked examples of Docs/Composition.md and Docs/Cancellation.md, so that a

@@ -69,6 +69,11 @@ final class ModelRun {
     /// The operations performed so far (top level; a scope holds its body).
     private(set) var program: [ModelOperation] = []
     private(set) var failure: ModelFailure?
+    /// Whether the run met a finished node held by its parent with work still attached below it (after
+    /// some step), the shape Docs/Cancellation.md's "Through finished nodes" is about.
+    private(set) var metHeldNode = false
+    /// Whether the run failed a node that was not final.
+    private(set) var metFailure = false
 
     init(seed: UInt64, steps: Int) {
         self.seed = seed
@@ -342,6 +347,8 @@ final class ModelRun {
     /// Compares every node with the model, reading the nodes in a random order; records the first failure.
     private func compare() {
         guard failure == nil else { return }
+        if model.nodes.contains(where: { $0.heldBy != nil }) { metHeldNode = true }
+        if model.nodes.contains(where: \.isFailed) { metFailure = true }
         var differences: [(property: String, text: String)] = []
         let actualCurrent = ProgressNode.current()
         let expectedCurrent = model.current.map { nodes[$0] }
