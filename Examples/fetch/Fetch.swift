@@ -1,0 +1,1 @@
+@main struct Fetch { static func main() {} }
