@@ -139,6 +139,11 @@ final class ProgressMirror: Sendable {
         body(progress)
     }
 
+    /// Whether a running mirror follows `progress`.
+    static func isAdopted(_ progress: Progress) -> Bool {
+        adopted.withLock { $0.contains(ObjectIdentifier(progress)) }
+    }
+
     /// Whether the mirror still runs.
     var isRunning: Bool { state.withLock { $0.progress != nil } }
 

@@ -31,9 +31,17 @@ extension ProgressNode {
 }
 
 extension FollowingProgress {
-    private struct Entry {
+    /// A class, not a struct: with a struct, the first lookup in the empty registry crashed in
+    /// `swift_weakLoadStrong` (Swift 6.3.1, Linux, debug build; a small program doing the same did not,
+    /// and the cause was not found).
+    private final class Entry {
         weak var progress: FollowingProgress?
         let identity: ObjectIdentifier
+
+        init(progress: FollowingProgress) {
+            self.progress = progress
+            identity = ObjectIdentifier(progress)
+        }
     }
 
     /// The live `FollowingProgress` of each node asked for one.
@@ -48,7 +56,7 @@ extension FollowingProgress {
         let made = FollowingProgress(following: node)
         let winner = registry.withLock { registry -> FollowingProgress in
             if let existing = registry[key]?.progress { return existing }
-            registry[key] = Entry(progress: made, identity: ObjectIdentifier(made))
+            registry[key] = Entry(progress: made)
             return made
         }
         return winner

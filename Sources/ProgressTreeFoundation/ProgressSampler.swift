@@ -1,5 +1,7 @@
 import Dispatch
+import Foundation
 import Synchronization
+
 
 /// Where adopted Progress objects are read: one serial queue, and on Linux one timer for all of them.
 ///
@@ -102,6 +104,11 @@ final class ProgressSampler: Sendable {
     /// Progress before the call are read by it (the queue orders them), with no wait for the timer.
     func sampleNow() {
         if DispatchQueue.getSpecific(key: Self.queueKey) != nil { tick() } else { queue.sync { tick() } }
+    }
+
+    /// Whether a running mirror follows `progress`.
+    func isMirroring(_ progress: Progress) -> Bool {
+        ProgressMirror.isAdopted(progress)
     }
 
     /// How many mirrors the timer samples, and whether it runs.
