@@ -54,10 +54,27 @@ final class FollowingProgress: Progress, @unchecked Sendable {
 
     // MARK: The node's state into Foundation's
 
-    /// Writes `snapshot` into Foundation's storage: counts (never through a finished state they do not
-    /// have), the children's share, cancelled (also for failed: Foundation has no failure) and paused.
+    /// Writes `snapshot` into Foundation's storage: the children's share, then the counts (never through
+    /// a finished state they do not have), then cancelled (also for failed: Foundation has no failure) and
+    /// paused. Once the counts stored are finished they stay: Foundation credits a parent again for every
+    /// update of a finished child, and finishing is permanent for the node's parent too.
     private func apply(_ snapshot: ProgressNode.Snapshot) {
         let (completed, total) = (snapshot.completedUnitCount, snapshot.totalUnitCount)
+        if !ProgressReading.isFinished(completed: super.completedUnitCount, total: super.totalUnitCount) {
+            let reading = ProgressReading(completed: completed, total: total, fraction: snapshot.fractionCompleted)
+            share.withLock { $0.update(reading.childrenShare, total: total) { super.addChild($0, withPendingUnitCount: $1) } }
+            storeCounts(completed: completed, total: total)
+        }
+        if (snapshot.isCancelled || snapshot.isFailed) && !super.isCancelled {
+            super.cancel()
+        } else if snapshot.isPaused && !super.isPaused {
+            super.pause()
+        } else if !snapshot.isPaused && super.isPaused && !super.isCancelled {
+            super.resume()
+        }
+    }
+
+    private func storeCounts(completed: Int64, total: Int64) {
         let totalFirst =
             ProgressReading.isFinished(completed: completed, total: total)
             || !ProgressReading.isFinished(completed: super.completedUnitCount, total: total)
@@ -67,15 +84,6 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         } else {
             if super.completedUnitCount != completed { super.completedUnitCount = completed }
             if super.totalUnitCount != total { super.totalUnitCount = total }
-        }
-        let reading = ProgressReading(completed: completed, total: total, fraction: snapshot.fractionCompleted)
-        share.withLock { $0.update(reading.childrenShare, total: total) { super.addChild($0, withPendingUnitCount: $1) } }
-        if (snapshot.isCancelled || snapshot.isFailed) && !super.isCancelled {
-            super.cancel()
-        } else if snapshot.isPaused && !super.isPaused {
-            super.pause()
-        } else if !snapshot.isPaused && super.isPaused && !super.isCancelled {
-            super.resume()
         }
     }
 
