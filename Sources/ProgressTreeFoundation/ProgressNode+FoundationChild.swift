@@ -46,11 +46,22 @@ extension ProgressNode {
         addChild(node, withPendingUnitCount: pendingUnitCount)
         // Attaching may have cancelled or paused it (this node was): one more sample settles that first.
         guard mirror.isRunning, mirror.sample() else { return (mirror, node) }
+        ProgressSampler.shared.add(mirror)
         #if canImport(ObjectiveC)
         mirror.observeChanges(of: progress)
-        #else
-        ProgressSampler.shared.add(mirror)
         #endif
         return (mirror, node)
+    }
+
+    /// Reads every adopted Foundation `Progress` now and returns once their nodes show what they hold:
+    /// for when you know a Progress changed and the tree must show it before you go on — a
+    /// `URLSessionDelegate` told you a transfer completed, and you are about to fail the parent (which
+    /// would cancel a child that has not been seen to finish). Otherwise a change shows within 33 ms on
+    /// Linux, and as soon as key-value observation reports it on Apple platforms.
+    ///
+    /// Writes to a Progress made on this thread before the call are read by it. Do not call it while
+    /// holding a lock that code run by the nodes' handlers or deinitializers takes.
+    public static func sampleAdoptedFoundationProgress() {
+        ProgressSampler.shared.sampleNow()
     }
 }

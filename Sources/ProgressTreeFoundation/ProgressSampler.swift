@@ -47,10 +47,15 @@ final class ProgressSampler: Sendable {
 
     private let state = Mutex(State())
 
-    /// Samples `mirror` on every tick until it ends (Linux).
+    /// Samples `mirror` on every tick until it ends. The timer runs only on Linux: on Apple platforms the
+    /// mirror schedules its samples (`schedule(_:)`), and is sampled by ticks only when asked
+    /// (`sampleNow()`).
     func add(_ mirror: ProgressMirror) {
         state.withLock { state in
             state.mirrors.append(mirror)
+            #if canImport(ObjectiveC)
+            return
+            #else
             guard state.timer == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let nanoseconds = Int(Self.interval.components.attoseconds / 1_000_000_000)
@@ -60,6 +65,7 @@ final class ProgressSampler: Sendable {
             timer.setEventHandler { [weak self] in self?.tick() }
             timer.resume()
             state.timer = timer
+            #endif
         }
     }
 
@@ -98,13 +104,14 @@ final class ProgressSampler: Sendable {
         stopped?.cancel()
     }
 
-    // MARK: Test hooks
-
-    /// Runs one tick now, on the sampler's queue, and returns when it is done: a test's writes to a
-    /// Progress before the call are read by it (the queue orders them), with no wait for the timer.
+    /// Runs one tick now, on the sampler's queue, and returns when it is done: writes made to the adopted
+    /// Progress objects on this thread before the call are read by it (the queue orders them), with no
+    /// wait for the timer. (`ProgressNode.sampleAdoptedFoundationProgress()`, and the tests.)
     func sampleNow() {
         if DispatchQueue.getSpecific(key: Self.queueKey) != nil { tick() } else { queue.sync { tick() } }
     }
+
+    // MARK: Test hooks
 
     /// Whether a running mirror follows `progress`.
     func isMirroring(_ progress: Progress) -> Bool {
