@@ -10,13 +10,15 @@ import Synchronization
 /// pauses or resumes the node or an ancestor): `cancel()`, `pause()`, `resume()`.
 ///
 /// The mirror ends when the Progress finishes or is cancelled, or when the node finishes, is cancelled,
-/// fails (the Progress is then cancelled: a failed node's work stops) or is released. It then lets the
+/// fails (the Progress is then cancelled: a failed node's work stops) or is held by nobody else. It then lets the
 /// Progress go; the node's handlers stay, and do nothing.
 final class ProgressMirror: Sendable {
     private struct State {
         /// `nil` once the mirror ended.
         var progress: Progress?
-        weak var node: ProgressNode?
+        /// Held strongly, so that a cheap test tells when nobody else holds it (the tree let it go): a
+        /// reference count of one, where a weak reference would cost a side-table load on every sample.
+        var node: ProgressNode?
         var last: ProgressReading
         var metadata: CarriedMetadata
         var childrenShare = ChildrenShareNode()
@@ -68,9 +70,11 @@ final class ProgressMirror: Sendable {
     }
 
     private func sample(readingMetadata: Bool) -> Bool {
-        isSampleScheduled.store(false, ordering: .sequentiallyConsistent)
+        if isSampleScheduled.load(ordering: .relaxed) { isSampleScheduled.store(false, ordering: .sequentiallyConsistent) }
         let current = state.withLock { state -> (Progress, ProgressNode, ProgressReading)? in
-            guard let progress = state.progress, let node = state.node else { return nil }
+            guard let progress = state.progress, !isKnownUniquelyReferenced(&state.node), let node = state.node else {
+                return nil
+            }
             return (progress, node, state.last)
         }
         guard let (progress, node, last) = current else {
@@ -166,6 +170,11 @@ final class ProgressMirror: Sendable {
             }
             return (state.progress, state.stopObserving)
         }
+        let node = state.withLock { state in
+            defer { state.node = nil }
+            return state.node
+        }
+        withExtendedLifetime(node) {}  // released here, outside the lock: its deinit may run user code
         guard let progress else { return }
         stopObserving?()
         _ = Self.adopted.withLock { $0.remove(ObjectIdentifier(progress)) }

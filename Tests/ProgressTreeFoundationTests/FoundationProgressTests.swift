@@ -134,7 +134,7 @@ final class FoundationProgressTests: XCTestCase {
     }
 
     func test_a_progress_reporting_type_can_hand_out_its_node() {
-        final class Export: NSObject, Foundation.ProgressReporting, @unchecked Sendable {
+        final class Export: NSObject, Foundation.ProgressReporting {
             let node = ProgressNode.discreteProgress(totalUnitCount: 3)
             var progress: Progress { node.foundationProgress }
         }
