@@ -4,7 +4,7 @@
 //
 // The root stands for the downloads, one unit each. Each download is a `URLSessionDownloadTask`, and its
 // `progress` (a `Foundation.Progress`) is adopted as the root's child with ProgressTreeFoundation's
-// `addChild(_:withPendingUnitCount:)`: on Linux the mirror samples it 30 times a second (Foundation there
+// `addChild(_:withPendingUnitCount:)`: on Linux the mirror samples it 20 times a second (Foundation there
 // cannot be observed), on Apple platforms it follows it by key-value observation. The mirror node is
 // labelled with the file's name and shows the bytes, throughput and time remaining.
 //

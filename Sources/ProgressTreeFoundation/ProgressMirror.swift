@@ -85,10 +85,7 @@ final class ProgressMirror: Sendable {
             end(cancellingProgress: true)
             return false
         }
-        if node.isFinished {
-            end()
-            return false
-        }
+        // (The node finishes only by the counts written here, which end the mirror when they finish it.)
         let reading = ProgressReading(progress)
         guard reading != last else { return true }
         let countsMoved = reading.completed != last.completed || reading.total != last.total

@@ -17,7 +17,7 @@ extension ProgressNode {
     /// and lets the Progress go.
     ///
     /// On Linux, swift-corelibs-foundation's `Progress` cannot be observed: every adopted Progress is
-    /// sampled by one shared timer, 30 times a second, so a change reaches the node within 33 ms; the timer
+    /// sampled by one shared timer, 20 times a second, so a change reaches the node within 50 ms; the timer
     /// runs only while something is adopted. On Apple platforms, key-value observation tells the mirror of
     /// each change. See Docs/Migrating.md, "Progress from Foundation APIs".
     ///
@@ -56,7 +56,7 @@ extension ProgressNode {
     /// Reads every adopted Foundation `Progress` now and returns once their nodes show what they hold:
     /// for when you know a Progress changed and the tree must show it before you go on — a
     /// `URLSessionDelegate` told you a transfer completed, and you are about to fail the parent (which
-    /// would cancel a child that has not been seen to finish). Otherwise a change shows within 33 ms on
+    /// would cancel a child that has not been seen to finish). Otherwise a change shows within 50 ms on
     /// Linux, and as soon as key-value observation reports it on Apple platforms.
     ///
     /// Writes to a Progress made on this thread before the call are read by it. Do not call it while

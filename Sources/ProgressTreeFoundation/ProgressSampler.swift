@@ -6,11 +6,11 @@ import Synchronization
 /// Where adopted Progress objects are read: one serial queue, and on Linux one timer for all of them.
 ///
 /// **Why a timer.** swift-corelibs-foundation's `Progress` has no key-value observation and no change
-/// hook, so on Linux the mirrors are sampled: every `interval` (1/30 s), one `DispatchSourceTimer` reads
+/// hook, so on Linux the mirrors are sampled: every `interval` (1/20 s), one `DispatchSourceTimer` reads
 /// each adopted Progress and writes what changed into its node. A change therefore reaches the node within
-/// 33 ms, and its observers within one frame of the terminal renderer (1/15 s). An idle Progress costs one
-/// read of five values and a comparison per tick (Docs/Performance.md: 1,000 idle ones cost about 0.2% of
-/// one core). The timer runs only while something is adopted. On Apple platforms, key-value observation
+/// 50 ms, and its observers within one frame of the terminal renderer (1/15 s). An idle Progress costs one
+/// read of five values and a comparison per tick (Docs/Performance.md, "Adopted Foundation.Progress
+/// objects", has the measurements). The timer runs only while something is adopted. On Apple platforms, key-value observation
 /// schedules a sample on the same queue when a Progress changes, and the timer is never started.
 ///
 /// **Why reading another thread's Progress is sound enough.** That `Progress` has no lock: its owner (a
@@ -29,8 +29,9 @@ final class ProgressSampler: Sendable {
     /// The sampler of every adopted Progress.
     static let shared = ProgressSampler()
 
-    /// How often the timer samples: at least twice per frame of a display drawing 15 frames a second.
-    static let interval: Duration = .milliseconds(1000) / 30
+    /// How often the timer samples: once per 50 ms, so that a change and its delivery to observers fit
+    /// in one frame of a display drawing 15 frames a second (66.7 ms).
+    static let interval: Duration = .milliseconds(50)
 
     /// The one queue every sample runs on.
     let queue = DispatchQueue(label: "ProgressTreeFoundation.sampler")

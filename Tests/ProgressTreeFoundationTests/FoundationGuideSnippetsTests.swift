@@ -54,7 +54,7 @@ final class FoundationGuideSnippetsTests: XCTestCase {
         let progress = Progress.discreteProgress(totalUnitCount: 4)  // handed out by a framework API
         job.addChild(progress, withPendingUnitCount: 10)
         progress.completedUnitCount = 1                 // by the framework, on its own queue
-        ProgressNode.sampleAdoptedFoundationProgress()  // shown at once (otherwise within 33 ms on Linux)
+        ProgressNode.sampleAdoptedFoundationProgress()  // shown at once (otherwise within 50 ms on Linux)
         print(job.fractionCompleted)                    // 0.25
         job.cancel()
         print(progress.isCancelled)                     // true: the cancellation reached it
