@@ -6,6 +6,7 @@ import Foundation
 
 extension ProgressMirror {
     /// Schedules a sample on the sampler's queue whenever `progress` changes what the mirror follows.
+    /// (No timer runs: a mirror whose node nobody else holds any more ends at its Progress's next change.)
     func observeChanges(of progress: Progress) {
         let sampler = ProgressSampler.shared
         let changed: @Sendable () -> Void = { [weak self] in

@@ -74,7 +74,9 @@ final class ProgressSampler: Sendable {
     /// key-value observation).
     func schedule(_ mirror: ProgressMirror) {
         guard !mirror.isSampleScheduled.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        queue.async { _ = mirror.sample() }
+        queue.async { [self] in
+            if !mirror.sample() { state.withLock { $0.mirrors.removeAll { $0 === mirror } } }
+        }
     }
 
     /// Samples `mirror` now, on the sampler's queue, and returns when it is done: writes made to its
