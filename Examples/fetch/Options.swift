@@ -35,10 +35,7 @@ struct Options: ExampleOptions, Sendable {
             case "--output": output = try reader.value(of: argument)
             case "--progress": progress = try reader.progressMode(of: argument)
             case "--help", "-h": showHelp = true
-            case "--": positional.append(contentsOf: reader.rest())
-            default:
-                if argument.hasPrefix("-") && argument.count > 1 { throw UsageError("unknown option \(argument)") }
-                positional.append(argument)
+            default: try reader.addPositional(argument, to: &positional)
             }
         }
         if showHelp { return }

@@ -75,16 +75,9 @@ final class FollowingProgress: Progress, @unchecked Sendable {
     }
 
     private func storeCounts(completed: Int64, total: Int64) {
-        let totalFirst =
-            ProgressReading.isFinished(completed: completed, total: total)
-            || !ProgressReading.isFinished(completed: super.completedUnitCount, total: total)
-        if totalFirst {
-            if super.totalUnitCount != total { super.totalUnitCount = total }
-            if super.completedUnitCount != completed { super.completedUnitCount = completed }
-        } else {
-            if super.completedUnitCount != completed { super.completedUnitCount = completed }
-            if super.totalUnitCount != total { super.totalUnitCount = total }
-        }
+        ProgressReading.writeCounts(
+            completed: completed, total: total, over: (super.completedUnitCount, super.totalUnitCount),
+            setCompleted: { super.completedUnitCount = $0 }, setTotal: { super.totalUnitCount = $0 })
     }
 
     // MARK: Reads from the node

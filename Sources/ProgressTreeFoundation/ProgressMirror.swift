@@ -117,20 +117,11 @@ final class ProgressMirror: Sendable {
         return true
     }
 
-    /// Sets the node's counts in the order that never passes through a finished state the new counts do
-    /// not have (finishing is permanent for the parent). One of the two orders always does: both pass
-    /// through a finished state only if the counts were finished before, and then the mirror had ended.
+    /// Sets the node's counts without passing through a finished state they do not have.
     static func setCounts(of node: ProgressNode, completed: Int64, total: Int64) {
-        let totalFirst =
-            ProgressReading.isFinished(completed: completed, total: total)
-            || !ProgressReading.isFinished(completed: node.completedUnitCount, total: total)
-        if totalFirst {
-            if node.totalUnitCount != total { node.totalUnitCount = total }
-            if node.completedUnitCount != completed { node.completedUnitCount = completed }
-        } else {
-            if node.completedUnitCount != completed { node.completedUnitCount = completed }
-            if node.totalUnitCount != total { node.totalUnitCount = total }
-        }
+        ProgressReading.writeCounts(
+            completed: completed, total: total, over: (node.completedUnitCount, node.totalUnitCount),
+            setCompleted: { node.completedUnitCount = $0 }, setTotal: { node.totalUnitCount = $0 })
     }
 
     /// Calls `body` with the Progress, unless the mirror has ended. Outside the mirror's lock:

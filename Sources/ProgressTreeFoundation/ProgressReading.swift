@@ -36,6 +36,21 @@ struct ProgressReading: Equatable, Sendable {
         (completed >= total && total > 0) || (completed > 0 && total == 0)
     }
 
+    /// Writes new counts over `current` ones (a node's, or a Progress's storage) in the order that never
+    /// passes through a finished state the new counts do not have: finishing is permanent for a node's
+    /// parent, and a Foundation parent credits a child each time it is seen finished. One of the two
+    /// orders always does: both pass through a finished state only if the current counts are finished,
+    /// and then nothing is written any more. Unchanged counts are not written.
+    static func writeCounts(
+        completed: Int64, total: Int64, over current: (completed: Int64, total: Int64),
+        setCompleted: (Int64) -> Void, setTotal: (Int64) -> Void
+    ) {
+        let totalFirst = isFinished(completed: completed, total: total) || !isFinished(completed: current.completed, total: total)
+        if totalFirst && current.total != total { setTotal(total) }
+        if current.completed != completed { setCompleted(completed) }
+        if !totalFirst && current.total != total { setTotal(total) }
+    }
+
     /// The work of the Progress's unfinished children, in its own units: what its fraction holds beyond
     /// its own counts. 0 when it has none, is indeterminate or finished; never more than the units left.
     var childrenShare: Double {
