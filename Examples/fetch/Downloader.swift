@@ -3,7 +3,9 @@ import ProgressTree
 import ProgressTreeFoundation
 import Synchronization
 
-#if canImport(FoundationNetworking)
+// Wherever Foundation is swift-corelibs-foundation (every platform but Apple's), URLSession is in
+// FoundationNetworking.
+#if !(os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
 import FoundationNetworking
 #endif
 
@@ -85,7 +87,7 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
         totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
     ) {
-        #if canImport(FoundationNetworking)
+        #if !(os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
         // swift-corelibs-foundation computes the task progress's total from the size the client expects
         // (not from the response's Content-Length), so without this it stays indeterminate.
         if downloadTask.countOfBytesClientExpectsToReceive <= 0 && totalBytesExpectedToWrite > 0 {
