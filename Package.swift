@@ -11,11 +11,13 @@ let package = Package(
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
         .library(name: "ProgressTreePresentation", targets: ["ProgressTreePresentation"]),
         .library(name: "ProgressTreeTerminal", targets: ["ProgressTreeTerminal"]),
+        .library(name: "ProgressTreeFoundation", targets: ["ProgressTreeFoundation"]),
         .executable(name: "photo-import", targets: ["photo-import"]),
         .executable(name: "file-copy", targets: ["file-copy"]),
         .executable(name: "step-flow", targets: ["step-flow"]),
         .executable(name: "message-feed", targets: ["message-feed"]),
         .executable(name: "loading-rows", targets: ["loading-rows"]),
+        .executable(name: "fetch", targets: ["fetch"]),
     ],
     targets: [
         .target(name: "ProgressTree"),
@@ -23,6 +25,10 @@ let package = Package(
         // package-level `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
         .target(name: "ProgressTreePresentation", dependencies: ["ProgressTree"]),
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
+        // `Foundation.Progress` as a child of a node, and a node as a `Foundation.Progress`: the whole of
+        // Foundation, which the model keeps out (it uses `FoundationEssentials`). Depends on the model's
+        // package-level `ThreadScopeCompanion` for Foundation children of current nodes.
+        .target(name: "ProgressTreeFoundation", dependencies: ["ProgressTree"]),
         // MARK: Examples
         .target(name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
         .executableTarget(
@@ -35,12 +41,16 @@ let package = Package(
             name: "message-feed", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
         .executableTarget(
             name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/loading-rows"),
+        .executableTarget(
+            name: "fetch", dependencies: ["ProgressTree", "ProgressTreeFoundation", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/fetch"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
         .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
         .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
+        .testTarget(name: "ProgressTreeFoundationTests", dependencies: ["ProgressTree", "ProgressTreeFoundation"]),
         // Runs the built examples (the executables must be built: it depends on them).
         .testTarget(
-            name: "ExampleTests", dependencies: ["file-copy", "photo-import", "step-flow", "message-feed", "loading-rows"]),
+            name: "ExampleTests", dependencies: ["file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "fetch"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -30,6 +30,18 @@ public struct ArgumentReader {
         return Array(remaining)
     }
 
+    /// Adds `argument` to `positional`, or everything after it for `--`; throws for an unknown option
+    /// (a word starting with `-`, other than `-` itself). For the `default:` of a parsing loop.
+    public mutating func addPositional(_ argument: String, to positional: inout [String]) throws {
+        if argument == "--" {
+            positional.append(contentsOf: rest())
+        } else if argument.hasPrefix("-") && argument.count > 1 {
+            throw UsageError("unknown option \(argument)")
+        } else {
+            positional.append(argument)
+        }
+    }
+
     /// The value following `option`.
     public mutating func value(of option: String) throws -> String {
         guard let value = remaining.popFirst() else { throw UsageError("\(option) needs a value") }

@@ -11,6 +11,8 @@ public final class ExampleDisplay: Sendable {
         case ignored
         /// `p` pauses the root, `r` resumes it, `c` cancels it; a hint under the tree says so.
         case pauseResumeCancel
+        /// `c` cancels the root, for work that cannot pause; a hint under the tree says so.
+        case cancel
     }
 
     public let renderer: TerminalRenderer
@@ -28,8 +30,12 @@ public final class ExampleDisplay: Sendable {
     ) {
         var options = TerminalRenderer.Options()
         let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
-        if keys == .pauseResumeCancel, keyReader != nil {
-            options.hint = "Keys: p pause · r resume · c cancel · Ctrl-C cancel"
+        if keyReader != nil {
+            switch keys {
+            case .ignored: break
+            case .pauseResumeCancel: options.hint = "Keys: p pause · r resume · c cancel · Ctrl-C cancel"
+            case .cancel: options.hint = "Keys: c cancel · Ctrl-C cancel"
+            }
         }
         let renderer = TerminalRenderer(root, mode: mode, options: options)
         let liveKeys = renderer.mode == .live ? keyReader : nil
@@ -56,6 +62,8 @@ public final class ExampleDisplay: Sendable {
                 default: break
                 }
             }
+        case .cancel:
+            liveKeys?.start { key in if key == "c" { root.cancel() } }
         }
         self.renderer = renderer
         self.keys = liveKeys

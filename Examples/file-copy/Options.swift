@@ -66,10 +66,7 @@ struct Options: ExampleOptions, Sendable {
                 }
                 pauseAfterEntries = entries
             case "--help", "-h": showHelp = true
-            case "--": positional.append(contentsOf: reader.rest())
-            default:
-                if argument.hasPrefix("-") && argument.count > 1 { throw UsageError("unknown option \(argument)") }
-                positional.append(argument)
+            default: try reader.addPositional(argument, to: &positional)
             }
         }
         if showHelp { return }

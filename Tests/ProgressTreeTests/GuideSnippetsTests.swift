@@ -436,6 +436,7 @@ final class GuideSnippetsTests: XCTestCase {
         "Tests/ProgressTreePresentationTests/LabelPacerTests.swift",
         "Tests/ProgressTreePresentationTests/StepFlowTests.swift",
         "Tests/ProgressTreeTerminalTests/TerminalGuideSnippetsTests.swift",
+        "Tests/ProgressTreeFoundationTests/FoundationGuideSnippetsTests.swift",
     ]
 
     func test_guide_snippets_match_the_guides() throws {

@@ -15,9 +15,9 @@ import Synchronization
 /// follow one rule: the first node created while the scope is innermost claims the whole pending count;
 /// if none did by the end of the scope, the scope's end claims it and credits it to the node. The claim
 /// is one atomic exchange, so when concurrent tasks race for one binding exactly one wins.
-final class ImplicitScope: Sendable {
-    let node: ProgressNode
-    let pendingUnitCount: Int64
+package final class ImplicitScope: Sendable {
+    package let node: ProgressNode
+    package let pendingUnitCount: Int64
     /// When the scope began, on a process-wide clock: the innermost of a thread scope and a task scope is
     /// the one that began last.
     let order: UInt64
@@ -25,19 +25,19 @@ final class ImplicitScope: Sendable {
 
     private static let clock = Atomic<UInt64>(0)
 
-    init(node: ProgressNode, pendingUnitCount: Int64) {
+    package init(node: ProgressNode, pendingUnitCount: Int64) {
         self.node = node
         self.pendingUnitCount = pendingUnitCount
         self.order = Self.clock.add(1, ordering: .relaxed).newValue
     }
 
     /// Takes the pending count; `true` for exactly one caller.
-    func claim() -> Bool {
+    package func claim() -> Bool {
         !claimed.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     /// Ends the scope: if nobody claimed the pending count, credits it to the node.
-    func end() {
+    package func end() {
         if claim() { node.advance(by: pendingUnitCount) }
     }
 
@@ -61,6 +61,8 @@ final class ImplicitScope: Sendable {
 /// it needs no lock and is not `Sendable`.
 final class ThreadScopeStack {
     var scopes: [ImplicitScope] = []
+    /// What each scope's companion does when the scope ends (see `ThreadScopeCompanion`), in step with `scopes`.
+    var companionEnds: [(() -> Void)?] = []
 
     static func current(creating: Bool) -> ThreadScopeStack? {
         if let pointer = pthread_getspecific(threadScopeKey) {

@@ -29,8 +29,10 @@ extension ProgressNode {
         precondition(
             pendingUnitCount >= 0,
             "becomeCurrent(withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        ThreadScopeStack.current(creating: true)!.scopes.append(
-            ImplicitScope(node: self, pendingUnitCount: pendingUnitCount))
+        let scope = ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
+        let stack = ThreadScopeStack.current(creating: true)!
+        stack.scopes.append(scope)
+        stack.companionEnds.append(ImplicitScope.beginCompanion(of: scope))
     }
 
     /// Ends the scope begun by the matching `becomeCurrent(withPendingUnitCount:)`. If no node attached in
@@ -47,6 +49,7 @@ extension ProgressNode {
                     + "call it once after each becomeCurrent(withPendingUnitCount:), on the same thread")
         }
         stack.scopes.removeLast()
+        stack.companionEnds.removeLast()?()
         scope.end()
     }
 
@@ -75,7 +78,11 @@ extension ProgressNode {
         pendingUnitCount: Int64, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let scope = makeTaskScope(pendingUnitCount)
-        defer { scope.end() }
+        let endCompanion = ImplicitScope.beginCompanion(of: scope)  // the body runs on this thread only
+        defer {
+            endCompanion?()
+            scope.end()
+        }
         do {
             return try ImplicitScope.$taskScope.withValue(scope) { () throws -> Result in try body() }
         } catch {

@@ -1,0 +1,84 @@
+// fetch — downloads URLs with URLSession, each task's own progress a child of the tree shown.
+//
+//   swift run fetch URL… [--output DIR] [--progress auto|live|plain|json|none]
+//
+// The root stands for the downloads, one unit each. Each download is a `URLSessionDownloadTask`, and its
+// `progress` (a `Foundation.Progress`) is adopted as the root's child with ProgressTreeFoundation's
+// `addChild(_:withPendingUnitCount:)`: on Linux the mirror samples it 20 times a second (Foundation there
+// cannot be observed), on Apple platforms it follows it by key-value observation. The mirror node is
+// labelled with the file's name and shows the bytes, throughput and time remaining.
+//
+// Cancelling (Ctrl-C, or `c` while live) cancels the root; the cancellation reaches each task's progress,
+// whose cancellation handler (URLSession's own) cancels the task and closes its connection. A file
+// appears under its name only once complete (see `SavedFile`), and an existing file is never
+// overwritten.
+
+import ExampleSupport
+import Foundation
+import ProgressTree
+import ProgressTreeFoundation
+import ProgressTreeTerminal
+
+@main
+struct Fetch {
+    static func main() async {
+        guard let options = Options.parseCommandLine(program: "fetch") else { return }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: options.output, isDirectory: &isDirectory), isDirectory.boolValue else {
+            fail("\(options.output) is not a folder", status: 1)
+        }
+        let folder = URL(fileURLWithPath: options.output, isDirectory: true).standardizedFileURL
+        var names: [String: URL] = [:]
+        for url in options.urls {
+            let name = Options.fileName(of: url)
+            if let other = names[name] { fail("\(other) and \(url) would both be saved as \(name)", status: 1) }
+            names[name] = url
+        }
+
+        let count = options.urls.count
+        let root = ProgressNode.discreteProgress(totalUnitCount: Int64(count))
+        root.localizedDescription = "Downloading \(count) \(count == 1 ? "file" : "files")"
+        let display = ExampleDisplay(root, mode: options.progress, keys: .cancel, cleanUp: { SavedFile.removeAll() })
+        let start = ContinuousClock.now
+        display.renderer.start()
+
+        let downloader = Downloader()
+        let immediate = downloader.add(options.urls, into: folder, under: root)
+        display.renderer.drawFrame()  // every download is in the log from its first line (plain, json)
+        downloader.resume()
+        await downloader.wait()
+        let outcomes = immediate.compactMap { $0 } + downloader.outcomes
+        let failed = outcomes.filter { if case .failed = $0 { true } else { false } }.count
+        let saved = outcomes.compactMap { if case .saved(let bytes) = $0 { bytes } else { nil } }
+        if failed > 0 && !root.isCancelled { root.fail(Downloader.Failure(description: "\(failed) of \(count) failed")) }
+        display.stop()
+
+        let bytes = saved.reduce(0, +)
+        let amount = "\(saved.count) of \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes)))"
+        if root.isCancelled {
+            let percent = Int((root.fractionCompleted * 100).rounded(.down))
+            say("Cancelled at \(percent)%: \(amount) downloaded to \(folder.path)")
+            exit(InterruptHandler.ExitStatus.interrupted)
+        }
+        if failed > 0 {
+            say("Downloaded \(amount) to \(folder.path), \(failed) failed")
+            exit(1)
+        }
+        let elapsed = start.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        say(
+            "Downloaded \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes))) "
+                + "to \(folder.path) in \(String(format: "%.1f", seconds)) s")
+    }
+
+    /// Prints a line of the summary; URLs and paths come from outside: no control character reaches the
+    /// terminal.
+    static func say(_ line: String) {
+        print(TerminalText.printable(line))
+    }
+
+    static func fail(_ message: String, status: Int32) -> Never {
+        FileHandle.standardError.write(Data("fetch: \(TerminalText.printable(message))\n".utf8))
+        exit(status)
+    }
+}

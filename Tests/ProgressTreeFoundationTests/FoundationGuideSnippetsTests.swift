@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import ProgressTree
+import ProgressTreeFoundation
+import Synchronization
+import XCTest
+
+// The snippets of Docs/GettingStarted.md ("Progress from framework APIs") and Docs/Migrating.md
+// ("Progress from Foundation APIs", "Handing a node to code that wants Progress"), as tests.
+// `GuideSnippetsTests.test_guide_snippets_match_the_guides` (in ProgressTreeTests) checks that the guides
+// show the regions between `// BEGIN snippet:` and `// END snippet:` verbatim. `print` is shadowed by a
+// closure that records the lines.
+
+final class FoundationGuideSnippetsTests: XCTestCase {
+    func test_guide_getting_started_urlsession() throws {
+        let server = try SilentServer()  // accepts the connection and never answers: the transfer waits
+        defer { server.stop() }
+        let photoURL = URL(string: "http://127.0.0.1:\(server.port)/photo.jpg")!
+        let printed = SnippetLines()
+        let completed = expectation(description: "the completion handler printed")
+        let print: @Sendable (Any) -> Void = {
+            printed.append($0)
+            if printed.lines.count == 2 { completed.fulfill() }
+        }
+        // BEGIN snippet: getting-started-urlsession
+        let downloads = ProgressNode(totalUnitCount: 1)
+        let task = URLSession.shared.downloadTask(with: photoURL) { _, _, error in
+            print((error as? URLError)?.code == .cancelled)  // true: cancelled through its progress
+        }
+        let download = downloads.addChild(task.progress, withPendingUnitCount: 1)
+        download.kind = .file                                // the node that mirrors it is yours to label
+        download.fileOperationKind = .downloading
+        download.fileURL = URL(fileURLWithPath: "photo.jpg")
+        print(download.localizedDescription!)                // Downloading “photo.jpg”…
+        task.resume()
+        downloads.cancel()                                   // reaches task.progress: the task is cancelled
+        // END snippet: getting-started-urlsession
+        wait(for: [completed], timeout: 30)
+        XCTAssertEqual(printed.lines, ["Downloading “photo.jpg”…", "true"])
+    }
+
+    func test_guide_migrating_adopt_progress() {
+        let printed = SnippetLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: migrating-adopt-progress
+        let job = ProgressNode(totalUnitCount: 10)
+        let progress = Progress.discreteProgress(totalUnitCount: 4)  // handed out by a framework API
+        job.addChild(progress, withPendingUnitCount: 10)
+        progress.completedUnitCount = 1                 // by the framework, on its own queue
+        ProgressNode.sampleAdoptedFoundationProgress()  // shown at once (otherwise within 50 ms on Linux)
+        print(job.fractionCompleted)                    // 0.25
+        job.cancel()
+        print(progress.isCancelled)                     // true: the cancellation reached it
+        // END snippet: migrating-adopt-progress
+        XCTAssertEqual(printed.lines, ["0.25", "true"])
+    }
+
+    func test_guide_migrating_implicit_foundation_children() {
+        let printed = SnippetLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        defer { ProgressNode.adoptsImplicitFoundationChildren = false }
+        // BEGIN snippet: migrating-implicit-foundation-children
+        ProgressNode.adoptsImplicitFoundationChildren = true  // once, early (in main)
+
+        /// A library function written for Foundation: its progress attaches to the current one.
+        func compress(_ files: [String]) {
+            let progress = Progress(totalUnitCount: Int64(files.count))
+            for _ in files { progress.completedUnitCount += 1 }
+        }
+
+        let backup = ProgressNode(totalUnitCount: 10)
+        backup.performAsCurrent(withPendingUnitCount: 10) {
+            compress(["a", "b", "c"])
+        }
+        print(backup.completedUnitCount)  // 10: the Progress attached, finished and was credited
+        // END snippet: migrating-implicit-foundation-children
+        XCTAssertEqual(printed.lines, ["10"])
+    }
+
+    func test_guide_migrating_foundation_progress() {
+        let printed = SnippetLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: migrating-foundation-progress
+        /// A type that an API wants as `Foundation.ProgressReporting`, whose work is a node.
+        final class Export: NSObject, Foundation.ProgressReporting {
+            let node = ProgressNode.discreteProgress(totalUnitCount: 100)
+            var progress: Progress { node.foundationProgress }  // the same object while someone holds it
+        }
+
+        let export = Export()
+        let apiTree = Progress.discreteProgress(totalUnitCount: 1)  // the API's own Foundation tree
+        apiTree.addChild(export.progress, withPendingUnitCount: 1)
+        export.node.advance(by: 50)
+        print(export.progress.completedUnitCount)  // 50
+        export.progress.cancel()                    // the API cancels: the node is cancelled
+        print(export.node.isCancelled)              // true
+        // END snippet: migrating-foundation-progress
+        XCTAssertEqual(printed.lines, ["50", "true"])
+    }
+}
+
+/// The lines a snippet printed.
+private final class SnippetLines: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ item: Any) {
+        let line = "\(item)"
+        storage.withLock { $0.append(line) }
+    }
+    var lines: [String] { storage.withLock { $0 } }
+}
+
+/// A listener on 127.0.0.1 that accepts connections into its backlog and never answers them, so that a
+/// transfer to it waits until it is cancelled. `stop()` closes it.
+private final class SilentServer: Sendable {
+    let port: UInt16
+    private let socketDescriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 4) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard descriptor >= 0, ready else { throw POSIXError(.EADDRNOTAVAIL) }
+        socketDescriptor = descriptor
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    func stop() {
+        close(socketDescriptor)
+    }
+}
