@@ -4,8 +4,9 @@ import ProgressTree
 extension ProgressNode {
     /// Whether a node made current on a thread is current for Foundation too, so that a
     /// `Foundation.Progress(totalUnitCount:)` created on that thread attaches to it with the pending count,
-    /// as to a current NSProgress. `false` until you set it: set it once, early (in `main`, or before the
-    /// first scope), for the whole process.
+    /// as to a current NSProgress. `true` in a program that links this module, until you set it (set it
+    /// once, early, for the whole process: `false` leaves Foundation's current progress alone and saves each
+    /// scope the Foundation `Progress` it makes current).
     ///
     /// While it is `true`, `becomeCurrent(withPendingUnitCount:)` … `resignCurrent()`,
     /// `performAsCurrent(withPendingUnitCount:using:)` and the synchronous `withCurrent(pendingUnitCount:_:)`

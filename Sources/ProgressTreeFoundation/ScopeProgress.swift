@@ -7,8 +7,9 @@ import Synchronization
 /// claims the scope's pending count (the first node or Progress created in the scope does) and is
 /// adopted by the scope's node with that count, instead of becoming this Progress's child.
 ///
-/// Made current by the companion that `ProgressNode.adoptsImplicitFoundationChildren` installs in the
-/// model (for `becomeCurrent`, `performAsCurrent` and the synchronous `withCurrent`), and by
+/// Made current by the companion this module provides to the model for `becomeCurrent`, `performAsCurrent`
+/// and the synchronous `withCurrent` (`FoundationScopeCompanion`, on unless
+/// `ProgressNode.adoptsImplicitFoundationChildren` is set to `false`), and by
 /// `FollowingProgress.becomeCurrent(withPendingUnitCount:)`.
 ///
 /// `@unchecked Sendable` restates Foundation's conformance; what this subclass adds is `Sendable`
@@ -67,4 +68,10 @@ final class ScopeProgress: Progress, @unchecked Sendable {
             scope.node.addChild(self as Progress, withPendingUnitCount: scope.pendingUnitCount)
         }
     }
+}
+
+/// The companion ProgressTree's scopes have by default when this module is in the program (found by name,
+/// see `ThreadScopeCompanionProvider`): a Foundation `Progress` current for each synchronous scope.
+final class FoundationScopeCompanion: ThreadScopeCompanionProvider {
+    static var defaultCompanion: ThreadScopeCompanion { ScopeProgress.companion }
 }

@@ -65,9 +65,9 @@ final class FoundationGuideSnippetsTests: XCTestCase {
     func test_guide_migrating_implicit_foundation_children() {
         let printed = SnippetLines()
         let print: @Sendable (Any) -> Void = { printed.append($0) }
-        defer { ProgressNode.adoptsImplicitFoundationChildren = false }
+        ImplicitScope.forgetCompanionChoice()  // as in a program that never set it
         // BEGIN snippet: migrating-implicit-foundation-children
-        ProgressNode.adoptsImplicitFoundationChildren = true  // once, early (in main)
+        // A program that imports ProgressTreeFoundation: Foundation children of current nodes attach.
 
         /// A library function written for Foundation: its progress attaches to the current one.
         func compress(_ files: [String]) {

@@ -14,6 +14,17 @@ final class ImplicitFoundationChildrenTests: XCTestCase {
         ProgressNode.adoptsImplicitFoundationChildren = false
     }
 
+    /// A program that links this module and never chose gets Foundation children of current nodes.
+    func test_foundation_children_of_current_nodes_attach_by_default_in_a_program_linking_the_module() {
+        ImplicitScope.forgetCompanionChoice()
+        XCTAssertTrue(ProgressNode.adoptsImplicitFoundationChildren)
+        let export = ProgressNode(totalUnitCount: 10)
+        export.performAsCurrent(withPendingUnitCount: 10) { resize(4) }
+        XCTAssertEqual(export.completedUnitCount, 10)
+        ProgressNode.adoptsImplicitFoundationChildren = false
+        XCTAssertFalse(ProgressNode.adoptsImplicitFoundationChildren, "a choice stays")
+    }
+
     /// A library function that knows nothing of ProgressTree.
     private func resize(_ images: Int) {
         let progress = Progress(totalUnitCount: Int64(images))  // attaches to the current progress
