@@ -126,12 +126,13 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         }
         if let download {
             switch download.outcome {
-            case .saved?:
+            case .saved(let saved)?:
                 // The transfer is over: no other writer of its progress is left. swift-corelibs-foundation
-                // may leave it short of finished (a response without a Content-Length); finish it.
+                // may leave it short of finished (a response without a Content-Length, or one that arrived
+                // before the expected size took effect); finish it at the size saved.
                 let progress = task.progress
                 if !progress.isFinished {
-                    let bytes = max(progress.completedUnitCount, 1)
+                    let bytes = max(saved, progress.completedUnitCount, 1)
                     progress.totalUnitCount = bytes
                     progress.completedUnitCount = bytes
                 }
