@@ -1041,6 +1041,33 @@ final class ObservationTests: XCTestCase {
         }
     }
 
+    /// `next()` returns `nil` once the stream has ended, which the final delivery does before it invalidates
+    /// the observation. Held there, that delivery has not yet removed the observer when the consumer reads the
+    /// end: `next()` itself takes the observation off the node before it returns `nil`.
+    func test_an_iteration_holds_no_observer_once_next_returned_nil_while_the_final_delivery_is_still_ending() async {
+        await withHangDetection {
+            let node = ProgressNode.discreteProgress(totalUnitCount: 1)
+            let terminationReached = AsyncGate()
+            let terminationMayGoOn = DispatchSemaphore(value: 0)
+            let sequence = ProgressNode.Snapshots(node: node) {
+                Task { await terminationReached.open() }
+                terminationMayGoOn.wait()
+            }
+            var iterator = sequence.makeAsyncIterator()
+            let first = await iterator.next()
+            node.advance()  // the final delivery yields, ends the stream and stops in the hook
+            await terminationReached.wait()
+            let last = await iterator.next()
+            let end = await iterator.next()
+
+            XCTAssertEqual(first?.completedUnitCount, 0)
+            XCTAssertEqual(last?.isFinished, true)
+            XCTAssertNil(end)
+            XCTAssertEqual(node.observerCount, 0)
+            terminationMayGoOn.signal()
+        }
+    }
+
     // MARK: Docs/Observation.md
     //
     // Each snippet of the guide sits between `// BEGIN snippet: NAME` and `// END snippet: NAME`, with

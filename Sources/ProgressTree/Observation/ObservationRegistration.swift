@@ -109,17 +109,23 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         return .nanoseconds(Int(intervalNanoseconds - elapsed))
     }
 
-    /// Closes the gate (see `DeliveryGate.close()` for when it waits for a running handler); the first call
-    /// also removes the observation from the node, so that changes stop signalling it.
+    /// Closes the gate (see `DeliveryGate.close()` for when it waits for a running handler) and removes the
+    /// observation from the node, so that changes stop signalling it. Every call removes it (a no-op after
+    /// the first), so whichever call returns, the node no longer holds this observation.
     func invalidate() {
-        if gate.close(), let node {
-            node.state.withLock { state in
-                state.observers.remove(self)
-                if state.observers.signalTargets == nil {
-                    // Relaxed: registrations set the bit under this same lock, which orders them with this
-                    // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
-                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
-                }
+        gate.close()
+        stopSignalling()
+    }
+
+    /// Removes the observation from the node's observers; idempotent. The gate stays as it is.
+    func stopSignalling() {
+        guard let node else { return }
+        node.state.withLock { state in
+            state.observers.remove(self)
+            if state.observers.signalTargets == nil {
+                // Relaxed: registrations set the bit under this same lock, which orders them with this
+                // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
+                node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
             }
         }
     }

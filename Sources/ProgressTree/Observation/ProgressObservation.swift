@@ -20,6 +20,12 @@ public final class ProgressObservation: Sendable {
         registration.invalidate()
     }
 
+    /// Takes the observation off its node, so that changes stop signalling it, without closing it: a
+    /// delivery already scheduled or running goes on. Idempotent.
+    func stopSignalling() {
+        registration.stopSignalling()
+    }
+
     deinit {
         registration.invalidate()
     }
@@ -27,4 +33,5 @@ public final class ProgressObservation: Sendable {
 
 protocol InvalidatableObservation: Sendable {
     func invalidate()
+    func stopSignalling()
 }
