@@ -59,7 +59,7 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(album.completedUnitCount, 1)
     }
 
-    func test_guide_getting_started_observing() {
+    func test_guide_getting_started_observing() async {
         let printed = PrintedLines()
         let print: @Sendable (Any) -> Void = { printed.append($0) }
         // BEGIN snippet: getting-started-observing
@@ -69,8 +69,9 @@ final class GuideSnippetsTests: XCTestCase {
             print("\(Int(change.newValue * 100))%")  // the last line printed is "100%"
         }
         for _ in 0..<4 { job.advance() }
+        await observation.waitForLastDelivery()  // "100%" has been printed
         // END snippet: getting-started-observing
-        printed.waitForLastLine("100%")
+        XCTAssertEqual(printed.lines.last, "100%")
         observation.invalidate()
         XCTAssertTrue(Set(printed.lines).isSubset(of: ["25%", "50%", "75%", "100%"]), "\(printed.lines)")
     }

@@ -1074,7 +1074,7 @@ final class ObservationTests: XCTestCase {
     // `print` shadowed by a closure that records the lines; the guide shows it verbatim after
     // `<!-- snippet: NAME -->` (checked by the last test).
 
-    func test_guide_observing_a_key_path() {
+    func test_guide_observing_a_key_path() async {
         let printed = DeliveryLog<String>()
         let print: @Sendable (String) -> Void = { printed.append($0) }
         // BEGIN snippet: observation-key-path
@@ -1086,8 +1086,8 @@ final class ObservationTests: XCTestCase {
         }
 
         for _ in 0..<4 { album.advance() }  // from any thread; the last line printed is "4 photos: 100%"
+        await observation.waitForLastDelivery()  // it has been printed
         // END snippet: observation-key-path
-        waitForDelivery(of: "4 photos: 100%", to: printed)
         observation.invalidate()
 
         let lines = printed.deliveries.map(\.new)
@@ -1098,7 +1098,7 @@ final class ObservationTests: XCTestCase {
             "\(lines)")
     }
 
-    func test_guide_throttling_with_minimum_interval() {
+    func test_guide_throttling_with_minimum_interval() async {
         let printed = DeliveryLog<String>()
         let print: @Sendable (String) -> Void = { printed.append($0) }
         let start = ContinuousClock.now
@@ -1111,8 +1111,8 @@ final class ObservationTests: XCTestCase {
             print("\(change.newValue) bytes")  // the last line printed is "1000000 bytes"
         }
         for _ in 0..<1_000 { download.advance(by: 1_000) }
+        await redraw.waitForLastDelivery()
         // END snippet: observation-throttle
-        waitForDelivery(of: "1000000 bytes", to: printed)
         let elapsed = ContinuousClock.now - start
         redraw.invalidate()
 
