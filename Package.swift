@@ -35,12 +35,19 @@ let package = Package(
             name: "message-feed", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
         .executableTarget(
             name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/loading-rows"),
-        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
+        // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
+        .target(name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
+        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),
         .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
-        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
-        // Runs the built examples (the executables must be built: it depends on them).
+        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal", "TestSupport"]),
+        // Runs the built examples (the executables must be built: it depends on them), and the guides'
+        // snippets as programs, compiled against the built library modules.
         .testTarget(
-            name: "ExampleTests", dependencies: ["file-copy", "photo-import", "step-flow", "message-feed", "loading-rows"]),
+            name: "ExampleTests",
+            dependencies: [
+                "file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "ProgressTree",
+                "ProgressTreePresentation", "ProgressTreeTerminal", "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

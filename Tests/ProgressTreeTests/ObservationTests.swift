@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 
 @testable import ProgressTree
@@ -1194,25 +1195,13 @@ final class ObservationTests: XCTestCase {
             ["observation-key-path", "observation-throttle", "observation-snapshots", "observation-cancel-task"])
 
         var shown: [String] = []
-        let lines = guide.components(separatedBy: "\n")
-        var index = 0
-        while index < lines.count {
-            defer { index += 1 }
-            guard lines[index] == "```swift" else { continue }
-            let marker = lines[..<index].last { !$0.isEmpty } ?? ""
-            var block: [String] = []
-            index += 1
-            while index < lines.count, lines[index] != "```" {
-                block.append(lines[index])
-                index += 1
-            }
-            guard marker.hasPrefix("<!-- snippet: "), marker.hasSuffix(" -->") else {
-                XCTFail("a swift block without a snippet marker: \(block.first ?? "")")
+        for block in GuideSwiftBlock.all(in: guide) {
+            guard let name = block.snippetName else {
+                XCTFail("a swift block without a snippet marker: \(block.lines.first ?? "")")
                 continue
             }
-            let name = String(marker.dropFirst("<!-- snippet: ".count).dropLast(" -->".count))
             shown.append(name)
-            XCTAssertEqual(block, snippets[name], "snippet \(name) differs from its test")
+            XCTAssertEqual(block.lines, snippets[name], "snippet \(name) differs from its test")
         }
         XCTAssertEqual(Set(shown), Set(snippets.keys), "snippets the guide does not show, or shows twice")
         XCTAssertEqual(shown.count, snippets.count)
