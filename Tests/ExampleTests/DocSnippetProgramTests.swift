@@ -78,7 +78,8 @@ final class DocSnippetProgramTests: XCTestCase {
 
     func test_every_snippet_that_prints_has_its_promise_listed_here() throws {
         let blocks = try Self.printingBlocks()
-        XCTAssertEqual(Set(blocks.keys).subtracting(Self.promises.keys), [], "snippets that print, with no promise here")
+        XCTAssertEqual(
+            Set(blocks.keys).subtracting(Self.promises.keys), [], "snippets that print, with no promise here")
         XCTAssertEqual(Set(Self.promises.keys).subtracting(blocks.keys), [], "promises for snippets no guide shows")
     }
 
@@ -110,7 +111,7 @@ final class DocSnippetProgramTests: XCTestCase {
             for run in 1...3 {
                 let result = try SnippetCompiler.run(executable)
                 let lines = result.standardOutput.split(separator: "\n").map(String.init)
-                let context = "\(program.name), run \(run): \(lines)\(result.standardError.isEmpty ? "" : "\n" + result.standardError)"
+                let context = "\(program.name), run \(run): \(lines)\n\(result.standardError)"
                 XCTAssertEqual(result.status, 0, context)
                 XCTAssertEqual(result.standardError, "", context)
                 switch program.promise {
@@ -175,7 +176,8 @@ struct SnippetCompiler: Sendable {
         #else
         let compiler = ["swiftc"]
         #endif
-        var arguments = compiler + ["-swift-version", "6", "main.swift", "-I", products.appendingPathComponent("Modules").path]
+        let modules = products.appendingPathComponent("Modules").path
+        var arguments = compiler + ["-swift-version", "6", "main.swift", "-I", modules]
         // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
         let linked = Self.modules.filter { $0 == "ProgressTree" || lines.contains("import \($0)") }
         arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }

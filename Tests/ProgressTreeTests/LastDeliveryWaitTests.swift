@@ -23,7 +23,7 @@ final class LastDeliveryWaitTests: XCTestCase {
         }
         for _ in 0..<4 { node.advance() }
 
-        XCTAssertFalse(observation.waitForLastDelivery(timeout: .milliseconds(50)), "the final handler is still running")
+        XCTAssertFalse(observation.waitForLastDelivery(timeout: .milliseconds(50)), "the final handler runs")
         finalHandlerMayReturn.signal()
         XCTAssertTrue(observation.waitForLastDelivery(timeout: hang))
         XCTAssertEqual(log.last?.new, 1)
