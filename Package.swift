@@ -5,7 +5,9 @@ import PackageDescription
 // (Swift, Synchronization, Dispatch and, where needed, Foundation).
 let package = Package(
     name: "ProgressTree",
-    // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms.
+    // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
+    // visionOS; tvOS and watchOS are listed for that floor only (ProgressTree's streaming calls posix_spawn,
+    // which they lack), Windows and Android not at all: see README.md, "Requirements".
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),

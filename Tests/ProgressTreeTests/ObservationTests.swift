@@ -998,16 +998,13 @@ final class ObservationTests: XCTestCase {
     /// node weakly), so the first snapshot still comes and the loop ends when the node finishes.
     func test_iterating_snapshots_keeps_the_node_alive() async {
         await withHangDetection {
-            final class WeakNode: Sendable {
-                weak let node: ProgressNode?
-                init(_ node: ProgressNode) { self.node = node }
-            }
-            let (madeIterator, weakNode) = { () -> (ProgressNode.Snapshots.AsyncIterator, WeakNode) in
+            typealias Made = (iterator: ProgressNode.Snapshots.AsyncIterator, node: @Sendable () -> ProgressNode?)
+            let (madeIterator, weakNode) = { () -> Made in
                 let node = ProgressNode.discreteProgress(totalUnitCount: 2)
-                return (node.snapshots.makeAsyncIterator(), WeakNode(node))
+                return (node.snapshots.makeAsyncIterator(), { [weak node] in node })
             }()
             var iterator = madeIterator
-            guard let node = weakNode.node else {
+            guard let node = weakNode() else {
                 return XCTFail("the node went away while its snapshots were iterated")
             }
             let first = await iterator.next()
