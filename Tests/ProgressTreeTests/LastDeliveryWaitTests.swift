@@ -109,31 +109,42 @@ final class LastDeliveryWaitTests: XCTestCase {
         XCTAssertEqual(log.deliveries, [Delivery(0, 1), Delivery(1, 2)])
     }
 
-    func test_the_wait_for_a_node_that_never_finishes_ends_with_its_timeout() {
+    /// A node half done, which nothing finishes, observed on a queue of its own; and a task waiting for the
+    /// observation's last delivery, once it waits.
+    private func waiterForAnUnfinishedNode() async
+        -> (node: ProgressNode, observation: ProgressObservation, waiter: Task<Void, Never>)
+    {
         let node = ProgressNode.discreteProgress(totalUnitCount: 2)
         let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "display")) { _, _ in }
         node.advance()
-        XCTAssertFalse(observation.waitForLastDelivery(timeout: .milliseconds(20)))
-        observation.invalidate()
+        let waiter = Task { await observation.waitForLastDelivery() }
+        let waits = await eventually { observation.waiterCount == 1 }
+        XCTAssertTrue(waits)
+        return (node, observation, waiter)
     }
 
-    func test_the_async_wait_ends_when_its_task_is_cancelled() async {
-        let node = ProgressNode.discreteProgress(totalUnitCount: 2)
-        let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "display")) { _, _ in }
-        let waiter = Task { await observation.waitForLastDelivery() }
+    func test_the_wait_for_a_node_that_never_finishes_ends_with_its_timeout() async {
+        let (node, observation, waiter) = await waiterForAnUnfinishedNode()
+        XCTAssertFalse(observation.waitForLastDelivery(timeout: .milliseconds(20)))
         waiter.cancel()
         await waiter.value
         XCTAssertFalse(node.isFinished)
-        observation.invalidate()
+    }
+
+    func test_the_async_wait_ends_when_its_task_is_cancelled() async {
+        let (node, observation, waiter) = await waiterForAnUnfinishedNode()
+        waiter.cancel()
+        await waiter.value
+        XCTAssertFalse(node.isFinished)
+        XCTAssertEqual(observation.waiterCount, 0)
     }
 
     func test_the_wait_ends_when_the_observation_is_invalidated() async {
-        let node = ProgressNode.discreteProgress(totalUnitCount: 2)
-        let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "display")) { _, _ in }
-        let waiter = Task { await observation.waitForLastDelivery() }
+        let (node, observation, waiter) = await waiterForAnUnfinishedNode()
         observation.invalidate()
         await waiter.value
         XCTAssertTrue(observation.waitForLastDelivery(timeout: .zero))
+        XCTAssertFalse(node.isFinished)
     }
 
     func test_the_wait_ends_when_the_unfinished_node_goes_away() async {
@@ -143,7 +154,9 @@ final class LastDeliveryWaitTests: XCTestCase {
         node!.advance()
         drain(display)  // the delivery scheduled by the advance held the node; it has run
         let waiter = Task { await observation.waitForLastDelivery() }
-        node = nil
+        let waits = await eventually { observation.waiterCount == 1 }
+        XCTAssertTrue(waits)
+        node = nil  // its deinit wakes the waiter
         await waiter.value
         XCTAssertTrue(observation.waitForLastDelivery(timeout: .zero))
     }

@@ -83,6 +83,9 @@ final class LastDeliveryWaits: Sendable {
 
     // MARK: Waiting
 
+    /// How many waiters are registered, waiting to be woken (for tests).
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
+
     /// Returns when the wait is over (see "Invariant") or the calling task is cancelled. `isDeliveryPending`
     /// loads the observation's pending mark.
     func wait(isDeliveryPending: () -> Bool) async {

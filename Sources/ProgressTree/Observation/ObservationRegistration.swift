@@ -138,6 +138,8 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         await waits.wait { isDeliveryPending.load(ordering: .sequentiallyConsistent) }
     }
 
+    var waiterCount: Int { waits.waiterCount }
+
     func waitForLastDelivery(timeout: Duration) -> Bool {
         // From inside this observation's handler the wait could never end: the next delivery, and the end
         // of this one, come after the handler returns.

@@ -60,6 +60,9 @@ public final class ProgressObservation: Sendable {
         registration.waitForLastDelivery(timeout: timeout)
     }
 
+    /// How many waits for the last delivery are registered (for tests).
+    var waiterCount: Int { registration.waiterCount }
+
     /// Takes the observation off its node, so that changes stop signalling it, without closing it: a
     /// delivery already scheduled or running goes on. Idempotent.
     func stopSignalling() {
@@ -77,4 +80,5 @@ protocol RegisteredObservation: Sendable {
     func stopSignalling()
     func waitForLastDelivery() async
     func waitForLastDelivery(timeout: Duration) -> Bool
+    var waiterCount: Int { get }
 }
