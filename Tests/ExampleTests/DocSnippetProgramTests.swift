@@ -200,6 +200,11 @@ struct SnippetCompiler: Sendable {
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        // Under ThreadSanitizer a program that has other threads at exit sleeps a second first
+        // (`atexit_sleep_ms`), which would give a queue the time to print what a program without it loses.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TSAN_OPTIONS"] = (environment["TSAN_OPTIONS"].map { $0 + ":" } ?? "") + "atexit_sleep_ms=0"
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
