@@ -12,6 +12,15 @@ import XCTest
 final class LastDeliveryWaitTests: XCTestCase {
     private let hang = Duration.seconds(observationHangTimeout)
 
+    /// Observes `keyPath` of `node` on a queue of its own, every delivery recorded in the log returned.
+    private func logged<Value>(_ keyPath: KeyPath<ProgressNode, Value> & Sendable, of node: ProgressNode)
+        -> (log: DeliveryLog<Value>, observation: ProgressObservation)
+    {
+        let log = DeliveryLog<Value>()
+        let observation = node.observe(keyPath, on: DispatchQueue(label: "display")) { _, change in log.record(change) }
+        return (log, observation)
+    }
+
     func test_the_wait_returns_once_the_final_value_was_delivered_and_its_handler_returned() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 4)
         let display = DispatchQueue(label: "display")
@@ -50,10 +59,7 @@ final class LastDeliveryWaitTests: XCTestCase {
 
     func test_a_second_wait_after_the_last_delivery_returns_at_once() async {
         let node = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let log = DeliveryLog<Int64>()
-        let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "display")) { _, change in
-            log.record(change)
-        }
+        let (log, observation) = logged(\.completedUnitCount, of: node)
         node.advance()
         await observation.waitForLastDelivery()
         XCTAssertTrue(observation.waitForLastDelivery(timeout: .zero))
@@ -62,10 +68,7 @@ final class LastDeliveryWaitTests: XCTestCase {
 
     func test_the_wait_ends_when_the_final_state_brings_no_new_value() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 3)
-        let log = DeliveryLog<Int64>()
-        let observation = node.observe(\.totalUnitCount, on: DispatchQueue(label: "display")) { _, change in
-            log.record(change)
-        }
+        let (log, observation) = logged(\.totalUnitCount, of: node)
         node.completedUnitCount = 3  // finished; the total it observes stays 3
         XCTAssertTrue(observation.waitForLastDelivery(timeout: hang))
         XCTAssertEqual(log.deliveries, [])
@@ -73,10 +76,7 @@ final class LastDeliveryWaitTests: XCTestCase {
 
     func test_the_wait_for_a_cancelled_node_ends_after_the_cancellation_was_delivered() async {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let log = DeliveryLog<Bool>()
-        let observation = node.observe(\.isCancelled, on: DispatchQueue(label: "display")) { _, change in
-            log.record(change)
-        }
+        let (log, observation) = logged(\.isCancelled, of: node)
         node.cancel()
         await observation.waitForLastDelivery()
         XCTAssertEqual(log.deliveries, [Delivery(false, true)])
@@ -85,10 +85,7 @@ final class LastDeliveryWaitTests: XCTestCase {
     func test_the_wait_for_a_failed_node_ends_after_the_failure_was_delivered() async {
         struct DiskFull: Error {}
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let log = DeliveryLog<Bool>()
-        let observation = node.observe(\.isFailed, on: DispatchQueue(label: "display")) { _, change in
-            log.record(change)
-        }
+        let (log, observation) = logged(\.isFailed, of: node)
         node.fail(DiskFull())
         await observation.waitForLastDelivery()
         XCTAssertEqual(log.deliveries, [Delivery(false, true)])
