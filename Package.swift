@@ -5,7 +5,9 @@ import PackageDescription
 // (Swift, Synchronization, Dispatch and, where needed, Foundation).
 let package = Package(
     name: "ProgressTree",
-    // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms.
+    // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
+    // visionOS; tvOS and watchOS are listed for that floor only (ProgressTree's streaming calls posix_spawn,
+    // which they lack), Windows and Android not at all: see README.md, "Requirements".
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
@@ -44,13 +46,20 @@ let package = Package(
         .executableTarget(
             name: "fetch", dependencies: ["ProgressTree", "ProgressTreeFoundation", "ProgressTreeTerminal", "ExampleSupport"],
             path: "Examples/fetch"),
-        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree"]),
+        // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
+        .target(name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
+        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),
         .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
-        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal"]),
+        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal", "TestSupport"]),
         .testTarget(name: "ProgressTreeFoundationTests", dependencies: ["ProgressTree", "ProgressTreeFoundation"]),
-        // Runs the built examples (the executables must be built: it depends on them).
+        // Runs the built examples (the executables must be built: it depends on them), and the guides'
+        // snippets as programs, compiled against the built library modules.
         .testTarget(
-            name: "ExampleTests", dependencies: ["file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "fetch"]),
+            name: "ExampleTests",
+            dependencies: [
+                "file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "fetch", "ProgressTree",
+                "ProgressTreePresentation", "ProgressTreeTerminal", "ProgressTreeFoundation", "TestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -20,7 +20,8 @@ struct SignUpFlow {
 
     private(set) var flow = StepFlow(duration: .milliseconds(300))
     private var swipe: Swipe?
-    /// What the bar showed before a swipe that sprang back, to check it returns there exactly.
+    /// Where the bar rested (or was heading) before a swipe that sprang back, to check it returns there
+    /// exactly.
     private var springBackTarget: (display: StepFlow.Display, since: ContinuousClock.Instant)?
     private(set) var isDone = false
 
@@ -55,7 +56,9 @@ struct SignUpFlow {
             return "quit"
         case .swipeBack(let distance, let finishes):
             guard count > 1 else { return nil }
-            let before = flow.display(at: now)
+            // Where the bar rests, or is heading when a step's animation still runs: a swipe that springs
+            // back settles there.
+            let before = flow.settledDisplay
             guard flow.beginInteractiveTransition(.pop, at: now) else { return nil }
             swipe = Swipe(start: now, distance: distance, finishes: finishes, before: before)
             return "swipe back begins (finger down on \(Self.steps[count - 1].name))"

@@ -111,15 +111,20 @@ struct StepFlowDemo {
                 }
             }
             if let event = flow.update(at: now) { events.append(event) }
-            for event in events { terminal.write("\r\u{1B}[K  ▸ " + event + "\n") }
+            // An event replaces the step's line, and the keys line under it is cleared too (`ESC [J`: to the end
+            // of the screen), since a long event wraps onto it; the frame then draws both below the event.
+            for event in events { terminal.write("\r\u{1B}[J  ▸ " + event + "\n") }
             // Cut to the width of the moment (read at each frame, so it follows a resize): a wrapped line
             // could not be redrawn in place.
+            // Each line is cleared after its text (the rest of a longer line before); the frame ends with
+            // the cursor at the start of the step's line, where the next event or frame begins.
             let columns = max(1, (output.size()?.columns ?? 80) - 1)
-            var frame = "\r" + DisplayWidth.truncate(flow.line(at: now, columns: columns), toColumns: columns)
+            let line = DisplayWidth.truncate(flow.line(at: now, columns: columns), toColumns: columns)
+            var frame = "\r" + line + "\u{1B}[K"
             if let hint {
-                frame += "\u{1B}[K\n" + DisplayWidth.truncate(hint, toColumns: columns) + "\u{1B}[K\r\u{1B}[1A"
+                frame += "\n" + DisplayWidth.truncate(hint, toColumns: columns) + "\u{1B}[K\r\u{1B}[1A"
             }
-            terminal.write(frame + "\u{1B}[K")
+            terminal.write(frame)
             try? await Task.sleep(for: .milliseconds(33))
         }
         keys?.stop()

@@ -1,4 +1,5 @@
 import Dispatch
+import ProgressTree
 
 /// The clock and timer the presentation helpers run on: what time it is, and "run this later".
 ///
@@ -68,7 +69,7 @@ public struct DispatchPresentationScheduler: PresentationScheduler {
 extension Duration {
     /// This duration in whole nanoseconds, rounded up (so a timer never fires early), saturating at `Int.max`.
     var roundedUpNanoseconds: Int {
-        let (quotient, remainder) = attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        let (quotient, remainder) = totalAttoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         let nanoseconds = remainder > 0 ? quotient + 1 : quotient
         return nanoseconds > Int128(Int.max) ? Int.max : Int(nanoseconds)
     }

@@ -1,3 +1,5 @@
+import ProgressTree
+
 /// The progress indicator of a flow of steps (a wizard, an onboarding, a checkout): a stack of steps whose
 /// top step decides what the indicator shows, with animated and interactive transitions.
 ///
@@ -339,7 +341,7 @@ public struct StepFlow: Sendable, Equatable {
             if time <= start { return from }
             let elapsed = time - start
             if elapsed >= duration { return target }
-            return Visual.interpolate(from, target, easing(Double(elapsed.attoseconds) / Double(duration.attoseconds)))
+            return Visual.interpolate(from, target, easing(Double(elapsed.totalAttoseconds) / Double(duration.totalAttoseconds)))
         }
     }
 
@@ -347,7 +349,7 @@ public struct StepFlow: Sendable, Equatable {
     /// `Int64` nanoseconds (over 292 years, which `init` accepts) is scaled as a `Duration` instead of
     /// trapping.
     private func scaled(_ duration: Duration, by factor: Double) -> Duration {
-        let nanoseconds = (Double(duration.attoseconds / 1_000_000_000) * factor).rounded()
+        let nanoseconds = (Double(duration.totalAttoseconds / 1_000_000_000) * factor).rounded()
         guard nanoseconds < 0x1p63 else { return duration * factor }
         return .nanoseconds(Int64(nanoseconds))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// step-flow draws its own line: what a person sees of it.
@@ -19,16 +20,58 @@ final class StepFlowExampleTests: XCTestCase {
         }
     }
 
-    /// With --keys, before the first step: "Not started" (not "Step - of 5") and the keys under it; the
-    /// keys line is cleared when the program ends.
-    func test_before_the_first_step_the_line_says_not_started_and_the_keys_hint_goes_at_exit() throws {
-        let child = try ExampleProcess("step-flow", ["--keys"], terminal: true, columns: 100)
-        XCTAssertTrue(child.waitForOutput(containing: "Keys: n next"), child.outputText.debugDescription)
-        XCTAssertTrue(child.outputText.contains("Not started"), child.outputText.debugDescription)
-        XCTAssertFalse(child.outputText.contains("Step -"))
-        child.type("q")
-        XCTAssertEqual(child.waitForExit()?.status, 0)
-        XCTAssertTrue(child.outputText.hasSuffix("\r\n\u{1B}[K\u{1B}[?25h"), child.outputText.suffix(40).debugDescription)
+    /// With --keys, before the first step the screen shows "Not started" (not "Step - of 5") with the keys
+    /// under it; after each key, the events, the step's line under them and the keys, also when a long event
+    /// wraps; at the end the keys line is gone and the step's line stays. The screen is what the bytes leave
+    /// on a terminal of the same size.
+    func test_with_keys_the_screen_shows_the_step_line_under_the_events_and_the_keys_under_it() throws {
+        for (columns, rows) in [(100, 30), (40, 15)] {
+            let child = try ExampleProcess("step-flow", ["--keys"], terminal: true, columns: columns, rows: rows)
+            let screen = { () -> [String] in
+                let terminal = VirtualTerminal(columns: columns, rows: rows)
+                terminal.write(child.outputText)
+                return terminal.visibleLines
+            }
+            let size = "\(columns)×\(rows)"
+            let keys = "Keys: n next · b back"
+            var shown = child.wait(timeout: 15) {
+                let lines = screen()
+                return lines.count == 2 && lines[0] == "Not started" && lines[1].hasPrefix(keys)
+            }
+            XCTAssertTrue(shown, "\(size): \(screen())")
+
+            child.type("n")
+            shown = child.wait(timeout: 15) {
+                let lines = screen()
+                return lines.count == 3 && lines[0] == "  ▸ next → account" && lines[1].hasPrefix("Step 1 of 5  [")
+                    && lines[2].hasPrefix(keys)
+            }
+            XCTAssertTrue(shown, "\(size): \(screen())")
+
+            // A swipe back abandoned half way: three events, two of them longer than 40 columns.
+            child.type("n")
+            XCTAssertTrue(child.waitForOutput(containing: "next → profile"))
+            child.type("s")
+            shown = child.wait(timeout: 15) {
+                let lines = screen()
+                guard lines.count >= 7 else { return false }
+                let lastEvent = lines[lines.count - 3]  // or, wrapped in 40 columns, its end
+                return (lastEvent.hasPrefix("  ▸ back exactly where it was: 40%") || lastEvent == "shown")
+                    && lines[lines.count - 2].hasPrefix("Step 2 of 5  [") && lines[lines.count - 1].hasPrefix(keys)
+            }
+            XCTAssertTrue(shown, "\(size): \(screen())")
+            XCTAssertEqual(screen().filter { $0.contains("b back") }.count, 1, "\(size): \(screen())")
+
+            child.type("q")
+            XCTAssertEqual(child.waitForExit()?.status, 0)
+            XCTAssertTrue(child.wait(timeout: 15) { child.outputText.hasSuffix("\u{1B}[?25h") })
+            let lines = screen()
+            XCTAssertEqual(lines.first, "  ▸ next → account", "\(size): \(lines)")
+            XCTAssertEqual(lines.dropLast().last, "  ▸ quit", "\(size): \(lines)")
+            XCTAssertTrue(lines.last?.hasPrefix("Step 2 of 5  [") == true, "\(size): \(lines)")
+            XCTAssertLessThan(VirtualTerminal.displayWidth(lines.last ?? ""), columns, "\(size): \(lines)")
+            XCTAssertFalse(lines.contains { $0.contains("b back") }, "\(size): the keys line stayed: \(lines)")
+        }
     }
 
     /// The plain script speaks of the bar being shown, not of an internal "visibility".

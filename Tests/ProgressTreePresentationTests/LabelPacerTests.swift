@@ -20,7 +20,7 @@ private struct PacedDelivery: Equatable, CustomStringConvertible {
 }
 
 private func wholeMilliseconds(_ duration: Duration) -> Int {
-    let (quotient, remainder) = duration.attoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000_000)
+    let (quotient, remainder) = duration.totalAttoseconds.quotientAndRemainder(dividingBy: 1_000_000_000_000_000)
     precondition(remainder == 0, "not a whole number of milliseconds: \(duration)")
     return Int(quotient)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 private struct Reason: Error, CustomStringConvertible {

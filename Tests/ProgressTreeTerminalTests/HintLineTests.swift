@@ -1,5 +1,6 @@
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// `Options.hint`: a line under the live tree (the keys to press) that does not outlive the work.

@@ -1,5 +1,6 @@
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// Live frames on a virtual terminal of fixed size, with a manual clock: exact screens.

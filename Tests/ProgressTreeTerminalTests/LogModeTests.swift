@@ -1,6 +1,7 @@
 import Foundation
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// Plain and json modes, and the choice of mode: exact output with a manual clock.

@@ -1,5 +1,6 @@
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// The percentage shown is `fractionCompleted` rounded down to a whole percent (`WholePercent`), in every

@@ -1,5 +1,6 @@
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// Messages printed through the renderer: where they appear (above the live area, alone before the first

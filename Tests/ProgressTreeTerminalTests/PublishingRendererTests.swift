@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import ProgressTree
+import TestSupport
 import XCTest
 
 @testable import ProgressTreeTerminal

@@ -1,6 +1,7 @@
 import ProgressTree
 @testable import ProgressTreeTerminal
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Every live line is cut to the terminal's width less one column (Docs/Terminal.md), whatever the

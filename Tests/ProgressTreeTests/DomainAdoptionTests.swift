@@ -46,9 +46,9 @@ final class DomainAdoptionTests: XCTestCase {
     func test_fresh_child_orphaned_before_adopting_takes_a_new_domain() {
         var root: ProgressNode? = ProgressNode(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 4, parent: root!, pendingUnitCount: 2)
-        weak let weakRoot = root
+        let weakRoot = { [weak root] in root }
         root = nil
-        XCTAssertNil(weakRoot)
+        XCTAssertNil(weakRoot())
         XCTAssertEqual(child.parentAddress.load(ordering: .relaxed), 0)
         XCTAssertNil(child.domainStorage.load())
         child.advance()

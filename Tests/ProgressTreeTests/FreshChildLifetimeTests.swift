@@ -96,7 +96,7 @@ final class FreshChildLifetimeTests: XCTestCase {
     func test_a_resuming_handler_that_drops_the_last_reference_to_the_parent_during_the_finish_does_not_hang() {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 10)
         let child = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
-        weak let weakParent = parent
+        let weakParent = { [weak parent] in parent }
         let owner = ReleasableNode(parent)
         _ = consume parent
         child.pause()
@@ -105,7 +105,7 @@ final class FreshChildLifetimeTests: XCTestCase {
         let returned = returnsInTime { child.completedUnitCount = 1 }
         XCTAssertTrue(returned, "the finish waits for the parent's deinit, which waits for the finish")
         guard returned else { return }
-        XCTAssertNil(weakParent)
+        XCTAssertNil(weakParent())
         XCTAssertFalse(child.isPaused)
         XCTAssertTrue(child.isFinished)
     }
@@ -300,7 +300,7 @@ final class FreshChildLifetimeTests: XCTestCase {
     /// others lose their parent and can still finish.
     func test_a_parent_released_with_fresh_children_still_on_its_stack_orphans_them() {
         var parent: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 10)
-        weak let weakParent = parent
+        let weakParent = { [weak parent] in parent }
         let kept = ProgressNode(totalUnitCount: 1, parent: parent!, pendingUnitCount: 1)
         weak var dropped: ProgressNode?
         do {
@@ -309,7 +309,7 @@ final class FreshChildLifetimeTests: XCTestCase {
         }
         XCTAssertNotNil(dropped, "the parent holds its fresh child")
         parent = nil
-        XCTAssertNil(weakParent)
+        XCTAssertNil(weakParent())
         XCTAssertNil(dropped)
         XCTAssertNil(kept.parent)
         kept.completedUnitCount = 1

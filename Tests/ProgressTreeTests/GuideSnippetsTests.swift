@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import ProgressTree
+import TestSupport
 import XCTest
 
 // The snippets of Docs/GettingStarted.md and Docs/Composition.md, as tests, and the check that the guides
@@ -59,7 +60,7 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(album.completedUnitCount, 1)
     }
 
-    func test_guide_getting_started_observing() {
+    func test_guide_getting_started_observing() async {
         let printed = PrintedLines()
         let print: @Sendable (Any) -> Void = { printed.append($0) }
         // BEGIN snippet: getting-started-observing
@@ -69,8 +70,9 @@ final class GuideSnippetsTests: XCTestCase {
             print("\(Int(change.newValue * 100))%")  // the last line printed is "100%"
         }
         for _ in 0..<4 { job.advance() }
+        await observation.waitForLastDelivery()  // "100%" has been printed
         // END snippet: getting-started-observing
-        printed.waitForLastLine("100%")
+        XCTAssertEqual(printed.lines.last, "100%")
         observation.invalidate()
         XCTAssertTrue(Set(printed.lines).isSubset(of: ["25%", "50%", "75%", "100%"]), "\(printed.lines)")
     }
@@ -463,24 +465,13 @@ final class GuideSnippetsTests: XCTestCase {
 
         var shown: Set<String> = []
         for guide in Self.guides {
-            let lines = try URLPath.read(root + "/Docs/" + guide).components(separatedBy: "\n")
-            var index = 0
-            while index < lines.count {
-                defer { index += 1 }
-                guard lines[index] == "```swift" else { continue }
-                let marker = lines[..<index].last { !$0.isEmpty } ?? ""
-                var block: [String] = []
-                index += 1
-                while index < lines.count, lines[index] != "```" {
-                    block.append(lines[index])
-                    index += 1
-                }
-                if marker == "<!-- manifest -->" { continue }
-                guard marker.hasPrefix("<!-- snippet: "), marker.hasSuffix(" -->") else {
+            for swiftBlock in GuideSwiftBlock.all(in: try URLPath.read(root + "/Docs/" + guide)) {
+                if swiftBlock.marker == "<!-- manifest -->" { continue }
+                var block = swiftBlock.lines
+                guard let name = swiftBlock.snippetName else {
                     XCTFail("\(guide): a swift block without a snippet marker: \(block.first ?? "")")
                     continue
                 }
-                let name = String(marker.dropFirst("<!-- snippet: ".count).dropLast(" -->".count))
                 while let first = block.first, first.hasPrefix("import ") || (first.isEmpty && block.count > 1) {
                     block.removeFirst()
                 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 
 @testable import ProgressTree
@@ -997,16 +998,13 @@ final class ObservationTests: XCTestCase {
     /// node weakly), so the first snapshot still comes and the loop ends when the node finishes.
     func test_iterating_snapshots_keeps_the_node_alive() async {
         await withHangDetection {
-            final class WeakNode: Sendable {
-                weak let node: ProgressNode?
-                init(_ node: ProgressNode) { self.node = node }
-            }
-            let (madeIterator, weakNode) = { () -> (ProgressNode.Snapshots.AsyncIterator, WeakNode) in
+            typealias Made = (iterator: ProgressNode.Snapshots.AsyncIterator, node: @Sendable () -> ProgressNode?)
+            let (madeIterator, weakNode) = { () -> Made in
                 let node = ProgressNode.discreteProgress(totalUnitCount: 2)
-                return (node.snapshots.makeAsyncIterator(), WeakNode(node))
+                return (node.snapshots.makeAsyncIterator(), { [weak node] in node })
             }()
             var iterator = madeIterator
-            guard let node = weakNode.node else {
+            guard let node = weakNode() else {
                 return XCTFail("the node went away while its snapshots were iterated")
             }
             let first = await iterator.next()
@@ -1041,13 +1039,40 @@ final class ObservationTests: XCTestCase {
         }
     }
 
+    /// `next()` returns `nil` once the stream has ended, which the final delivery does before it invalidates
+    /// the observation. Held there, that delivery has not yet removed the observer when the consumer reads the
+    /// end: `next()` itself takes the observation off the node before it returns `nil`.
+    func test_an_iteration_holds_no_observer_once_next_returned_nil_while_the_final_delivery_is_still_ending() async {
+        await withHangDetection {
+            let node = ProgressNode.discreteProgress(totalUnitCount: 1)
+            let terminationReached = AsyncGate()
+            let terminationMayGoOn = DispatchSemaphore(value: 0)
+            let sequence = ProgressNode.Snapshots(node: node) {
+                Task { await terminationReached.open() }
+                terminationMayGoOn.wait()
+            }
+            var iterator = sequence.makeAsyncIterator()
+            let first = await iterator.next()
+            node.advance()  // the final delivery yields, ends the stream and stops in the hook
+            await terminationReached.wait()
+            let last = await iterator.next()
+            let end = await iterator.next()
+
+            XCTAssertEqual(first?.completedUnitCount, 0)
+            XCTAssertEqual(last?.isFinished, true)
+            XCTAssertNil(end)
+            XCTAssertEqual(node.observerCount, 0)
+            terminationMayGoOn.signal()
+        }
+    }
+
     // MARK: Docs/Observation.md
     //
     // Each snippet of the guide sits between `// BEGIN snippet: NAME` and `// END snippet: NAME`, with
     // `print` shadowed by a closure that records the lines; the guide shows it verbatim after
     // `<!-- snippet: NAME -->` (checked by the last test).
 
-    func test_guide_observing_a_key_path() {
+    func test_guide_observing_a_key_path() async {
         let printed = DeliveryLog<String>()
         let print: @Sendable (String) -> Void = { printed.append($0) }
         // BEGIN snippet: observation-key-path
@@ -1059,8 +1084,8 @@ final class ObservationTests: XCTestCase {
         }
 
         for _ in 0..<4 { album.advance() }  // from any thread; the last line printed is "4 photos: 100%"
+        await observation.waitForLastDelivery()  // it has been printed
         // END snippet: observation-key-path
-        waitForDelivery(of: "4 photos: 100%", to: printed)
         observation.invalidate()
 
         let lines = printed.deliveries.map(\.new)
@@ -1071,7 +1096,7 @@ final class ObservationTests: XCTestCase {
             "\(lines)")
     }
 
-    func test_guide_throttling_with_minimum_interval() {
+    func test_guide_throttling_with_minimum_interval() async {
         let printed = DeliveryLog<String>()
         let print: @Sendable (String) -> Void = { printed.append($0) }
         let start = ContinuousClock.now
@@ -1084,8 +1109,8 @@ final class ObservationTests: XCTestCase {
             print("\(change.newValue) bytes")  // the last line printed is "1000000 bytes"
         }
         for _ in 0..<1_000 { download.advance(by: 1_000) }
+        await redraw.waitForLastDelivery()
         // END snippet: observation-throttle
-        waitForDelivery(of: "1000000 bytes", to: printed)
         let elapsed = ContinuousClock.now - start
         redraw.invalidate()
 
@@ -1167,25 +1192,13 @@ final class ObservationTests: XCTestCase {
             ["observation-key-path", "observation-throttle", "observation-snapshots", "observation-cancel-task"])
 
         var shown: [String] = []
-        let lines = guide.components(separatedBy: "\n")
-        var index = 0
-        while index < lines.count {
-            defer { index += 1 }
-            guard lines[index] == "```swift" else { continue }
-            let marker = lines[..<index].last { !$0.isEmpty } ?? ""
-            var block: [String] = []
-            index += 1
-            while index < lines.count, lines[index] != "```" {
-                block.append(lines[index])
-                index += 1
-            }
-            guard marker.hasPrefix("<!-- snippet: "), marker.hasSuffix(" -->") else {
-                XCTFail("a swift block without a snippet marker: \(block.first ?? "")")
+        for block in GuideSwiftBlock.all(in: guide) {
+            guard let name = block.snippetName else {
+                XCTFail("a swift block without a snippet marker: \(block.lines.first ?? "")")
                 continue
             }
-            let name = String(marker.dropFirst("<!-- snippet: ".count).dropLast(" -->".count))
             shown.append(name)
-            XCTAssertEqual(block, snippets[name], "snippet \(name) differs from its test")
+            XCTAssertEqual(block.lines, snippets[name], "snippet \(name) differs from its test")
         }
         XCTAssertEqual(Set(shown), Set(snippets.keys), "snippets the guide does not show, or shows twice")
         XCTAssertEqual(shown.count, snippets.count)

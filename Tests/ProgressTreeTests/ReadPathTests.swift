@@ -151,11 +151,11 @@ final class ReadPathTests: XCTestCase {
 
     func test_a_child_outliving_its_released_parent_has_no_parent_and_keeps_counting() {
         var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 2)
-        weak let weakRoot = root
+        let weakRoot = { [weak root] in root }
         let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 2)
         child.advance(by: 3)
         root = nil
-        XCTAssertNil(weakRoot)
+        XCTAssertNil(weakRoot())
         XCTAssertNil(child.parent)
         child.advance(by: 7)  // finishes with no parent to credit
         XCTAssertTrue(child.isFinished)
@@ -381,7 +381,7 @@ final class ReadPathTests: XCTestCase {
         other.addChild(otherChild, withPendingUnitCount: 1)  // `other`'s domain now outranks a fresh one
         var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 10)
         let child = ProgressNode(totalUnitCount: 10, parent: root!, pendingUnitCount: 1)
-        weak let weakRoot = root
+        let weakRoot = { [weak root] in root }
         let childDomain = child.domain  // a fresh child takes its parent's when it first needs one
         // An update of `child` walking up, preempted after it read its parent's address (the root).
         let walk = childDomain.enterWalk()
@@ -404,7 +404,7 @@ final class ReadPathTests: XCTestCase {
         XCTAssertEqual(dropped.wait(timeout: .now() + 0.05), .timedOut, "the root went away during a walk")
         walk.exit()
         XCTAssertEqual(dropped.wait(timeout: .now() + 10), .success)
-        XCTAssertNil(weakRoot)
+        XCTAssertNil(weakRoot())
         XCTAssertEqual(merged.wait(timeout: .now() + 10), .success)
     }
 }

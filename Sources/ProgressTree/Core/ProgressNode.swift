@@ -187,9 +187,11 @@ public final class ProgressNode: Sendable {
     /// Releases the attached children one after the other rather than one inside the other, so that
     /// releasing the root of a deep unfinished tree needs no deep stack (see `IterativeRelease`).
     deinit {
-        // Nothing to do for a node that never had a child, the usual leaf. (Nobody else can reach a node in
-        // its `deinit`, and its last release ordered every earlier store before this load.)
-        guard flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren != 0 else { return }
+        // Nothing to do for a node that never had a child and is not observed, the usual leaf. (Nobody else
+        // can reach a node in its `deinit`, and its last release ordered every earlier store before this load.)
+        let flags = flags.load(ordering: .relaxed)
+        if flags & NodeFlags.observed != 0 { tellObserversTheNodeWentAway() }
+        guard flags & NodeFlags.hasHadChildren != 0 else { return }
         var children = state.withLock { state in
             var nodes = state.children.removeAllNodes()
             takeFreshChildren(appendingTo: &nodes)

@@ -63,6 +63,11 @@ package final class DeliveryGate<Guarded>: Sendable {
     /// Acquiring: a delivery that finds the gate closed skips; the flag carries no other data.
     package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
+    /// Whether the calling thread is inside a delivery of this gate (see "Invariant").
+    package var isDeliveringOnCurrentThread: Bool {
+        runner.load(ordering: .relaxed) == currentThreadIdentifier()
+    }
+
     /// Runs `body` — the handler call and the bookkeeping that goes with it — under the gate, unless the gate
     /// is closed; returns `nil` then.
     package func deliver<Result>(_ body: (inout sending Guarded) -> sending Result) -> sending Result? {

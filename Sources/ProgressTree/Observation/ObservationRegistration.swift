@@ -8,8 +8,12 @@ import Synchronization
 /// brings the node up to date, reads the value and calls the handler if the value differs from the last
 /// one delivered. Because the pending mark is cleared before the read, a change made after the read
 /// always schedules another delivery: the last value is never lost.
-final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalReceiver, InvalidatableObservation {
-    private weak let node: ProgressNode?
+///
+/// Each delivery also tells `waits` whether it found the node final, for `waitForLastDelivery`.
+final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalReceiver, RegisteredObservation {
+    /// Assigned once, in `init`, and only read afterwards: no access races with a write (a weak load is
+    /// itself safe from any thread).
+    nonisolated(unsafe) private weak var node: ProgressNode?
     private let read: @Sendable (ProgressNode) -> Value
     /// Serial, targeting the user's queue: handlers of one observation never overlap, even when the user's
     /// queue is concurrent.
@@ -26,6 +30,8 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     /// Runs the handler; closed by `invalidate()`. Guards what the deliveries share, so that under
     /// `--sanitize=thread` the handler's accesses are ordered with the next handler's and with `invalidate()`.
     private let gate = DeliveryGate<DeliveryState>(DeliveryState())
+    /// The waits for the last delivery, and what the deliveries found.
+    private let waits = LastDeliveryWaits()
 
     private struct DeliveryState {
         /// The last value delivered, or the baseline read at registration; `nil` before either.
@@ -70,6 +76,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     }
 
     private func deliver(keeping node: ProgressNode?) {
+        waits.deliveryStarts()  // before the pending mark is cleared (see `LastDeliveryWaits`)
+        var foundFinal: Bool?
+        defer { waits.deliveryEnded(foundFinal: foundFinal) }
         // Cleared before the node is refreshed and read: a change made after the read finds the flag clear
         // and schedules another delivery. Sequentially consistent, and load-bearing: this is a store followed
         // by reads of the node (its dirty bit is an atomic), against the updater's write of the node followed
@@ -84,6 +93,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
             return
         }
         _ = node.refresh()  // clears the node's dirty bit before the read: later changes signal again
+        // Read before the value: found final here, the value read next is the final one (final outcomes are
+        // permanent). A change that makes the node final after this look signals again (see above).
+        let isFinal = node.hasFinalOutcome
         let value = read(node)
         gate.deliver { state in
             if state.hasLastValue, state.lastValue == value { return }
@@ -93,6 +105,7 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
             state.lastDeliveryTime = .now()
             handler(node, change)
         }
+        foundFinal = isFinal
     }
 
     /// How long to wait before the next delivery may run, or `nil` if it may run now.
@@ -101,25 +114,48 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
             let last = gate.withGuarded({ $0.lastDeliveryTime })
         else { return nil }
         // Intervals are capped at 100 years, so the arithmetic below can never overflow.
-        let (seconds, attoseconds) = minimumInterval.components
-        let cappedSeconds = UInt64(min(seconds, 100 * 365 * 86_400))
-        let intervalNanoseconds = cappedSeconds * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        let intervalNanoseconds = UInt64(minimumInterval.nanosecondsForDispatch)
         let elapsed = DispatchTime.now().uptimeNanoseconds &- last.uptimeNanoseconds
         guard elapsed < intervalNanoseconds else { return nil }
         return .nanoseconds(Int(intervalNanoseconds - elapsed))
     }
 
-    /// Closes the gate (see `DeliveryGate.close()` for when it waits for a running handler); the first call
-    /// also removes the observation from the node, so that changes stop signalling it.
+    /// Closes the gate (see `DeliveryGate.close()` for when it waits for a running handler) and removes the
+    /// observation from the node, so that changes stop signalling it. Every call removes it (a no-op after
+    /// the first), so whichever call returns, the node no longer holds this observation.
     func invalidate() {
-        if gate.close(), let node {
-            node.state.withLock { state in
-                state.observers.remove(self)
-                if state.observers.signalTargets == nil {
-                    // Relaxed: registrations set the bit under this same lock, which orders them with this
-                    // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
-                    node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
-                }
+        gate.close()
+        stopSignalling()
+        waits.observationEnded()
+    }
+
+    /// Nothing can be delivered any more: a scheduled delivery holds the node, so none is scheduled.
+    func observedNodeWentAway() {
+        waits.observationEnded()
+    }
+
+    func waitForLastDelivery() async {
+        await waits.wait { isDeliveryPending.load(ordering: .sequentiallyConsistent) }
+    }
+
+    var waiterCount: Int { waits.waiterCount }
+
+    func waitForLastDelivery(timeout: Duration) -> Bool {
+        // From inside this observation's handler the wait could never end: the next delivery, and the end
+        // of this one, come after the handler returns.
+        if gate.isDeliveringOnCurrentThread { return false }
+        return waits.wait(timeout: timeout) { isDeliveryPending.load(ordering: .sequentiallyConsistent) }
+    }
+
+    /// Removes the observation from the node's observers; idempotent. The gate stays as it is.
+    func stopSignalling() {
+        guard let node else { return }
+        node.state.withLock { state in
+            state.observers.remove(self)
+            if state.observers.signalTargets == nil {
+                // Relaxed: registrations set the bit under this same lock, which orders them with this
+                // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
+                node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
             }
         }
     }

@@ -2,8 +2,11 @@
 ///
 /// `signal()` is called outside every lock of the library, on the thread that made the change, at most
 /// once per change of the node's dirty bit; it must be cheap and must not call user code.
+/// `observedNodeWentAway()` is called from the node's `deinit`, outside the node's lock, for each receiver
+/// still registered then; it must not call user code either.
 protocol ChangeSignalReceiver: AnyObject, Sendable {
     func signal()
+    func observedNodeWentAway()
 }
 
 /// The observations registered on one node, guarded by the node's lock.

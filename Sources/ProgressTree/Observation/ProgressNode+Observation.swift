@@ -97,4 +97,13 @@ extension ProgressNode {
         registration.start(initial: options.contains(.initial))
         return ProgressObservation(registration)
     }
+
+    /// Whether the node finished, was cancelled or failed: the final outcomes, which are permanent.
+    var hasFinalOutcome: Bool { isFinished || isCancelled || isFailed }
+
+    /// Tells the observations still registered that nothing more can be delivered (from `deinit`).
+    func tellObserversTheNodeWentAway() {
+        let receivers = state.withLock { $0.observers.receivers }
+        for receiver in receivers { receiver.observedNodeWentAway() }
+    }
 }

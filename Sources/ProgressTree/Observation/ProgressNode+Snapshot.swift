@@ -61,6 +61,7 @@ extension ProgressNode {
     /// each time the node or its subtree changed, coalesced (a consumer slower than the updates sees the
     /// newest snapshot, never a backlog). It ends after yielding a snapshot whose node is finished,
     /// cancelled or failed (`Snapshot.isFinal`), and stops observing when the consuming task is cancelled.
+    /// Once `next()` has returned `nil`, for whichever reason, the iteration no longer observes the node.
     ///
     /// ```swift
     /// for await snapshot in album.snapshots {
@@ -76,10 +77,13 @@ extension ProgressNode {
         /// Iterating never throws.
         public typealias Failure = Never
         let node: ProgressNode
+        /// Called where the iteration's stream ends, just before that ends the observation: tests use it to
+        /// hold the delivery that ended the stream there.
+        var beforeTerminationEndsObservation: (@Sendable () -> Void)? = nil
 
         /// Starts a new observation for one `for await` loop.
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(node: node)
+            AsyncIterator(node: node, beforeTerminationEndsObservation: beforeTerminationEndsObservation)
         }
 
         /// The iterator of `Snapshots`. Not `Sendable`: use it from one task.
@@ -89,8 +93,12 @@ extension ProgressNode {
             /// sequence was the node's last owner (`for await s in makeNode().snapshots`) the node would go
             /// away at once, and the loop would wait forever without even the first snapshot.
             private let node: ProgressNode
+            /// This iteration's observation. The stream's end invalidates it from the thread that ended the
+            /// stream, which may still be on its way there when the consumer already reads the end, so
+            /// `next()` also takes it off the node before returning `nil`.
+            private let observation: ProgressObservation
 
-            init(node: ProgressNode) {
+            init(node: ProgressNode, beforeTerminationEndsObservation: (@Sendable () -> Void)?) {
                 self.node = node
                 let (stream, continuation) = AsyncStream.makeStream(
                     of: Snapshot.self, bufferingPolicy: .bufferingNewest(1))
@@ -100,18 +108,30 @@ extension ProgressNode {
                     continuation.yield(change.newValue)
                     if change.newValue.isFinal { continuation.finish() }
                 }
-                continuation.onTermination = { _ in observation.invalidate() }
+                continuation.onTermination = { _ in
+                    beforeTerminationEndsObservation?()
+                    observation.invalidate()
+                }
+                self.observation = observation
                 base = stream.makeAsyncIterator()
             }
 
-            /// The next snapshot; `nil` after the final one or when the task is cancelled.
+            /// The next snapshot; `nil` after the final one or when the task is cancelled. Once it has
+            /// returned `nil`, the node has no observer of this iteration.
             public mutating func next() async -> Snapshot? {
-                await base.next()
+                ended(await base.next())
             }
 
-            /// The next snapshot, keeping the caller's isolation.
+            /// The next snapshot, keeping the caller's isolation; see `next()`.
             public mutating func next(isolation actor: isolated (any Actor)?) async -> Snapshot? {
-                await base.next(isolation: actor)
+                ended(await base.next(isolation: actor))
+            }
+
+            /// `snapshot`, after taking the observation off the node when it is `nil`. Without waiting for a
+            /// delivery still running: the iteration's handler is the library's own and calls no user code.
+            private func ended(_ snapshot: Snapshot?) -> Snapshot? {
+                if snapshot == nil { observation.stopSignalling() }
+                return snapshot
             }
         }
     }

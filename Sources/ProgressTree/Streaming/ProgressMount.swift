@@ -191,14 +191,13 @@ public final class ProgressMount: Sendable {
     }
 
     private func installHandlers(on mirrored: ProgressNode, remoteID: Int?, mirrorParent: ProgressNode?) {
-        weak let weakParent = mirrorParent
-        mirrored.cancellationHandler = { [weak self] in
+        mirrored.cancellationHandler = { [weak self, weak mirrorParent] in
             // A cancellation that came down from a mirrored parent was sent for that parent already.
-            if let parent = weakParent, parent.isCancelled { return }
+            if let parent = mirrorParent, parent.isCancelled { return }
             self?.send(.cancel, remoteID: remoteID)
         }
-        mirrored.pausingHandler = { [weak self] in
-            if let parent = weakParent, parent.isPaused { return }
+        mirrored.pausingHandler = { [weak self, weak mirrorParent] in
+            if let parent = mirrorParent, parent.isPaused { return }
             self?.send(.pause, remoteID: remoteID)
         }
         mirrored.resumingHandler = { [weak self] in

@@ -313,6 +313,6 @@ struct PublisherState: ~Copyable {
 extension ProgressWireRecord.State {
     /// Whether `node` is done for good (finished, cancelled or failed): its subtree is no longer walked.
     static func isFinalNode(_ node: ProgressNode) -> Bool {
-        node.isFinished || node.isCancelled || node.isFailed
+        node.hasFinalOutcome
     }
 }

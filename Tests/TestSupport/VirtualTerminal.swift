@@ -2,10 +2,12 @@ import ProgressTree
 import ProgressTreeTerminal
 import Synchronization
 
-/// A terminal of fixed size that interprets what the renderer writes (text, `\r`, `\n`, cursor up, SGR,
-/// private modes) into a screen of cells, so tests can assert exactly what a person would see.
-final class VirtualTerminal: TerminalOutput {
-    struct Screen {
+/// A terminal of fixed size that interprets what the renderer writes (text, `\r`, `\n`, cursor up, erasing
+/// to the end of the line or screen, SGR, private modes) into a screen of cells, so tests can assert exactly what a person would see. A `\n`
+/// starts a new line at the left edge, as it does on a terminal whose output processing turns it into a
+/// carriage return and a line feed (the default, and what a pseudo-terminal's reader receives).
+package final class VirtualTerminal: TerminalOutput {
+    private struct Screen {
         var lines: [[Character]]  // visible rows
         var scrollback: [String] = []
         var row = 0
@@ -17,29 +19,29 @@ final class VirtualTerminal: TerminalOutput {
         var operatingSystemCommands: [String] = []
     }
 
-    let columns: Int
-    let rows: Int
-    let isTerminal: Bool
+    package let columns: Int
+    package let rows: Int
+    package let isTerminal: Bool
     private let screen: Lock<Screen>
 
-    init(columns: Int = 100, rows: Int = 30, isTerminal: Bool = true) {
+    package init(columns: Int = 100, rows: Int = 30, isTerminal: Bool = true) {
         self.columns = columns
         self.rows = rows
         self.isTerminal = isTerminal
         screen = Lock(Screen(lines: Array(repeating: Array(repeating: " ", count: columns), count: rows)))
     }
 
-    func size() -> TerminalSize? { isTerminal ? TerminalSize(columns: columns, rows: rows) : nil }
-    var fileDescriptor: Int32? { nil }
+    package func size() -> TerminalSize? { isTerminal ? TerminalSize(columns: columns, rows: rows) : nil }
+    package var fileDescriptor: Int32? { nil }
 
     /// The raw writes, in order.
-    var writes: [String] { screen.withLock { $0.writes } }
-    var operatingSystemCommands: [String] { screen.withLock { $0.operatingSystemCommands } }
-    var cursorVisible: Bool { screen.withLock { $0.cursorVisible } }
-    var cursorRow: Int { screen.withLock { $0.row } }
+    package var writes: [String] { screen.withLock { $0.writes } }
+    package var operatingSystemCommands: [String] { screen.withLock { $0.operatingSystemCommands } }
+    package var cursorVisible: Bool { screen.withLock { $0.cursorVisible } }
+    package var cursorRow: Int { screen.withLock { $0.row } }
 
     /// The visible screen, each row with trailing spaces removed, trailing empty rows dropped.
-    var visibleLines: [String] {
+    package var visibleLines: [String] {
         screen.withLock { screen in
             var lines = screen.lines.map { String($0).replacingTrailingSpaces() }
             while lines.last == "" { lines.removeLast() }
@@ -48,12 +50,12 @@ final class VirtualTerminal: TerminalOutput {
     }
 
     /// Scrollback followed by the visible screen: everything ever shown, top to bottom.
-    var allLines: [String] {
+    package var allLines: [String] {
         let scrolled = screen.withLock { $0.scrollback }
         return scrolled + visibleLines
     }
 
-    func write(_ text: String) {
+    package func write(_ text: String) {
         screen.withLock { screen in
             screen.writes.append(text)
             var iterator = Array(text).makeIterator()
@@ -111,6 +113,9 @@ final class VirtualTerminal: TerminalOutput {
         case ("A", _): screen.row = max(0, screen.row - (Int(parameters) ?? 1))
         case ("K", _):
             for column in screen.column..<columns { screen.lines[screen.row][column] = " " }
+        case ("J", ""), ("J", "0"):  // to the end of the screen
+            for column in screen.column..<columns { screen.lines[screen.row][column] = " " }
+            for row in (screen.row + 1)..<rows { screen.lines[row] = Array(repeating: " ", count: columns) }
         case ("l", "?25"): screen.cursorVisible = false
         case ("h", "?25"): screen.cursorVisible = true
         case ("h", "?2026"): screen.synchronizedDepth += 1
@@ -119,7 +124,7 @@ final class VirtualTerminal: TerminalOutput {
         }
     }
 
-    static func width(of character: Character) -> Int {
+    package static func width(of character: Character) -> Int {
         let value = character.unicodeScalars.first!.value
         if character.unicodeScalars.contains(where: { $0.properties.isEmojiPresentation }) { return 2 }
         if (0x1100...0x115F).contains(value) || (0x2E80...0xA4CF).contains(value) || (0xAC00...0xD7A3).contains(value)
@@ -132,20 +137,20 @@ final class VirtualTerminal: TerminalOutput {
 }
 
 extension String {
-    func replacingTrailingSpaces() -> String {
+    fileprivate func replacingTrailingSpaces() -> String {
         var result = self.replacingOccurrences(of: "\u{0}", with: "")
         while result.last == " " { result.removeLast() }
         return result
     }
 
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
         split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }
 
 extension VirtualTerminal {
     /// Columns a visible line takes on this terminal.
-    static func displayWidth(_ line: String) -> Int {
+    package static func displayWidth(_ line: String) -> Int {
         line.reduce(0) { $0 + width(of: $1) }
     }
 }

@@ -1,0 +1,15 @@
+extension Duration {
+    /// The whole duration in attoseconds, from `components` (the standard library's own `attoseconds`
+    /// needs Swift 6.2).
+    package var totalAttoseconds: Int128 {
+        let (seconds, attoseconds) = components
+        return Int128(seconds) * 1_000_000_000_000_000_000 + Int128(attoseconds)
+    }
+
+    /// The duration in whole nanoseconds (truncated), clamped to 0 through 100 years, so that adding it to
+    /// a `DispatchTime` cannot overflow.
+    package var nanosecondsForDispatch: Int {
+        let nanoseconds = totalAttoseconds / 1_000_000_000
+        return Int(max(0, min(nanoseconds, Int128(100 * 365 * 86_400) * 1_000_000_000)))
+    }
+}

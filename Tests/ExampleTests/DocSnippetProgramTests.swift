@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import ProgressTree
+import TestSupport
+import XCTest
+
+/// The guides' snippets as programs: each Swift block of `Docs/*.md` and the README that prints something
+/// is compiled on its own as a `main.swift` against the library modules built for these tests, and run.
+/// What it prints must be what the guide promises, including output that a queue or a task produces after
+/// the last statement: a program exits when its top-level code ends.
+///
+/// The programs import `ProgressTree` and `Dispatch`, which the guides leave out of most snippets.
+final class DocSnippetProgramTests: XCTestCase {
+    enum Promise: Equatable {
+        /// Standard output, line by line.
+        case lines([String])
+        /// The last line of standard output (the lines before it depend on timing).
+        case lastLine(String)
+        /// Not run: a fragment of a larger example, or a program that promises nothing it prints.
+        case nothing(because: String)
+    }
+
+    /// Every block that prints, by its snippet name or, without a marker, by "file: its first statement".
+    static let promises: [String: Promise] = [
+        "README.md: let photo = ProgressNode(totalUnitCount: 10)": .lines(["0.45", "true"]),
+        "getting-started-first-node": .lines(["0.25", "true"]),
+        "getting-started-tree": .lines(["0.45", "0.225", "0.5"]),
+        "getting-started-observing": .lastLine("100%"),
+        "getting-started-cancelling": .lines(["photo cancelled", "true", "CancellationError()"]),
+        "composition-weights": .lines(["0.225", "0.45", "0", "9", "0.9", "10", "true"]),
+        "composition-explicit": .lines(["0.25", "5"]),
+        "composition-thread-local": .lines(["6", "true"]),
+        "composition-task-local": .lines(["4", "true"]),
+        "composition-first-child": .lines(["0.0", "1.0"]),
+        "composition-no-child": .lines(["4", "0.4"]),
+        "composition-finishing": .lines(["1", "0.5", "0"]),
+        "composition-reweighting": .lines(["0.05", "0.025", "0.0125", "10"]),
+        "composition-indeterminate": .lines(["true", "0.0", "false", "0.45"]),
+        "composition-overshoot": .lines(["1.0", "15", "1.0"]),
+        "composition-progress-reporting": .lines(["0.125"]),
+        "Cancellation.md: album.cancellationHandler = { print(\"import cancelled\") }":
+            .nothing(because: "a fragment: `album` is the node of the text around it"),
+        "cancellation-guide": .nothing(because: "it declares functions, which the guide's prose calls"),
+        "observation-key-path": .lastLine("4 photos: 100%"),
+        "observation-throttle": .lastLine("1000000 bytes"),
+        "observation-snapshots": .lastLine("3 of 3"),
+        "observation-cancel-task": .nothing(because: "its task is cancelled before it need print anything"),
+        "migrating-advance": .lines(["1000"]),
+        "migrating-finishing-is-permanent": .lines(["0.5"]),
+        "migrating-handlers": .lines(["stopping", "true"]),
+        "migrating-with-current": .lines(["true", "true"]),
+        "migrating-observe": .lastLine("1.0"),
+    ]
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The Swift blocks of the guides and the README that call `print`, by the names `promises` uses.
+    static func printingBlocks() throws -> [String: [String]] {
+        let docs = root.appendingPathComponent("Docs")
+        let guides = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+        var blocks: [String: [String]] = [:]
+        for file in guides.map({ docs.appendingPathComponent($0) }) + [root.appendingPathComponent("README.md")] {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for block in GuideSwiftBlock.all(in: text) where block.lines.contains(where: { $0.contains("print(") }) {
+                let firstStatement = block.lines.first { !$0.isEmpty && !$0.hasPrefix("import ") } ?? ""
+                let name = block.snippetName ?? "\(file.lastPathComponent): \(firstStatement)"
+                XCTAssertNil(blocks[name], "two blocks named \(name)")
+                blocks[name] = block.lines
+            }
+        }
+        return blocks
+    }
+
+    func test_every_snippet_that_prints_has_its_promise_listed_here() throws {
+        let blocks = try Self.printingBlocks()
+        XCTAssertEqual(
+            Set(blocks.keys).subtracting(Self.promises.keys), [], "snippets that print, with no promise here")
+        XCTAssertEqual(Set(Self.promises.keys).subtracting(blocks.keys), [], "promises for snippets no guide shows")
+    }
+
+    func test_each_snippet_run_as_a_program_prints_what_its_guide_promises() throws {
+        let blocks = try Self.printingBlocks()
+        let programs = blocks.keys.sorted().compactMap { name -> (name: String, lines: [String], promise: Promise)? in
+            guard let promise = Self.promises[name] else { return nil }
+            if case .nothing = promise { return nil }
+            return (name, blocks[name]!, promise)
+        }
+        let compiler = try SnippetCompiler()
+        defer { try? FileManager.default.removeItem(at: compiler.workDirectory) }
+        // Compiled as many at a time as there are processors; each program then runs three times (an output
+        // lost at exit need not be lost in every run).
+        let built = Lock<[Result<URL, SnippetCompiler.CompileError>?]>(Array(repeating: nil, count: programs.count))
+        DispatchQueue.concurrentPerform(iterations: programs.count) { index in
+            let result = compiler.build(programs[index].lines, named: "snippet\(index)")
+            built.withLock { $0[index] = result }
+        }
+        let executables = built.withLock { $0 }
+        for (index, program) in programs.enumerated() {
+            let executable: URL
+            switch executables[index]! {
+            case .success(let built): executable = built
+            case .failure(let error):
+                XCTFail("\(program.name) does not compile as a program:\n\(error)")
+                continue
+            }
+            for run in 1...3 {
+                let result = try SnippetCompiler.run(executable)
+                let lines = result.standardOutput.split(separator: "\n").map(String.init)
+                let context = "\(program.name), run \(run): \(lines)\n\(result.standardError)"
+                XCTAssertEqual(result.status, 0, context)
+                XCTAssertEqual(result.standardError, "", context)
+                switch program.promise {
+                case .lines(let expected): XCTAssertEqual(lines, expected, context)
+                case .lastLine(let expected): XCTAssertEqual(lines.last, expected, context)
+                case .nothing: break
+                }
+            }
+        }
+    }
+}
+
+/// Compiles a snippet as a `main.swift` against the library modules next to this test bundle, linking their
+/// object files (and ThreadSanitizer's runtime when these tests run under it).
+struct SnippetCompiler: Sendable {
+    struct CompileError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static let modules = ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal"]
+
+    let products: URL
+    /// Each library module's object files.
+    let objects: [String: [String]]
+    let workDirectory: URL
+
+    init() throws {
+        let products = FileCopyProcess.productsDirectory
+        let manager = FileManager.default
+        self.products = products
+        objects = try Dictionary(uniqueKeysWithValues: Self.modules.map { module in
+            let directory = products.appendingPathComponent("\(module).build")
+            let files = try manager.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".o") }.sorted()
+            return (module, files.map { directory.appendingPathComponent($0).path })
+        })
+        workDirectory = manager.temporaryDirectory.appendingPathComponent("snippets-\(getpid())")
+        try manager.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    /// Whether this process runs under ThreadSanitizer (then so were the libraries built).
+    static var isThreadSanitized: Bool {
+        #if os(Linux)
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+        #else
+        dlsym(UnsafeMutableRawPointer(bitPattern: -2), "__tsan_init") != nil
+        #endif
+    }
+
+    /// The program of `lines`, or the compiler's messages.
+    func build(_ lines: [String], named name: String) -> Result<URL, CompileError> {
+        Result { try buildOrThrow(lines, named: name) }.mapError { CompileError(description: "\($0)") }
+    }
+
+    private func buildOrThrow(_ lines: [String], named name: String) throws -> URL {
+        let directory = workDirectory.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let source = (["import Dispatch", "import ProgressTree"] + lines).joined(separator: "\n") + "\n"
+        try source.write(to: directory.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
+        let executable = directory.appendingPathComponent("program")
+        #if os(macOS)
+        let compiler = ["xcrun", "swiftc"]
+        #else
+        let compiler = ["swiftc"]
+        #endif
+        let modules = products.appendingPathComponent("Modules").path
+        var arguments = compiler + ["-swift-version", "6", "main.swift", "-I", modules]
+        // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
+        let linked = Self.modules.filter { $0 == "ProgressTree" || lines.contains("import \($0)") }
+        arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }
+        if Self.isThreadSanitized { arguments.append("-sanitize=thread") }
+        let result = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), arguments, in: directory)
+        guard result.status == 0 else { throw CompileError(description: result.standardError) }
+        return executable
+    }
+
+    /// Runs `executable` to its end (at most two minutes), its outputs in files.
+    static func run(_ executable: URL, _ arguments: [String] = [], in directory: URL? = nil) throws
+        -> FileCopyProcess.Result
+    {
+        let directory = directory ?? executable.deletingLastPathComponent()
+        let outputURL = directory.appendingPathComponent("stdout")
+        let errorURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        // Under ThreadSanitizer a program that has other threads at exit sleeps a second first
+        // (`atexit_sleep_ms`), which would give a queue the time to print what a program without it loses.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TSAN_OPTIONS"] = (environment["TSAN_OPTIONS"].map { $0 + ":" } ?? "") + "atexit_sleep_ms=0"
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return FileCopyProcess.Result(
+            status: process.terminationStatus,
+            standardOutput: try String(contentsOf: outputURL, encoding: .utf8),
+            standardError: try String(contentsOf: errorURL, encoding: .utf8))
+    }
+}
