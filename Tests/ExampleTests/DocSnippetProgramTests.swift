@@ -54,6 +54,11 @@ final class DocSnippetProgramTests: XCTestCase {
         "migrating-handlers": .lines(["stopping", "true"]),
         "migrating-with-current": .lines(["true", "true"]),
         "migrating-observe": .lastLine("1.0"),
+        "getting-started-urlsession": .nothing(
+            because: "`photoURL` is the reader's (FoundationGuideSnippetsTests runs it against a local server)"),
+        "migrating-adopt-progress": .lines(["0.25", "true"]),
+        "migrating-implicit-foundation-children": .lines(["10"]),
+        "migrating-foundation-progress": .lines(["50", "true"]),
     ]
 
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -131,7 +136,7 @@ struct SnippetCompiler: Sendable {
         var description: String
     }
 
-    static let modules = ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal"]
+    static let modules = ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ProgressTreeFoundation"]
 
     let products: URL
     /// Each library module's object files.
@@ -143,12 +148,18 @@ struct SnippetCompiler: Sendable {
         let manager = FileManager.default
         self.products = products
         objects = try Dictionary(uniqueKeysWithValues: Self.modules.map { module in
-            let directory = products.appendingPathComponent("\(module).build")
-            let files = try manager.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".o") }.sorted()
-            return (module, files.map { directory.appendingPathComponent($0).path })
+            (module, try Self.objectFiles(of: module, in: products))
         })
         workDirectory = manager.temporaryDirectory.appendingPathComponent("snippets-\(getpid())")
         try manager.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    /// The object files of `module`'s current sources, as the build's output file map names them (the
+    /// folder may also hold objects of sources since removed or renamed).
+    static func objectFiles(of module: String, in products: URL) throws -> [String] {
+        let map = products.appendingPathComponent("\(module).build/output-file-map.json")
+        let entries = try JSONSerialization.jsonObject(with: Data(contentsOf: map)) as? [String: Any] ?? [:]
+        return entries.values.compactMap { ($0 as? [String: Any])?["object"] as? String }.sorted()
     }
 
     /// Whether this process runs under ThreadSanitizer (then so were the libraries built).

@@ -31,8 +31,10 @@ final class FoundationGuideSnippetsTests: XCTestCase {
         }
         // BEGIN snippet: getting-started-urlsession
         let downloads = ProgressNode(totalUnitCount: 1)
+        let ended = DispatchSemaphore(value: 0)
         let task = URLSession.shared.downloadTask(with: photoURL) { _, _, error in
             print((error as? URLError)?.code == .cancelled)  // true: cancelled through its progress
+            ended.signal()
         }
         let download = downloads.addChild(task.progress, withPendingUnitCount: 1)
         download.kind = .file                                // the node that mirrors it is yours to label
@@ -41,6 +43,7 @@ final class FoundationGuideSnippetsTests: XCTestCase {
         print(download.localizedDescription!)                // Downloading “photo.jpg”…
         task.resume()
         downloads.cancel()                                   // reaches task.progress: the task is cancelled
+        ended.wait()                                         // its completion handler has run
         // END snippet: getting-started-urlsession
         wait(for: [completed], timeout: 30)
         XCTAssertEqual(printed.lines, ["Downloading “photo.jpg”…", "true"])
@@ -67,8 +70,6 @@ final class FoundationGuideSnippetsTests: XCTestCase {
         let print: @Sendable (Any) -> Void = { printed.append($0) }
         ImplicitScope.forgetCompanionChoice()  // as in a program that never set it
         // BEGIN snippet: migrating-implicit-foundation-children
-        // A program that imports ProgressTreeFoundation: Foundation children of current nodes attach.
-
         /// A library function written for Foundation: its progress attaches to the current one.
         func compress(_ files: [String]) {
             let progress = Progress(totalUnitCount: Int64(files.count))
