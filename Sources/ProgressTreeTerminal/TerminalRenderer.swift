@@ -155,7 +155,8 @@ public final class TerminalRenderer: Sendable {
                 mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
                 layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
-                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth)))
+                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth),
+                json: JSONLineComposer(root: root, maximumDepth: options.logDepth)))
     }
 
     deinit {
@@ -175,6 +176,9 @@ public final class TerminalRenderer: Sendable {
         }
         if begin, let publisher { publisher.start() }
         guard begin, mode != .none else { return }
+        // The root's first line at once, as a publisher's: its children that fail before the first tick
+        // are then named below it (a node is named only below one whose last line is not final).
+        if mode == .json { draw(final: false) }
         if mode == .live, let descriptor = output.fileDescriptor {
             SignalRestoration.cursorHidden(on: descriptor)
         }
@@ -260,9 +264,10 @@ public final class TerminalRenderer: Sendable {
     // MARK: Drawing
 
     /// One frame through the pipeline, under the renderer's lock: capture (`TreeMirror`, `NodeReader`),
-    /// layout (`LiveFrameLayout` and `LineFormatter`; plain and json lines are laid out by their
-    /// composers), compose (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`,
-    /// `JSONLineComposer`), write (`output`, and `SignalRestoration` told what is on screen).
+    /// layout (`LiveFrameLayout` and `LineFormatter`; plain lines are laid out by their composer), compose
+    /// (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`), write (`output`, and
+    /// `SignalRestoration` told what is on screen). Json mode captures and composes in `JSONLineComposer`,
+    /// whose `WireTreeWalker` (shared with `ProgressPublisher`) decides which nodes get a line.
     private func draw(final: Bool) {
         state.withLock { state in
             guard !state.isStopped, mode != .none else { return }
@@ -271,6 +276,12 @@ public final class TerminalRenderer: Sendable {
             let startTime = state.startTime ?? now
             state.startTime = startTime
             let elapsed = now - startTime
+            if mode == .json {
+                // Capture and compose in one: the composer's `WireTreeWalker` decides which nodes get a line.
+                let lines = state.json.lines(ending: final, now: elapsed)
+                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
+                return
+            }
             // Read at every frame (one ioctl), so the width follows the terminal also when frames are
             // drawn by hand and no SIGWINCH source exists.
             let size = output.size() ?? options.fallbackSize
@@ -285,7 +296,7 @@ public final class TerminalRenderer: Sendable {
                     NodeReader.content(of: node, depth: depth)
                 }
                 : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth, forWire: mode == .json)
+                    node, depth, _ in NodeReader.content(of: node, depth: depth)
                 }
             state.tick += 1
             switch mode {
@@ -331,10 +342,7 @@ public final class TerminalRenderer: Sendable {
                     lines.append(summary)
                 }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
-            case .json:
-                let lines = state.json.lines(for: capture.rows, now: elapsed)
-                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
-            case .auto, .none:
+            case .auto, .json, .none:
                 break
             }
         }
@@ -361,7 +369,7 @@ struct RendererState {
     var live = LiveFrameComposer()
     var taskbar = TaskbarProgressComposer()
     var plain: PlainLogComposer
-    var json = JSONLineComposer()
+    var json: JSONLineComposer
     var isStarted = false
     var isStopped = false
     var startTime: Duration?

@@ -1,0 +1,243 @@
+/// What a writer of the wire format writes at each walk of its tree: the rules for writers of
+/// `Docs/WireFormat.md`, in one place for `ProgressPublisher` and `TerminalRenderer`'s json mode, which
+/// differ only in how they read a node into a record (`read`) and what they do with the records.
+///
+/// A walk reads the named nodes (those that had a line) and the live children of those that are not
+/// final, down to `maximumDepth`, and returns the records to write, in order, with their ids and parents
+/// set and without `time`. The rules it keeps:
+/// - A node's first line comes before the lines of its children. A node is named only below a node whose
+///   last line is not final: a live child when it is first seen below a parent whose line is not final, a
+///   failed child that left its parent before a walk saw it from the parent's `failedChildren`.
+/// - No line equals the node's previous line (`time` is not in the comparison: records carry none here).
+/// - A named node is read at every walk while it stays among its parent's children. One that left them
+///   (finished or failed) gets its last line at the next walk, after those of its named descendants, and
+///   is let go; so does each named descendant, whose state, if still running or paused, is written as its
+///   nearest ended ancestor's outcome: `finished` below a finished node, `cancelled` below a cancelled or
+///   failed one.
+/// - In a walk, a final line comes after the lines of that node's named children, a line that is not
+///   final before them.
+/// - The root's final line ends the stream: it is written by the first walk that finds the root final
+///   after an earlier walk did (or by the ending walk, or when the root's first line is final), after the
+///   last line of every named node; no walk writes anything after it. A walk that finds the root final for
+///   the first time writes the other lines but holds the root's back, so that a cancellation or failure
+///   still marking the nodes below has ended before the stream does.
+///
+/// Invariants: every named node with an id is held (`entries[id].node`) until its last line was written;
+/// ids are never reused; `ids` holds exactly the nodes of `entries`.
+package struct WireTreeWalker {
+    /// What a writer reads to make a record.
+    package enum Source {
+        /// A node of the tree, `depth` levels below the root.
+        case node(ProgressNode, depth: Int)
+        /// A failed child that left its parent before a walk named it: its record as it left
+        /// (`ProgressNode.FailedChild.record`), `depth` levels below the root.
+        case departed(ProgressWireRecord, depth: Int)
+    }
+
+    private struct Entry {
+        let node: ProgressNode
+        let parentID: Int?
+        let depth: Int
+        /// The last line written, `time` null; `nil` before the first.
+        var lastLine: String?
+        var lastState: ProgressWireRecord.State?
+        /// The pending count last read while attached: a node that left its parent reads 0, but its last
+        /// line keeps the share it stood for.
+        var pending: Int64 = 0
+        /// The named children, in the order they were named.
+        var childIDs: [Int] = []
+        /// Where the next look at `failedChildren` starts.
+        var failedChildrenCursor = 0
+    }
+
+    /// The deepest level named (0: the root only).
+    package let maximumDepth: Int
+    /// Whether the stream has ended: the root's final line, or the ending walk, was written.
+    package private(set) var hasEnded = false
+    private var entries: [Int: Entry] = [:]
+    private var ids: [ObjectIdentifier: Int] = [:]
+    private var lastID = 1
+    /// Whether the last walk found the root final (and held its line back).
+    private var rootWasFinal = false
+
+    /// A walker of the tree below `root`, which will have id 1.
+    package init(root: ProgressNode, maximumDepth: Int) {
+        self.maximumDepth = max(0, maximumDepth)
+        entries[1] = Entry(node: root, parentID: nil, depth: 0)
+        ids[ObjectIdentifier(root)] = 1
+    }
+
+    /// The named node with `id`, while the walker holds it.
+    package func node(withID id: Int) -> ProgressNode? {
+        entries[id]?.node
+    }
+
+    /// One walk: the records to write now, in order. With `ending`, the stream ends with this walk
+    /// (`ProgressPublisher.finish()`, `TerminalRenderer.stop()`): when the root is final, its final line is
+    /// written last. After the stream ended, a walk returns nothing.
+    package mutating func walk(
+        ending: Bool, read: (Source) -> ProgressWireRecord
+    ) -> [ProgressWireRecord] {
+        guard !hasEnded else { return [] }
+        var output: [ProgressWireRecord] = []
+        let root = entries[1]!
+        let rootIsFinal = Self.outcome(of: root.node) != nil
+        if rootIsFinal && (ending || rootWasFinal || root.lastLine == nil) {
+            writeLastLines(from: 1, inherited: nil, read: read, into: &output)
+            hasEnded = true
+        } else {
+            follow(read: read, holdingRootBack: rootIsFinal, into: &output)
+            rootWasFinal = rootIsFinal
+            hasEnded = ending
+        }
+        return output
+    }
+
+    // MARK: Walks
+
+    /// The walk of a stream that goes on: reads every named node still among its parent's children, names
+    /// new ones, and writes the last lines of those that left.
+    private mutating func follow(
+        read: (Source) -> ProgressWireRecord, holdingRootBack: Bool, into output: inout [ProgressWireRecord]
+    ) {
+        enum Step {
+            case enter(Int)
+            /// The node's final line, written after its children's.
+            case exit(Int, ProgressWireRecord)
+        }
+        var stack: [Step] = [.enter(1)]
+        while let step = stack.popLast() {
+            switch step {
+            case .exit(let id, let record):
+                if id == 1 && holdingRootBack { continue }
+                if var entry = entries[id] {
+                    write(record, of: &entry, into: &output)
+                    entries[id] = entry
+                }
+            case .enter(let id):
+                guard var entry = entries[id] else { continue }
+                let record = self.record(of: &entry, id: id, read: read)
+                let isFinal = record.state.isFinal
+                if isFinal {
+                    stack.append(.exit(id, record))
+                } else {
+                    write(record, of: &entry, into: &output)
+                }
+                guard entry.depth < maximumDepth else {
+                    entries[id] = entry
+                    continue
+                }
+                // Listed before `failedChildren` is read: a child that failed since is in one or both.
+                var liveIDs: [Int] = []
+                for child in entry.node.children {
+                    if let known = ids[ObjectIdentifier(child)] {
+                        liveIDs.append(known)
+                    } else if !isFinal {
+                        lastID += 1
+                        ids[ObjectIdentifier(child)] = lastID
+                        entries[lastID] = Entry(node: child, parentID: id, depth: entry.depth + 1)
+                        liveIDs.append(lastID)
+                    }
+                }
+                let namesFailedChildren = entry.lastState.map { !$0.isFinal } ?? false
+                nameFailedChildren(of: &entry, id: id, naming: namesFailedChildren, read: read, into: &output)
+                let live = Set(liveIDs)
+                let left = entry.childIDs.filter { !live.contains($0) }
+                entry.childIDs = liveIDs
+                entries[id] = entry
+                for child in left {
+                    writeLastLines(from: child, inherited: nil, read: read, into: &output)
+                }
+                for child in liveIDs.reversed() { stack.append(.enter(child)) }
+            }
+        }
+    }
+
+    /// Writes the last lines of the named subtree at `top` (its descendants' first, then its own) and lets
+    /// go of it. A node still running or paused is written as `inherited`, or as the outcome of its nearest
+    /// ended ancestor in the subtree.
+    private mutating func writeLastLines(
+        from top: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord,
+        into output: inout [ProgressWireRecord]
+    ) {
+        var stack: [(id: Int, inherited: ProgressWireRecord.State?, isExit: Bool)] = [(top, inherited, false)]
+        while let (id, inherited, isExit) = stack.popLast() {
+            guard var entry = entries[id] else { continue }
+            if isExit {
+                var record = self.record(of: &entry, id: id, read: read)
+                if !record.state.isFinal, let inherited {
+                    record.state = inherited
+                    if inherited == .finished { record.isIndeterminate = false }
+                }
+                write(record, of: &entry, into: &output)
+                entries[id] = nil
+                ids[ObjectIdentifier(entry.node)] = nil
+                continue
+            }
+            if entry.depth < maximumDepth {
+                let namesFailedChildren = entry.lastState.map { !$0.isFinal } ?? false
+                nameFailedChildren(of: &entry, id: id, naming: namesFailedChildren, read: read, into: &output)
+                entries[id] = entry
+            }
+            let below = Self.outcome(of: entry.node).map { $0 == .finished ? .finished : .cancelled } ?? inherited
+            stack.append((id, inherited, true))
+            for child in entry.childIDs.reversed() { stack.append((child, below, false)) }
+        }
+    }
+
+    /// Reads `failedChildren` of the node `id` from where the last look stopped and, when `naming`, names
+    /// each one no walk named (a named one gets its last line from its parent's walk): its first line is
+    /// its last.
+    private mutating func nameFailedChildren(
+        of entry: inout Entry, id: Int, naming: Bool, read: (Source) -> ProgressWireRecord,
+        into output: inout [ProgressWireRecord]
+    ) {
+        let (children, next) = entry.node.failedChildren(since: entry.failedChildrenCursor)
+        entry.failedChildrenCursor = next
+        guard naming else { return }
+        for child in children {
+            // Alive and named: held by this walker. Released: it was never named (a named node is held).
+            if let node = child.node, ids[ObjectIdentifier(node)] != nil { continue }
+            lastID += 1
+            var record = read(.departed(child.record, depth: entry.depth + 1))
+            record.id = lastID
+            record.parentID = id
+            record.time = nil
+            output.append(record)
+        }
+    }
+
+    // MARK: Lines
+
+    /// The node's record, read now, with its ids, no time, and the pending count it stood for.
+    private func record(
+        of entry: inout Entry, id: Int, read: (Source) -> ProgressWireRecord
+    ) -> ProgressWireRecord {
+        var record = read(.node(entry.node, depth: entry.depth))
+        record.id = id
+        record.parentID = entry.parentID
+        record.time = nil
+        if entry.parentID == nil {
+            record.pendingUnitCount = 0
+        } else if record.pendingUnitCount == 0 {
+            record.pendingUnitCount = entry.pending
+        } else {
+            entry.pending = record.pendingUnitCount
+        }
+        return record
+    }
+
+    /// Appends `record` unless it equals the node's last line.
+    private func write(_ record: ProgressWireRecord, of entry: inout Entry, into output: inout [ProgressWireRecord]) {
+        let line = record.line
+        guard line != entry.lastLine else { return }
+        entry.lastLine = line
+        entry.lastState = record.state
+        output.append(record)
+    }
+
+    /// The node's outcome if it ended (failed, cancelled, finished), from its flags and counts.
+    private static func outcome(of node: ProgressNode) -> ProgressWireRecord.State? {
+        node.isFailed ? .failed : node.isCancelled ? .cancelled : node.isFinished ? .finished : nil
+    }
+}
