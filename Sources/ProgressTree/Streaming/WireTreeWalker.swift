@@ -16,11 +16,8 @@
 ///   failed one.
 /// - In a walk, a final line comes after the lines of that node's named children, a line that is not
 ///   final before them.
-/// - The root's final line ends the stream: it is written by the first walk that finds the root final
-///   after an earlier walk did (or by the ending walk, or when the root's first line is final), after the
-///   last line of every named node; no walk writes anything after it. A walk that finds the root final for
-///   the first time writes the other lines but holds the root's back, so that a cancellation or failure
-///   still marking the nodes below has ended before the stream does.
+/// - The root's final line ends the stream: the first walk that finds the root final writes the last line
+///   of every named node, then the root's line (read after theirs); no walk writes anything after it.
 ///
 /// Invariants: every named node with an id is held (`entries[id].node`) until its last line was written;
 /// ids are never reused; `ids` holds exactly the nodes of `entries`.
@@ -57,8 +54,6 @@ package struct WireTreeWalker {
     private var entries: [Int: Entry] = [:]
     private var ids: [ObjectIdentifier: Int] = [:]
     private var lastID = 1
-    /// Whether the last walk found the root final (and held its line back).
-    private var rootWasFinal = false
 
     /// A walker of the tree below `root`, which will have id 1.
     package init(root: ProgressNode, maximumDepth: Int) {
@@ -80,14 +75,11 @@ package struct WireTreeWalker {
     ) -> [ProgressWireRecord] {
         guard !hasEnded else { return [] }
         var output: [ProgressWireRecord] = []
-        let root = entries[1]!
-        let rootIsFinal = Self.outcome(of: root.node) != nil
-        if rootIsFinal && (ending || rootWasFinal || root.lastLine == nil) {
+        if Self.outcome(of: entries[1]!.node) != nil {
             writeLastLines(from: 1, inherited: nil, read: read, into: &output)
             hasEnded = true
         } else {
-            follow(read: read, holdingRootBack: rootIsFinal, into: &output)
-            rootWasFinal = rootIsFinal
+            follow(read: read, into: &output)
             hasEnded = ending
         }
         return output
@@ -97,9 +89,7 @@ package struct WireTreeWalker {
 
     /// The walk of a stream that goes on: reads every named node still among its parent's children, names
     /// new ones, and writes the last lines of those that left.
-    private mutating func follow(
-        read: (Source) -> ProgressWireRecord, holdingRootBack: Bool, into output: inout [ProgressWireRecord]
-    ) {
+    private mutating func follow(read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]) {
         enum Step {
             case enter(Int)
             /// The node's final line, written after its children's.
@@ -109,7 +99,6 @@ package struct WireTreeWalker {
         while let step = stack.popLast() {
             switch step {
             case .exit(let id, let record):
-                if id == 1 && holdingRootBack { continue }
                 if var entry = entries[id] {
                     write(record, of: &entry, into: &output)
                     entries[id] = entry
