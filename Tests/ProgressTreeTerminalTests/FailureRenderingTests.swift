@@ -3,7 +3,7 @@ import ProgressTree
 @testable import ProgressTreeTerminal
 import XCTest
 
-private struct Reason: Error, CustomStringConvertible {
+struct Reason: Error, CustomStringConvertible {
     let description: String
 }
 

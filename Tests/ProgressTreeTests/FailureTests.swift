@@ -18,7 +18,7 @@ private struct DiskFull: LocalizedError, CustomStringConvertible {
     var description: String { "DiskFull(code: 28)" }
 }
 
-private struct Numbered: Error, CustomStringConvertible {
+struct Numbered: Error, CustomStringConvertible {
     let number: Int
     var description: String { "failure \(number)" }
 }
@@ -325,6 +325,31 @@ final class FailureTests: XCTestCase {
         }
         XCTAssertNil(weakChild, "the parent keeps the counts and the description, not the failed node")
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 1)
+    }
+
+    /// For writers of the wire format, a parent keeps the line of each of its last 64 failed children as
+    /// it left (`failedChildren`), not the children themselves.
+    func test_a_parent_keeps_the_line_of_its_last_64_failed_children_not_the_children() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 70)
+        weak var lastChild: ProgressNode?
+        for index in 0..<70 {
+            let child = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+            child.localizedDescription = "child \(index)"
+            child.completedUnitCount = 5
+            child.fail(Numbered(number: index))
+            lastChild = child
+        }
+        XCTAssertNil(lastChild, "released as it failed")
+        let (children, next) = parent.failedChildren(since: 0)
+        XCTAssertEqual(next, 70)
+        XCTAssertEqual(children.map(\.record.label), (6..<70).map { "child \($0)" })
+        XCTAssertEqual(Set(children.map(\.record.state)), [.failed])
+        XCTAssertEqual(children.last?.record.failureReason, "failure 69")
+        XCTAssertEqual(children.last?.record.pendingUnitCount, 1)
+        XCTAssertEqual(children.last?.record.fractionCompleted, 0.5)
+        XCTAssertEqual(parent.failedChildren(since: 68).children.map(\.record.label), ["child 68", "child 69"])
+        XCTAssertEqual(parent.failedChildren(since: 70).children.count, 0)
+        XCTAssertEqual(ProgressNode.discreteProgress(totalUnitCount: 1).failedChildren(since: 0).next, 0)
     }
 
     // MARK: What each ancestor knows

@@ -1,0 +1,224 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+@testable import ProgressTree
+import XCTest
+
+/// The lines a publisher wrote, walk by walk.
+private final class WrittenLines: Sendable {
+    private let lines = Lock<[String]>([])
+
+    func append(_ bytes: [UInt8]) -> Bool {
+        let text = String(decoding: bytes, as: UTF8.self)
+        lines.withLock { $0.append(contentsOf: text.split(separator: "\n").map(String.init)) }
+        return true
+    }
+
+    /// The records written since the last call.
+    func taken() throws -> [ProgressWireRecord] {
+        try lines.withLock { lines in
+            defer { lines = [] }
+            return try lines.map { try ProgressWireRecord(line: Array($0.utf8)) }
+        }
+    }
+}
+
+/// `ProgressPublisher` keeps Docs/WireFormat.md's rules for writers ("Rules for writers"), walk by walk.
+final class WireWriterRulesTests: XCTestCase {
+    private func makePublisher(_ root: ProgressNode) -> (ProgressPublisher, WrittenLines) {
+        var options = ProgressPublisher.Options()
+        options.publishesOnTimer = false
+        let written = WrittenLines()
+        return (ProgressPublisher(root, options: options, write: written.append), written)
+    }
+
+    /// "id parent state name", one string a record, for the order of a walk.
+    private func summary(_ records: [ProgressWireRecord]) -> [String] {
+        records.map { "\($0.id) \($0.parentID.map(String.init) ?? "-") \($0.state.rawValue) \($0.label ?? "")" }
+    }
+
+    private func node(_ name: String, total: Int64, parent: ProgressNode, pending: Int64 = 1) -> ProgressNode {
+        let node = ProgressNode(totalUnitCount: total, parent: parent, pendingUnitCount: pending)
+        node.localizedDescription = name
+        return node
+    }
+
+    private func album(total: Int64) -> ProgressNode {
+        let root = ProgressNode.discreteProgress(totalUnitCount: total)
+        root.localizedDescription = "Album"
+        return root
+    }
+
+    func test_a_child_that_appears_and_fails_between_two_walks_is_named_with_its_reason() throws {
+        let root = album(total: 10)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        XCTAssertEqual(summary(try written.taken()), ["1 - running Album"])
+        let photo = node("IMG_0004.jpg", total: 10, parent: root)
+        photo.completedUnitCount = 4
+        let download = node("download", total: 100, parent: photo, pending: 6)
+        download.completedUnitCount = 50
+        photo.fail(Numbered(number: 4))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0004.jpg"])
+        let line = records[1]
+        XCTAssertEqual(line.failureReason, "failure 4")
+        XCTAssertEqual(line.pendingUnitCount, 1)
+        XCTAssertEqual(line.completedUnitCount, 4)
+        XCTAssertEqual(line.totalUnitCount, 10)
+        XCTAssertEqual(line.fractionCompleted, 0.7)  // (4 + 6 × 0.5) / 10, as it failed
+        XCTAssertEqual(line.cancelledBelow, 1, "its download, never named: counted, not written")
+        XCTAssertEqual(records[0].failedBelow, 1)
+        XCTAssertEqual(records[0].cancelledBelow, 1)
+        publisher.publishChanges()
+        XCTAssertEqual(try written.taken(), [], "its first line was its last")
+    }
+
+    func test_a_named_child_that_fails_is_written_failed_once() throws {
+        let root = album(total: 2)
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        XCTAssertEqual(summary(try written.taken()), ["1 - running Album", "2 1 running IMG_0001.jpg"])
+        photo.completedUnitCount = 3
+        photo.fail(Numbered(number: 1))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
+        XCTAssertEqual(records[1].pendingUnitCount, 1, "the share it stood for, though it left")
+        XCTAssertEqual(records[1].failureReason, "failure 1")
+        publisher.publishChanges()
+        XCTAssertEqual(try written.taken(), [])
+    }
+
+    func test_a_child_that_appears_and_finishes_between_two_walks_is_not_named() throws {
+        let root = album(total: 2)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        node("quick", total: 1, parent: root).completedUnitCount = 1
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album"])
+        XCTAssertEqual(records[0].completedUnitCount, 1, "its units are in its parent's count")
+    }
+
+    /// The root's final line ends the stream: after the last line of every node the stream named, each in
+    /// a final state (a child still running below the finished root ends finished with it); nothing after.
+    func test_the_roots_final_line_comes_after_every_named_nodes_last_line_and_nothing_follows() throws {
+        let root = album(total: 2)
+        let first = node("a", total: 10, parent: root)
+        let second = node("b", total: 10, parent: root)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        first.completedUnitCount = 10
+        second.completedUnitCount = 4
+        root.completedUnitCount = 2  // finished by its own count while b still runs
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["2 1 finished a", "3 1 finished b", "1 - finished Album"])
+        XCTAssertEqual(records[1].completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
+        XCTAssertEqual(records[1].pendingUnitCount, 1)
+        second.completedUnitCount = 5
+        publisher.publishChanges()
+        publisher.finish()
+        XCTAssertEqual(try written.taken(), [])
+    }
+
+    /// Cancelling the root: each named node's last line says cancelled, children before parents, the root
+    /// last; a child the stream never named is counted in `cancelledBelow`, not written.
+    func test_cancelling_the_root_ends_each_named_node_cancelled_before_its_parent() throws {
+        let root = album(total: 2)
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        let download = node("download", total: 100, parent: photo, pending: 9)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        XCTAssertEqual(
+            summary(try written.taken()),
+            ["1 - running Album", "2 1 running IMG_0001.jpg", "3 2 running download"])
+        _ = node("IMG_0002.jpg", total: 10, parent: root)
+        root.cancel()
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(
+            summary(records), ["3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "1 - cancelled Album"])
+        XCTAssertEqual(records.last?.cancelledBelow, 3)
+        download.completedUnitCount = 50
+        publisher.finish()
+        XCTAssertEqual(try written.taken(), [])
+    }
+
+    /// A cancelled node stays among its parent's children: it is read on, and its line written when it
+    /// changes, while its parent runs.
+    func test_a_cancelled_child_is_read_on_while_it_stays_in_the_tree() throws {
+        let root = album(total: 2)
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        let download = node("download", total: 100, parent: photo, pending: 9)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        photo.cancel()
+        publisher.publishChanges()
+        XCTAssertEqual(
+            summary(try written.taken()),
+            ["1 - running Album", "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg"])
+        download.completedUnitCount = 20
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg"])
+        XCTAssertEqual(records[1].completedUnitCount, 20)
+    }
+
+    /// A node whose first line is final names no child: the failed child of a node that itself appeared
+    /// and failed between two walks is counted in that node's `failedBelow`, not written.
+    func test_a_failed_child_below_a_node_first_written_failed_is_counted_not_named() throws {
+        let root = album(total: 2)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        node("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
+        photo.fail(Numbered(number: 2))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
+        XCTAssertEqual(records[1].failedBelow, 1)
+        XCTAssertEqual(records[0].failedBelow, 2)
+    }
+
+    /// A parent keeps its last 64 failed children: more failing between two walks leave the oldest unnamed.
+    func test_of_70_children_failing_between_two_walks_the_last_64_are_named() throws {
+        let root = album(total: 70)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        for index in 0..<70 { node("child \(index)", total: 1, parent: root).fail(Numbered(number: index)) }
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(records.first?.failedBelow, 70)
+        XCTAssertEqual(records.dropFirst().map(\.label), (6..<70).map { "child \($0)" })
+        XCTAssertEqual(records.dropFirst().map(\.failureReason), (6..<70).map { "failure \($0)" })
+        XCTAssertEqual(records.dropFirst().map(\.id), Array(2..<66))
+    }
+
+    func test_below_the_maximum_depth_no_node_is_named_and_failures_are_counted() throws {
+        let root = album(total: 2)
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        var options = ProgressPublisher.Options()
+        options.publishesOnTimer = false
+        options.maximumDepth = 1
+        let written = WrittenLines()
+        let publisher = ProgressPublisher(root, options: options, write: written.append)
+        publisher.publishChanges()
+        _ = try written.taken()
+        node("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 running IMG_0001.jpg"])
+        XCTAssertEqual(records.map(\.failedBelow), [1, 1])
+    }
+}
