@@ -64,15 +64,15 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0004.jpg"])
-        let line = records[1]
+        let line = try XCTUnwrap(records.last)
         XCTAssertEqual(line.failureReason, "failure 4")
         XCTAssertEqual(line.pendingUnitCount, 1)
         XCTAssertEqual(line.completedUnitCount, 4)
         XCTAssertEqual(line.totalUnitCount, 10)
         XCTAssertEqual(line.fractionCompleted, 0.7)  // (4 + 6 × 0.5) / 10, as it failed
         XCTAssertEqual(line.cancelledBelow, 1, "its download, never named: counted, not written")
-        XCTAssertEqual(records[0].failedBelow, 1)
-        XCTAssertEqual(records[0].cancelledBelow, 1)
+        XCTAssertEqual(records.first?.failedBelow, 1)
+        XCTAssertEqual(records.first?.cancelledBelow, 1)
         publisher.publishChanges()
         XCTAssertEqual(try written.taken(), [], "its first line was its last")
     }
@@ -88,8 +88,8 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
-        XCTAssertEqual(records[1].pendingUnitCount, 1, "the share it stood for, though it left")
-        XCTAssertEqual(records[1].failureReason, "failure 1")
+        XCTAssertEqual(records.last?.pendingUnitCount, 1, "the share it stood for, though it left")
+        XCTAssertEqual(records.last?.failureReason, "failure 1")
         publisher.publishChanges()
         XCTAssertEqual(try written.taken(), [])
     }
@@ -103,7 +103,7 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["1 - running Album"])
-        XCTAssertEqual(records[0].completedUnitCount, 1, "its units are in its parent's count")
+        XCTAssertEqual(records.first?.completedUnitCount, 1, "its units are in its parent's count")
     }
 
     /// The root's final line ends the stream: after the last line of every node the stream named, each in
@@ -121,8 +121,8 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["2 1 finished a", "3 1 finished b", "1 - finished Album"])
-        XCTAssertEqual(records[1].completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
-        XCTAssertEqual(records[1].pendingUnitCount, 1)
+        XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
+        XCTAssertEqual(records.dropFirst().first?.pendingUnitCount, 1)
         second.completedUnitCount = 5
         publisher.publishChanges()
         publisher.finish()
@@ -170,7 +170,7 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["1 - running Album", "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg"])
-        XCTAssertEqual(records[1].completedUnitCount, 20)
+        XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 20)
     }
 
     /// A node whose first line is final names no child: the failed child of a node that itself appeared
@@ -186,8 +186,8 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
-        XCTAssertEqual(records[1].failedBelow, 1)
-        XCTAssertEqual(records[0].failedBelow, 2)
+        XCTAssertEqual(records.last?.failedBelow, 1)
+        XCTAssertEqual(records.first?.failedBelow, 2)
     }
 
     /// A parent keeps its last 64 failed children: more failing between two walks leave the oldest unnamed.
