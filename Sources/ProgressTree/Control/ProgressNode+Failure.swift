@@ -15,7 +15,8 @@ import Foundation
 // - The parent takes the failed child out of its sums and keeps the child's share at failure
 //   (`pending × fraction`) in `ChildSums.failedUnits`, as one step for readers (`retire(_:crediting:
 //   failedShare:)`), so a reader sees that share once: as the child's contribution before, as the frozen
-//   share after; then it removes the child from its `ChildTable`.
+//   share after; then it removes the child from its `ChildTable` and, in the same critical section,
+//   records the child's wire-format line in its `FailedChildren` (read before, with no lock held).
 // - Outcome counts are added to each ancestor under its own lock, one lock at a time, walking up while the
 //   link read in that same critical section is attached. Every node is counted once: the flag that makes
 //   a node cancelled or failed is set under its lock, by exactly one transition, and that transition counts it.
