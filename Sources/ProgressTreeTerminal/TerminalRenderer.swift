@@ -43,7 +43,8 @@ public final class TerminalRenderer: Sendable {
         /// Lines for logs: when a node starts, finishes, is cancelled or paused, and every 10% or few
         /// seconds in between. No escape codes.
         case plain
-        /// One JSON object per line for each change: the wire format of `Docs/WireFormat.md`, which
+        /// One JSON object per line for each node whose line changed: the wire format of
+        /// `Docs/WireFormat.md`, by its rules for writers (as `ProgressPublisher`), which
         /// `ProgressNode.mount` reads.
         case json
         /// Nothing.
@@ -165,8 +166,8 @@ public final class TerminalRenderer: Sendable {
 
     // MARK: Running
 
-    /// Starts drawing (from the timer, unless `Options.drawsOnTimer` is `false`). Calling it again does
-    /// nothing.
+    /// Starts drawing (from the timer, unless `Options.drawsOnTimer` is `false`); json mode writes the
+    /// root's first line at once. Calling it again does nothing.
     public func start() {
         let begin = state.withLock { state -> Bool in
             guard !state.isStarted else { return false }
