@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Dispatch
 @testable import ProgressTree
 import XCTest
 
@@ -203,6 +204,42 @@ final class WireWriterRulesTests: XCTestCase {
         XCTAssertEqual(records.dropFirst().map(\.label), (6..<70).map { "child \($0)" })
         XCTAssertEqual(records.dropFirst().map(\.failureReason), (6..<70).map { "failure \($0)" })
         XCTAssertEqual(records.dropFirst().map(\.id), Array(2..<66))
+    }
+
+    /// Children fail on another thread while walks run: each is named once, failed, with its reason,
+    /// whether a walk saw it among its parent's children or only in what its parent kept. The failing
+    /// thread lets two walks run after every 16 failures, so that no more than 64 fail between two walks.
+    func test_children_failing_while_walks_run_are_each_named_failed_once() throws {
+        let count = 400
+        let root = album(total: Int64(count))
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        let walks = Counter()
+        let done = Flag()
+        DispatchQueue.global().async {
+            for index in 0..<count {
+                let child = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+                child.completedUnitCount = 1
+                child.fail(Numbered(number: index))
+                if index % 16 == 15 {
+                    let seen = walks.count
+                    while walks.count < seen + 2 { sched_yield() }
+                }
+            }
+            done.set()
+        }
+        while !done.isSet {
+            publisher.publishChanges()
+            walks.add()
+        }
+        publisher.publishChanges()
+        var last: [Int: ProgressWireRecord] = [:]
+        for record in try written.taken() { last[record.id] = record }
+        let failed = last.values.filter { $0.state == .failed }
+        XCTAssertEqual(failed.count, count)
+        XCTAssertEqual(Set(failed.compactMap(\.failureReason)), Set((0..<count).map { "failure \($0)" }))
+        XCTAssertEqual(Set(failed.map(\.pendingUnitCount)), [1])
+        XCTAssertEqual(last[1]?.failedBelow, count)
     }
 
     func test_below_the_maximum_depth_no_node_is_named_and_failures_are_counted() throws {

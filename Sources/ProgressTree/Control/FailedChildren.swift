@@ -18,7 +18,7 @@ extension ProgressNode {
         /// The child, while something else still holds it (a writer that named it holds it until it has
         /// written its final line).
         package weak var node: ProgressNode?
-        /// Its line as it left, without ids (`id` 0, no parent) and with its pending count in this node.
+        /// Its line as it left (`wireRecord`, read with no lock held), without ids: `id` 0, no parent.
         package let record: ProgressWireRecord
     }
 
@@ -32,14 +32,6 @@ extension ProgressNode {
             let recent = state.control.outcomes.failedChildren
             return (recent.since(cursor), recent.count)
         }
-    }
-
-    /// This node's line as it leaves its parent through a failure, `pending` being its share there.
-    /// Read without any lock held (it takes this node's lock and reads its fraction).
-    func departureRecord(pending: Int64) -> ProgressWireRecord {
-        var record = wireRecord(id: 0, parentID: nil)
-        record.pendingUnitCount = max(0, pending)
-        return record
     }
 }
 

@@ -86,8 +86,7 @@ extension ProgressNode {
         // update to that same check; neither publishes other memory, so both are relaxed. (The counts
         // themselves stay sequentially consistent where they are stored, for `pause()`: see
         // `ControlFlags.swift`.)
-        let failed = state.withLock {
-            state -> (parent: ProgressNode?, pending: Int64, share: Double, children: [ProgressNode])? in
+        let failed = state.withLock { state -> (parent: ProgressNode?, share: Double, children: [ProgressNode])? in
             guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]),
                 state.link.kind != .detached,  // it finished into its parent: finished for good
                 !FractionMath.isFinished(
@@ -102,7 +101,6 @@ extension ProgressNode {
             effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
             state.control.pauseWaiters = [:]
             var parent: ProgressNode?
-            var pending: Int64 = 0
             var share = 0.0
             if state.link.detach() {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
@@ -111,7 +109,7 @@ extension ProgressNode {
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
-                pending = parent == nil ? 0 : pendingInParent.load(ordering: .sequentiallyConsistent)
+                let pending = parent == nil ? 0 : pendingInParent.load(ordering: .sequentiallyConsistent)
                 // The fraction a read would give now: the counts, and the children as of the refresh above.
                 let fraction = FractionMath.fraction(
                     completed: completedStorage.load(ordering: .relaxed),
@@ -121,7 +119,7 @@ extension ProgressNode {
                 state.control.outcomes.shareAtFailure = share
             }
             settleFreshChildren(&state)  // after marking it failed: see ProgressNode+FreshChildren.swift
-            return (parent, pending, share, state.children.entries.map(\.node))
+            return (parent, share, state.children.entries.map(\.node))
         }
         guard let failed else { return }
         effects.changedNodes.append(self)
@@ -133,7 +131,7 @@ extension ProgressNode {
         if let parent = failed.parent {
             // Read before the parent's lock (it takes this node's): the line a writer of the wire format
             // needs once this node is gone from the parent's children.
-            let departure = FailedChild(node: self, record: departureRecord(pending: failed.pending))
+            let departure = FailedChild(node: self, record: wireRecord(id: 0, parentID: nil))
             // The share at failure replaces the child's progress in the parent's sums, in one step for
             // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
@@ -160,7 +158,7 @@ extension ProgressNode {
     /// of the two does it.
     func releaseChildThatFailedBeforeLinking(_ child: ProgressNode) {
         guard child.isFailed else { return }
-        let left = child.state.withLock { state -> (pending: Int64, share: Double, description: String?)? in
+        let left = child.state.withLock { state -> (share: Double, description: String?)? in
             guard child.flags.load(ordering: .relaxed) & NodeFlags.attached != 0 else { return nil }
             _ = state.link.detach()
             child.flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
@@ -170,13 +168,12 @@ extension ProgressNode {
                 completed: child.completedStorage.load(ordering: .relaxed),
                 total: child.totalStorage.load(ordering: .relaxed),
                 childUnits: child.recentChildUnits)
-            let pending = child.pendingInParent.load(ordering: .relaxed)
-            let share = Double(pending) * fraction
+            let share = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
             state.control.outcomes.shareAtFailure = share
-            return (pending, share, state.control.outcomes.failureDescription)
+            return (share, state.control.outcomes.failureDescription)
         }
         guard let left else { return }
-        let departure = FailedChild(node: child, record: child.departureRecord(pending: left.pending))
+        let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
         _ = retire(child, crediting: 0, failedShare: left.share)
         let next = state.withLock { state -> ProgressNode? in
             settleFreshChildren(&state)

@@ -38,9 +38,6 @@ package struct WireTreeWalker {
         /// The last line written, `time` null; `nil` before the first.
         var lastLine: String?
         var lastState: ProgressWireRecord.State?
-        /// The pending count last read while attached: a node that left its parent reads 0, but its last
-        /// line keeps the share it stood for.
-        var pending: Int64 = 0
         /// The named children, in the order they were named.
         var childIDs: [Int] = []
         /// Where the next look at `failedChildren` starts.
@@ -105,7 +102,7 @@ package struct WireTreeWalker {
                 }
             case .enter(let id):
                 guard var entry = entries[id] else { continue }
-                let record = self.record(of: &entry, id: id, read: read)
+                let record = self.record(of: entry, id: id, read: read)
                 let isFinal = record.state.isFinal
                 if isFinal {
                     stack.append(.exit(id, record))
@@ -153,7 +150,7 @@ package struct WireTreeWalker {
         while let (id, inherited, isExit) = stack.popLast() {
             guard var entry = entries[id] else { continue }
             if isExit {
-                var record = self.record(of: &entry, id: id, read: read)
+                var record = self.record(of: entry, id: id, read: read)
                 if !record.state.isFinal, let inherited {
                     record.state = inherited
                     if inherited == .finished { record.isIndeterminate = false }
@@ -198,21 +195,13 @@ package struct WireTreeWalker {
 
     // MARK: Lines
 
-    /// The node's record, read now, with its ids, no time, and the pending count it stood for.
-    private func record(
-        of entry: inout Entry, id: Int, read: (Source) -> ProgressWireRecord
-    ) -> ProgressWireRecord {
+    /// The node's record, read now, with its ids, no time, and no share of a parent for the root.
+    private func record(of entry: Entry, id: Int, read: (Source) -> ProgressWireRecord) -> ProgressWireRecord {
         var record = read(.node(entry.node, depth: entry.depth))
         record.id = id
         record.parentID = entry.parentID
         record.time = nil
-        if entry.parentID == nil {
-            record.pendingUnitCount = 0
-        } else if record.pendingUnitCount == 0 {
-            record.pendingUnitCount = entry.pending
-        } else {
-            entry.pending = record.pendingUnitCount
-        }
+        if entry.parentID == nil { record.pendingUnitCount = 0 }
         return record
     }
 
