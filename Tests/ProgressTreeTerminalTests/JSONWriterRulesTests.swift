@@ -11,6 +11,18 @@ final class JSONWriterRulesTests: XCTestCase {
         makeTestRenderer(root, mode: .json, output: output, clock: clock)
     }
 
+    /// The sync tree in json mode, drawn once: its nodes, renderer, output, and how many writes that was.
+    private func drawnSyncTree(clock: ManualProgressClock = ManualProgressClock()) -> (
+        root: ProgressNode, first: ProgressNode, second: ProgressNode, renderer: TerminalRenderer,
+        output: VirtualTerminal, writes: Int
+    ) {
+        let (root, first, second) = makeSyncTree()
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeRenderer(root, output: output, clock: clock)
+        renderer.drawFrame()
+        return (root, first, second, renderer, output, output.writes.count)
+    }
+
     /// The records written since `offset` writes.
     private func records(_ output: VirtualTerminal, after offset: Int = 0) throws -> [ProgressWireRecord] {
         try output.writes.dropFirst(offset).joined().split(separator: "\n").map {
@@ -24,10 +36,7 @@ final class JSONWriterRulesTests: XCTestCase {
     }
 
     func test_the_roots_final_line_comes_after_the_last_lines_of_children_that_finish_with_it() throws {
-        let (root, first, second) = makeSyncTree()
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeRenderer(root, output: output)
-        renderer.drawFrame()
+        let (_, first, second, renderer, output, _) = drawnSyncTree()
         first.completedUnitCount = 10
         second.completedUnitCount = 10
         renderer.stop()
@@ -40,12 +49,8 @@ final class JSONWriterRulesTests: XCTestCase {
     /// A finished child is written once: it left its parent (its pending count reads 0 there), and no
     /// later frame writes its line again.
     func test_a_finished_child_is_written_once() throws {
-        let (root, first, _) = makeSyncTree()
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let clock = ManualProgressClock()
-        let renderer = makeRenderer(root, output: output, clock: clock)
-        renderer.drawFrame()
-        let before = output.writes.count
+        let (_, first, _, renderer, output, before) = drawnSyncTree(clock: clock)
         first.completedUnitCount = 10
         for _ in 0..<3 {
             clock.advance(by: .milliseconds(100))
@@ -96,11 +101,7 @@ final class JSONWriterRulesTests: XCTestCase {
 
     /// Cancelling the root: each named child's last line says cancelled, before the root's.
     func test_cancelling_the_root_writes_the_cancelled_children_before_the_roots_final_line() throws {
-        let (root, first, _) = makeSyncTree()
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeRenderer(root, output: output)
-        renderer.drawFrame()
-        let before = output.writes.count
+        let (root, first, _, renderer, output, before) = drawnSyncTree()
         first.completedUnitCount = 4
         root.cancel()
         renderer.drawFrame()
@@ -114,11 +115,7 @@ final class JSONWriterRulesTests: XCTestCase {
     /// `stop()` with the root still running writes what changed, and nothing after: the stream did not end
     /// normally (a reader fails its mirror).
     func test_stop_with_the_root_running_writes_what_changed_and_then_nothing() throws {
-        let (root, first, _) = makeSyncTree()
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeRenderer(root, output: output)
-        renderer.drawFrame()
-        let before = output.writes.count
+        let (_, first, _, renderer, output, before) = drawnSyncTree()
         first.completedUnitCount = 5
         renderer.stop()
         XCTAssertEqual(summary(try records(output, after: before)), ["1 - running Sync", "2 1 running a.txt"])

@@ -52,6 +52,20 @@ final class WireWriterRulesTests: XCTestCase {
         return root
     }
 
+    /// "Album" over "IMG_0001.jpg" (1 of 2 units) over "download" (9 of 10), published once; that walk's
+    /// records.
+    private func publishedPhoto() throws -> (
+        root: ProgressNode, photo: ProgressNode, download: ProgressNode, publisher: ProgressPublisher,
+        written: WrittenLines, first: [ProgressWireRecord]
+    ) {
+        let root = album(total: 2)
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        let download = node("download", total: 100, parent: photo, pending: 9)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        return (root, photo, download, publisher, written, try written.taken())
+    }
+
     func test_a_child_that_appears_and_fails_between_two_walks_is_named_with_its_reason() throws {
         let root = album(total: 10)
         let (publisher, written) = makePublisher(root)
@@ -133,14 +147,8 @@ final class WireWriterRulesTests: XCTestCase {
     /// Cancelling the root: each named node's last line says cancelled, children before parents, the root
     /// last; a child the stream never named is counted in `cancelledBelow`, not written.
     func test_cancelling_the_root_ends_each_named_node_cancelled_before_its_parent() throws {
-        let root = album(total: 2)
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        let download = node("download", total: 100, parent: photo, pending: 9)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        XCTAssertEqual(
-            summary(try written.taken()),
-            ["1 - running Album", "2 1 running IMG_0001.jpg", "3 2 running download"])
+        let (root, _, download, publisher, written, first) = try publishedPhoto()
+        XCTAssertEqual(summary(first), ["1 - running Album", "2 1 running IMG_0001.jpg", "3 2 running download"])
         _ = node("IMG_0002.jpg", total: 10, parent: root)
         root.cancel()
         publisher.publishChanges()
@@ -156,12 +164,7 @@ final class WireWriterRulesTests: XCTestCase {
     /// A cancelled node stays among its parent's children: it is read on, and its line written when it
     /// changes, while its parent runs.
     func test_a_cancelled_child_is_read_on_while_it_stays_in_the_tree() throws {
-        let root = album(total: 2)
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        let download = node("download", total: 100, parent: photo, pending: 9)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
+        let (_, photo, download, publisher, written, _) = try publishedPhoto()
         photo.cancel()
         publisher.publishChanges()
         XCTAssertEqual(

@@ -64,19 +64,22 @@ package struct WireTreeWalker {
         entries[id]?.node
     }
 
-    /// One walk: the records to write now, in order. With `ending`, the stream ends with this walk
-    /// (`ProgressPublisher.finish()`, `TerminalRenderer.stop()`): when the root is final, its final line is
-    /// written last. After the stream ended, a walk returns nothing.
+    /// One walk: the records to write now, in order. A walk that finds the root final ends the stream
+    /// with the root's final line; with `ending` (`ProgressPublisher.finish()`, `TerminalRenderer.stop()`),
+    /// the stream ends with this walk whatever the root's state. After the stream ended, a walk returns
+    /// nothing.
     package mutating func walk(
         ending: Bool, read: (Source) -> ProgressWireRecord
     ) -> [ProgressWireRecord] {
         guard !hasEnded else { return [] }
         var output: [ProgressWireRecord] = []
-        if Self.outcome(of: entries[1]!.node) != nil {
+        // Read once: the root's state decides the walk, and a root found running is written as read.
+        let root = record(of: entries[1]!, id: 1, read: read)
+        if root.state.isFinal {
             writeLastLines(from: 1, inherited: nil, read: read, into: &output)
             hasEnded = true
         } else {
-            follow(read: read, into: &output)
+            follow(root: root, read: read, into: &output)
             hasEnded = ending
         }
         return output
@@ -86,7 +89,9 @@ package struct WireTreeWalker {
 
     /// The walk of a stream that goes on: reads every named node still among its parent's children, names
     /// new ones, and writes the last lines of those that left.
-    private mutating func follow(read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]) {
+    private mutating func follow(
+        root: ProgressWireRecord, read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]
+    ) {
         enum Step {
             case enter(Int)
             /// The node's final line, written after its children's.
@@ -102,7 +107,7 @@ package struct WireTreeWalker {
                 }
             case .enter(let id):
                 guard var entry = entries[id] else { continue }
-                let record = self.record(of: entry, id: id, read: read)
+                let record = id == 1 ? root : self.record(of: entry, id: id, read: read)
                 let isFinal = record.state.isFinal
                 if isFinal {
                     stack.append(.exit(id, record))
