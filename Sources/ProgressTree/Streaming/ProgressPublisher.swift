@@ -9,7 +9,7 @@ import Synchronization
 /// let publisher = ProgressPublisher(job, fileDescriptor: socket)
 /// publisher.start()
 /// try await runJob(job)
-/// publisher.finish()      // the final state of every node, then stops
+/// publisher.finish()      // the final state of every node named, the root's last, then stops
 /// ```
 ///
 /// The publisher reads the tree the way `TerminalRenderer`'s json mode does, by the same rules
