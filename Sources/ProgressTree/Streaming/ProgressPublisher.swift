@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Publishes a node's subtree as wire-format lines (`Docs/WireFormat.md`) to a byte sink — a pipe, a
 /// socket, any file descriptor — and applies the commands that come back, so that another process can
@@ -50,7 +49,7 @@ public final class ProgressPublisher: Sendable {
     private let options: Options
     private let sink: @Sendable ([UInt8]) -> Bool
     private let commandDescriptor: Int32?
-    private let state: Mutex<PublisherState>
+    private let state: Lock<PublisherState>
     private let queue = DispatchQueue(label: "ProgressTree.publisher")
 
     /// Creates a publisher of the tree below `root` that writes to `fileDescriptor` and, if given, reads
@@ -75,7 +74,7 @@ public final class ProgressPublisher: Sendable {
         self.options = options
         self.sink = write
         self.commandDescriptor = commandDescriptor
-        self.state = Mutex(PublisherState(root: root, maximumDepth: options.maximumDepth))
+        self.state = Lock(PublisherState(root: root, maximumDepth: options.maximumDepth))
     }
 
     /// A publisher for `root` on the descriptor(s) named by `PROGRESSTREE_FD`, if this process was started
