@@ -66,7 +66,9 @@ final class WireWriterRulesTests: XCTestCase {
         return (root, photo, download, publisher, written, try written.taken())
     }
 
-    func test_a_child_that_appears_and_fails_between_two_walks_is_named_with_its_reason() throws {
+    /// The child, with its reason, and below it the download its failure cancelled, both from what the
+    /// parent kept: the first line of each is its last.
+    func test_a_child_that_appears_and_fails_between_two_walks_is_named_with_its_reason_and_what_it_cancelled() throws {
         let root = album(total: 10)
         let (publisher, written) = makePublisher(root)
         publisher.publishChanges()
@@ -78,18 +80,23 @@ final class WireWriterRulesTests: XCTestCase {
         photo.fail(Numbered(number: 4))
         publisher.publishChanges()
         let records = try written.taken()
-        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0004.jpg"])
-        let line = try XCTUnwrap(records.last)
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0004.jpg", "3 2 cancelled download"])
+        let line = try XCTUnwrap(records.dropFirst().first)
         XCTAssertEqual(line.failureReason, "failure 4")
         XCTAssertEqual(line.pendingUnitCount, 1)
         XCTAssertEqual(line.completedUnitCount, 4)
         XCTAssertEqual(line.totalUnitCount, 10)
         XCTAssertEqual(line.fractionCompleted, 0.7)  // (4 + 6 × 0.5) / 10, as it failed
-        XCTAssertEqual(line.cancelledBelow, 1, "its download, never named: counted, not written")
+        XCTAssertEqual(line.cancelledBelow, 1)
+        let cancelled = try XCTUnwrap(records.last)
+        XCTAssertEqual(cancelled.failureReason, nil)
+        XCTAssertEqual(cancelled.pendingUnitCount, 6)
+        XCTAssertEqual(cancelled.completedUnitCount, 50)
+        XCTAssertEqual(cancelled.totalUnitCount, 100)
         XCTAssertEqual(records.first?.failedBelow, 1)
         XCTAssertEqual(records.first?.cancelledBelow, 1)
         publisher.publishChanges()
-        XCTAssertEqual(try written.taken(), [], "its first line was its last")
+        XCTAssertEqual(try written.taken(), [], "the first line of each was its last")
     }
 
     func test_a_named_child_that_fails_is_written_failed_once() throws {
@@ -145,8 +152,8 @@ final class WireWriterRulesTests: XCTestCase {
     }
 
     /// Cancelling the root: each named node's last line says cancelled, children before parents, the root
-    /// last; a child the stream never named is counted in `cancelledBelow`, not written.
-    func test_cancelling_the_root_ends_each_named_node_cancelled_before_its_parent() throws {
+    /// last; a child no walk saw yet is named then, cancelled, before the root's final line.
+    func test_cancelling_the_root_ends_each_node_cancelled_before_its_parent() throws {
         let (root, _, download, publisher, written, first) = try publishedPhoto()
         XCTAssertEqual(summary(first), ["1 - running Album", "2 1 running IMG_0001.jpg", "3 2 running download"])
         _ = node("IMG_0002.jpg", total: 10, parent: root)
@@ -154,7 +161,8 @@ final class WireWriterRulesTests: XCTestCase {
         publisher.publishChanges()
         let records = try written.taken()
         XCTAssertEqual(
-            summary(records), ["3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "1 - cancelled Album"])
+            summary(records),
+            ["3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "4 1 cancelled IMG_0002.jpg", "1 - cancelled Album"])
         XCTAssertEqual(records.last?.cancelledBelow, 3)
         download.completedUnitCount = 50
         publisher.finish()
@@ -177,9 +185,9 @@ final class WireWriterRulesTests: XCTestCase {
         XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 20)
     }
 
-    /// A node whose first line is final names no child: the failed child of a node that itself appeared
-    /// and failed between two walks is counted in that node's `failedBelow`, not written.
-    func test_a_failed_child_below_a_node_first_written_failed_is_counted_not_named() throws {
+    /// The failed child of a node that itself appeared and failed between two walks is named below it,
+    /// with its reason, from what that node kept.
+    func test_the_failed_child_of_a_child_that_appears_and_fails_between_two_walks_is_named_below_it() throws {
         let root = album(total: 2)
         let (publisher, written) = makePublisher(root)
         publisher.publishChanges()
@@ -189,9 +197,93 @@ final class WireWriterRulesTests: XCTestCase {
         photo.fail(Numbered(number: 2))
         publisher.publishChanges()
         let records = try written.taken()
-        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
-        XCTAssertEqual(records.last?.failedBelow, 1)
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 failed download"])
+        XCTAssertEqual(records.map(\.failureReason), [nil, "failure 2", "failure 1"])
+        XCTAssertEqual(records.dropFirst().first?.failedBelow, 1)
         XCTAssertEqual(records.first?.failedBelow, 2)
+    }
+
+    /// Of the nodes below a child that appears and fails between two walks, the parent keeps the first 64.
+    func test_of_70_nodes_below_a_child_that_appears_and_fails_the_first_64_are_named_cancelled() throws {
+        let root = album(total: 2)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        let photo = node("IMG_0001.jpg", total: 70, parent: root)
+        for index in 0..<70 { _ = node("part \(index)", total: 1, parent: photo) }
+        photo.fail(Numbered(number: 1))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(records.first?.cancelledBelow, 70)
+        XCTAssertEqual(summary(records).prefix(3), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 cancelled part 0"])
+        XCTAssertEqual(records.dropFirst(2).map(\.label), (0..<64).map { "part \($0)" })
+        XCTAssertEqual(Set(records.dropFirst(2).map(\.state)), [.cancelled])
+        XCTAssertEqual(Set(records.dropFirst(2).map(\.parentID)), [2])
+    }
+
+    /// A node first read cancelled is named, and so is every node below it, its first line before theirs.
+    func test_a_child_first_read_cancelled_is_named_with_the_nodes_below_it() throws {
+        let root = album(total: 2)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        _ = node("download", total: 100, parent: photo, pending: 9)
+        photo.cancel()
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg", "3 2 cancelled download"])
+        XCTAssertEqual(records.first?.cancelledBelow, 2)
+        publisher.publishChanges()
+        XCTAssertEqual(try written.taken(), [])
+    }
+
+    /// A child added to a cancelled node is cancelled as it attaches, and named: then the cancelled node's
+    /// line, which counts it, after it.
+    func test_a_child_added_to_a_named_cancelled_node_is_named_cancelled() throws {
+        let (root, photo, _, publisher, written, _) = try publishedPhoto()
+        photo.cancel()
+        publisher.publishChanges()
+        _ = try written.taken()
+        _ = node("filter", total: 8, parent: photo)
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "4 2 cancelled filter", "2 1 cancelled IMG_0001.jpg"])
+        XCTAssertEqual(records.map(\.cancelledBelow), [3, 0, 2])
+        XCTAssertEqual(root.descendantOutcomes.cancelledCount, 3)
+    }
+
+    /// A named cancelled node whose counts then finish it leaves its parent as a finished one does (its
+    /// units credited), and its last line says cancelled, as it was counted.
+    func test_a_named_cancelled_child_that_finishes_ends_cancelled_with_its_counts() throws {
+        let (_, photo, _, publisher, written, _) = try publishedPhoto()
+        photo.cancel()
+        publisher.publishChanges()
+        _ = try written.taken()
+        photo.completedUnitCount = 10
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg"], "the download's line did not change")
+        XCTAssertEqual(records.last?.completedUnitCount, 10)
+        XCTAssertEqual(records.first?.completedUnitCount, 1, "its units credited to its parent")
+        XCTAssertEqual(records.first?.cancelledBelow, 2)
+    }
+
+    /// A cancelled node that finishes between two walks left its parent as finished ones do, unseen: it is
+    /// counted in `cancelledBelow` and its units in its parent's count, and it has no line.
+    func test_a_child_cancelled_and_finished_between_two_walks_is_counted_not_named() throws {
+        let root = album(total: 2)
+        let (publisher, written) = makePublisher(root)
+        publisher.publishChanges()
+        _ = try written.taken()
+        let quick = node("quick", total: 1, parent: root)
+        quick.cancel()
+        quick.completedUnitCount = 1
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album"])
+        XCTAssertEqual(records.first?.cancelledBelow, 1)
+        XCTAssertEqual(records.first?.completedUnitCount, 1)
     }
 
     /// A parent keeps its last 64 failed children: more failing between two walks leave the oldest unnamed.
@@ -209,10 +301,11 @@ final class WireWriterRulesTests: XCTestCase {
         XCTAssertEqual(records.dropFirst().map(\.id), Array(2..<66))
     }
 
-    /// Children fail on another thread while walks run: each is named once, failed, with its reason,
-    /// whether a walk saw it among its parent's children or only in what its parent kept. The failing
-    /// thread lets two walks run after every 16 failures, so that no more than 64 fail between two walks.
-    func test_children_failing_while_walks_run_are_each_named_failed_once() throws {
+    /// Children fail on another thread while walks run: each is named once, failed, with its reason, and
+    /// the part below it cancelled, whether a walk saw them among their parent's children or only in what
+    /// the parent kept. The failing thread lets two walks run after every 16 failures, so that no more
+    /// than 64 fail between two walks.
+    func test_children_failing_while_walks_run_are_each_named_failed_once_with_what_they_cancelled() throws {
         let count = 400
         let root = album(total: Int64(count))
         let (publisher, written) = makePublisher(root)
@@ -223,6 +316,7 @@ final class WireWriterRulesTests: XCTestCase {
             for index in 0..<count {
                 let child = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
                 child.completedUnitCount = 1
+                _ = ProgressNode(totalUnitCount: 2, parent: child, pendingUnitCount: 1)
                 child.fail(Numbered(number: index))
                 if index % 16 == 15 {
                     let seen = walks.count
@@ -237,12 +331,40 @@ final class WireWriterRulesTests: XCTestCase {
         }
         publisher.publishChanges()
         var last: [Int: ProgressWireRecord] = [:]
-        for record in try written.taken() { last[record.id] = record }
+        var repeated: [String] = []
+        for record in try written.taken() {
+            if last[record.id]?.line == record.line { repeated.append(record.line) }
+            last[record.id] = record
+        }
+        XCTAssertEqual(repeated, [])
         let failed = last.values.filter { $0.state == .failed }
         XCTAssertEqual(failed.count, count)
         XCTAssertEqual(Set(failed.compactMap(\.failureReason)), Set((0..<count).map { "failure \($0)" }))
         XCTAssertEqual(Set(failed.map(\.pendingUnitCount)), [1])
         XCTAssertEqual(last[1]?.failedBelow, count)
+        let cancelled = last.values.filter { $0.state == .cancelled }
+        XCTAssertEqual(cancelled.count, count)
+        XCTAssertEqual(Set(cancelled.map { last[$0.parentID ?? 0]?.state }), [.failed])
+        XCTAssertEqual(last[1]?.cancelledBelow, count)
+    }
+
+    /// Below the depth limit nothing is named, also from what a failed child kept: it is counted only.
+    func test_below_the_maximum_depth_the_nodes_a_failure_cancelled_are_counted_not_named() throws {
+        let root = album(total: 2)
+        var options = ProgressPublisher.Options()
+        options.publishesOnTimer = false
+        options.maximumDepth = 1
+        let written = WrittenLines()
+        let publisher = ProgressPublisher(root, options: options, write: written.append)
+        publisher.publishChanges()
+        _ = try written.taken()
+        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        _ = node("download", total: 100, parent: photo, pending: 9)
+        photo.fail(Numbered(number: 1))
+        publisher.publishChanges()
+        let records = try written.taken()
+        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
+        XCTAssertEqual(records.map(\.cancelledBelow), [1, 1])
     }
 
     func test_below_the_maximum_depth_no_node_is_named_and_failures_are_counted() throws {

@@ -2,32 +2,35 @@
 /// `Docs/WireFormat.md`, in one place for `ProgressPublisher` and `TerminalRenderer`'s json mode, which
 /// differ only in how they read a node into a record (`read`) and what they do with the records.
 ///
-/// A walk reads the named nodes (those that had a line) and the live children of those that are not
-/// final, down to `maximumDepth`, and returns the records to write, in order, with their ids and parents
-/// set and without `time`. The rules it keeps:
-/// - A node's first line comes before the lines of its children. A node is named only below a node whose
-///   last line is not final: a live child when it is first seen below a parent whose line is not final, a
-///   failed child that left its parent before a walk saw it from the parent's `failedChildren`.
+/// A walk reads the named nodes (those that had a line) and their live children, down to `maximumDepth`,
+/// and returns the records to write, in order, with their ids and parents set and without `time`. The
+/// rules it keeps:
+/// - Every node found is named: a live child below a named node, whatever either's state; a failed child
+///   that left its parent before a walk saw it, from the parent's `failedChildren`, and the nodes below it
+///   that the child's failure left (`FailedChild.descendants`, their state `cancelled` unless final). The
+///   one exception: below a root first read final nothing is named (its line is the stream's last).
+/// - A node's first line comes before the lines of its children, final or not. Later, a line that is not
+///   final comes before the lines of that node's children in the walk, a final one after them.
 /// - No line equals the node's previous line (`time` is not in the comparison: records carry none here).
 /// - A named node is read at every walk while it stays among its parent's children. One that left them
 ///   (finished or failed) gets its last line at the next walk, after those of its named descendants, and
 ///   is let go; so does each named descendant, whose state, if still running or paused, is written as its
 ///   nearest ended ancestor's outcome: `finished` below a finished node, `cancelled` below a cancelled or
 ///   failed one.
-/// - In a walk, a final line comes after the lines of that node's named children, a line that is not
-///   final before them.
 /// - The root's final line ends the stream: the first walk that finds the root final writes the last line
 ///   of every named node, then the root's line (read after theirs); no walk writes anything after it.
 ///
-/// Invariants: every named node with an id is held (`entries[id].node`) until its last line was written;
-/// ids are never reused; `ids` holds exactly the nodes of `entries`.
+/// Invariants: every named node with an id is held (`entries[id].node`) until its last line was written
+/// (a failed child named from `failedChildren`, and the nodes below it, get their one line at once and
+/// are not held); ids are never reused; `ids` holds exactly the nodes of `entries`.
 package struct WireTreeWalker {
     /// What a writer reads to make a record.
     package enum Source {
         /// A node of the tree, `depth` levels below the root.
         case node(ProgressNode, depth: Int)
-        /// A failed child that left its parent before a walk named it: its record as it left
-        /// (`ProgressNode.FailedChild.record`), `depth` levels below the root.
+        /// A node that left the tree before a walk named it: a failed child
+        /// (`ProgressNode.FailedChild.record`) or a node below one (`DepartedDescendant.record`), its
+        /// record as the failure left it, `depth` levels below the root.
         case departed(ProgressWireRecord, depth: Int)
     }
 
@@ -37,7 +40,6 @@ package struct WireTreeWalker {
         let depth: Int
         /// The last line written, `time` null; `nil` before the first.
         var lastLine: String?
-        var lastState: ProgressWireRecord.State?
         /// The named children, in the order they were named.
         var childIDs: [Int] = []
         /// Where the next look at `failedChildren` starts.
@@ -109,11 +111,9 @@ package struct WireTreeWalker {
                 guard var entry = entries[id] else { continue }
                 let record = id == 1 ? root : self.record(of: entry, id: id, read: read)
                 let isFinal = record.state.isFinal
-                if isFinal {
-                    stack.append(.exit(id, record))
-                } else {
-                    write(record, of: &entry, into: &output)
-                }
+                // A first line comes before the children's, final or not (a node first seen cancelled).
+                if entry.lastLine == nil || !isFinal { write(record, of: &entry, into: &output) }
+                if isFinal { stack.append(.exit(id, record)) }
                 guard entry.depth < maximumDepth else {
                     entries[id] = entry
                     continue
@@ -121,17 +121,9 @@ package struct WireTreeWalker {
                 // Listed before `failedChildren` is read: a child that failed since is in one or both.
                 var liveIDs: [Int] = []
                 for child in entry.node.children {
-                    if let known = ids[ObjectIdentifier(child)] {
-                        liveIDs.append(known)
-                    } else if !isFinal {
-                        lastID += 1
-                        ids[ObjectIdentifier(child)] = lastID
-                        entries[lastID] = Entry(node: child, parentID: id, depth: entry.depth + 1)
-                        liveIDs.append(lastID)
-                    }
+                    liveIDs.append(ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1))
                 }
-                let namesFailedChildren = entry.lastState.map { !$0.isFinal } ?? false
-                nameFailedChildren(of: &entry, id: id, naming: namesFailedChildren, read: read, into: &output)
+                nameFailedChildren(of: &entry, id: id, read: read, into: &output)
                 let live = Set(liveIDs)
                 let left = entry.childIDs.filter { !live.contains($0) }
                 entry.childIDs = liveIDs
@@ -145,8 +137,9 @@ package struct WireTreeWalker {
     }
 
     /// Writes the last lines of the named subtree at `top` (its descendants' first, then its own) and lets
-    /// go of it. A node still running or paused is written as `inherited`, or as the outcome of its nearest
-    /// ended ancestor in the subtree.
+    /// go of it, naming on the way the children no walk named yet (each with its first line at once). A
+    /// node still running or paused is written as `inherited`, or as the outcome of its nearest ended
+    /// ancestor in the subtree.
     private mutating func writeLastLines(
         from top: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord,
         into output: inout [ProgressWireRecord]
@@ -155,47 +148,82 @@ package struct WireTreeWalker {
         while let (id, inherited, isExit) = stack.popLast() {
             guard var entry = entries[id] else { continue }
             if isExit {
-                var record = self.record(of: entry, id: id, read: read)
-                if !record.state.isFinal, let inherited {
-                    record.state = inherited
-                    if inherited == .finished { record.isIndeterminate = false }
-                }
-                write(record, of: &entry, into: &output)
+                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
                 entries[id] = nil
                 ids[ObjectIdentifier(entry.node)] = nil
                 continue
             }
-            if entry.depth < maximumDepth {
-                let namesFailedChildren = entry.lastState.map { !$0.isFinal } ?? false
-                nameFailedChildren(of: &entry, id: id, naming: namesFailedChildren, read: read, into: &output)
-                entries[id] = entry
+            // A node named in this pass gets its first line before its children's. A root without a line
+            // (first read final) names nothing: its line is the stream's last.
+            if entry.lastLine == nil, id != 1 {
+                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
             }
+            if entry.depth < maximumDepth, entry.lastLine != nil {
+                for child in entry.node.children where ids[ObjectIdentifier(child)] == nil {
+                    entry.childIDs.append(name(child, parentID: id, depth: entry.depth + 1))
+                }
+                nameFailedChildren(of: &entry, id: id, read: read, into: &output)
+            }
+            entries[id] = entry
             let below = Self.outcome(of: entry.node).map { $0 == .finished ? .finished : .cancelled } ?? inherited
             stack.append((id, inherited, true))
             for child in entry.childIDs.reversed() { stack.append((child, below, false)) }
         }
     }
 
-    /// Reads `failedChildren` of the node `id` from where the last look stopped and, when `naming`, names
-    /// each one no walk named (a named one gets its last line from its parent's walk): its first line is
-    /// its last.
+    /// Reads `failedChildren` of the node `id` from where the last look stopped, and names each one no
+    /// walk named (a named one gets its last line from its parent's walk) with the nodes below it, down to
+    /// `maximumDepth`: the first line of each is its last.
     private mutating func nameFailedChildren(
-        of entry: inout Entry, id: Int, naming: Bool, read: (Source) -> ProgressWireRecord,
-        into output: inout [ProgressWireRecord]
+        of entry: inout Entry, id: Int, read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]
     ) {
         let (children, next) = entry.node.failedChildren(since: entry.failedChildrenCursor)
         entry.failedChildrenCursor = next
-        guard naming else { return }
         for child in children {
             // Alive and named: held by this walker. Released: it was never named (a named node is held).
             if let node = child.node, ids[ObjectIdentifier(node)] != nil { continue }
-            lastID += 1
-            var record = read(.departed(child.record, depth: entry.depth + 1))
-            record.id = lastID
-            record.parentID = id
-            record.time = nil
-            output.append(record)
+            let depth = entry.depth + 1
+            let childID = writeDeparted(child.record, parentID: id, depth: depth, read: read, into: &output)
+            // The id and depth of each descendant written, by its index; nil below the depth limit.
+            var named: [(id: Int, depth: Int)?] = []
+            named.reserveCapacity(child.descendants.count)
+            for descendant in child.descendants {
+                let parent =
+                    descendant.parentIndex < 0
+                    ? (childID, depth) : named.indices.contains(descendant.parentIndex) ? named[descendant.parentIndex] : nil
+                guard let parent, parent.depth < maximumDepth else {
+                    named.append(nil)
+                    continue
+                }
+                var record = descendant.record
+                // Below a failed node: cancelled, as a named node's last line (the failure cancelled it).
+                if !record.state.isFinal { record.state = .cancelled }
+                let descendantID = writeDeparted(record, parentID: parent.id, depth: parent.depth + 1, read: read, into: &output)
+                named.append((descendantID, parent.depth + 1))
+            }
         }
+    }
+
+    /// Names a node that already left the tree with its one line; returns its id.
+    private mutating func writeDeparted(
+        _ departed: ProgressWireRecord, parentID: Int, depth: Int, read: (Source) -> ProgressWireRecord,
+        into output: inout [ProgressWireRecord]
+    ) -> Int {
+        lastID += 1
+        var record = read(.departed(departed, depth: depth))
+        record.id = lastID
+        record.parentID = parentID
+        record.time = nil
+        output.append(record)
+        return lastID
+    }
+
+    /// Gives `node` an id and holds it: named, its first line to be written in this walk.
+    private mutating func name(_ node: ProgressNode, parentID: Int, depth: Int) -> Int {
+        lastID += 1
+        ids[ObjectIdentifier(node)] = lastID
+        entries[lastID] = Entry(node: node, parentID: parentID, depth: depth)
+        return lastID
     }
 
     // MARK: Lines
@@ -210,12 +238,23 @@ package struct WireTreeWalker {
         return record
     }
 
+    /// The node's record read now, with `inherited` as its state if it is still running or paused.
+    private func lastRecord(
+        of entry: Entry, id: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord
+    ) -> ProgressWireRecord {
+        var record = self.record(of: entry, id: id, read: read)
+        if !record.state.isFinal, let inherited {
+            record.state = inherited
+            if inherited == .finished { record.isIndeterminate = false }
+        }
+        return record
+    }
+
     /// Appends `record` unless it equals the node's last line.
     private func write(_ record: ProgressWireRecord, of entry: inout Entry, into output: inout [ProgressWireRecord]) {
         let line = record.line
         guard line != entry.lastLine else { return }
         entry.lastLine = line
-        entry.lastState = record.state
         output.append(record)
     }
 
