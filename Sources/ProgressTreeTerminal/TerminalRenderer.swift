@@ -66,8 +66,11 @@ public final class TerminalRenderer: Sendable {
         public var plainStep = 0.1
         /// Plain mode: a progress line at least this often while a node moves.
         public var plainInterval: Duration = .seconds(5)
-        /// Plain and json modes: the deepest level reported (0 = the root only).
-        public var logDepth = 1
+        /// Plain and json modes: the deepest level reported (0 = the root only); the nodes below it are only
+        /// counted, in their ancestors' lines (`failedBelow`, `cancelledBelow`, the counts). `nil` (the
+        /// default): each mode's own, 1 in plain mode (the root and its children), the whole tree in json
+        /// mode (a program reading it wants every node; a frame writes only the lines that changed).
+        public var logDepth: Int? = nil
         /// Whether the renderer draws from its own timer. When `false`, call `drawFrame()` yourself.
         public var drawsOnTimer = true
         /// The terminal size to assume when the output does not report one.
@@ -156,8 +159,8 @@ public final class TerminalRenderer: Sendable {
                 mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
                 layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
-                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth),
-                json: JSONLineComposer(root: root, maximumDepth: options.logDepth)))
+                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.plainLogDepth),
+                json: JSONLineComposer(root: root, maximumDepth: options.logDepth ?? .max)))
     }
 
     deinit {
@@ -296,7 +299,9 @@ public final class TerminalRenderer: Sendable {
                 ? state.mirror.update(rowLimit: capacity, reservesMoreLine: true) { node, depth, _ in
                     NodeReader.content(of: node, depth: depth)
                 }
-                : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
+                : state.mirror.update(
+                    depthLimit: options.plainLogDepth, reportsCollapsedChildren: true, reportsDepartedFailures: true
+                ) {
                     node, depth, _ in NodeReader.content(of: node, depth: depth)
                 }
             state.tick += 1
@@ -380,4 +385,9 @@ struct RendererState {
     var continuations = SignalRestoration.continuations.load(ordering: .relaxed)
     var timer: (any DispatchSourceTimer)?
     var resizeSource: (any DispatchSourceSignal)?
+}
+
+extension TerminalRenderer.Options {
+    /// Plain mode's deepest level: `logDepth`, 1 when not set.
+    var plainLogDepth: Int { logDepth ?? 1 }
 }

@@ -82,6 +82,67 @@ final class JSONWriterRulesTests: XCTestCase {
         XCTAssertEqual(records.dropFirst().first?.failedBelow, 1)
     }
 
+    /// Below a child that appears and fails between two frames, the download its failure cancelled is
+    /// named too, cancelled, its label cleaned of control characters.
+    func test_the_nodes_a_failure_cancelled_below_a_child_that_appears_and_fails_are_named_cancelled() throws {
+        let root = makeRoot("Import", total: 4)
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeRenderer(root, output: output)
+        renderer.drawFrame()
+        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0004.jpg"
+        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
+        download.localizedDescription = "down\u{7}load"
+        download.completedUnitCount = 50
+        photo.fail(Reason(description: "gone"))
+        renderer.drawFrame()
+        let records = try records(output)
+        XCTAssertEqual(
+            summary(records),
+            ["1 - running Import", "1 - running Import", "2 1 failed IMG_0004.jpg", "3 2 cancelled down load"])
+        XCTAssertEqual(records.last?.fractionCompleted, 0.5)
+        XCTAssertEqual(records.last?.pendingUnitCount, 10)
+        XCTAssertEqual(records.dropFirst().first?.cancelledBelow, 1)
+    }
+
+    /// Json mode names the whole tree by default: a program reading it wants every node.
+    func test_json_mode_names_every_level_of_the_tree_by_default() throws {
+        let root = makeRoot("Import", total: 1)
+        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0001.jpg"
+        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
+        download.localizedDescription = "download"
+        let chunk = ProgressNode(totalUnitCount: 1, parent: download, pendingUnitCount: 1)
+        chunk.localizedDescription = "chunk"
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeRenderer(root, output: output)
+        renderer.drawFrame()
+        XCTAssertEqual(
+            summary(try records(output)),
+            ["1 - running Import", "2 1 running IMG_0001.jpg", "3 2 running download", "4 3 running chunk"])
+    }
+
+    /// `logDepth`, when set, limits json mode: the nodes below it are counted only, in their ancestors'
+    /// lines.
+    func test_an_explicit_log_depth_limits_json_mode_and_the_nodes_below_it_are_counted_only() throws {
+        let root = makeRoot("Import", total: 1)
+        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0001.jpg"
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let renderer = makeTestRenderer(root, mode: .json, output: output) { $0.logDepth = 1 }
+        renderer.drawFrame()
+        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
+        download.localizedDescription = "download"
+        renderer.drawFrame()
+        download.fail(Reason(description: "gone"))
+        renderer.drawFrame()
+        let records = try records(output)
+        XCTAssertEqual(
+            summary(records),
+            ["1 - running Import", "2 1 running IMG_0001.jpg", "1 - running Import", "2 1 running IMG_0001.jpg"])
+        XCTAssertEqual(records.map(\.failedBelow), [0, 0, 1, 1])
+    }
+
     /// `start()` writes the root's first line at once, so that children failing before the first tick are
     /// named below it.
     func test_start_writes_the_roots_first_line_at_once() throws {
