@@ -352,6 +352,49 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(ProgressNode.discreteProgress(totalUnitCount: 1).failedChildren(since: 0).next, 0)
     }
 
+    /// With a failed child, its parent keeps the lines of the nodes below it as its failure left them, in
+    /// tree order: the failed children it had kept (with what was below those) before its cancelled
+    /// children, each with the index of its parent.
+    func test_a_failed_child_keeps_the_lines_of_the_nodes_below_it_as_its_failure_left_them() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let photo = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 9)
+        download.localizedDescription = "download"
+        let chunk = ProgressNode(totalUnitCount: 1, parent: download, pendingUnitCount: 1)
+        chunk.localizedDescription = "chunk"
+        let thumbnail = ProgressNode(totalUnitCount: 10, parent: photo, pendingUnitCount: 1)
+        thumbnail.localizedDescription = "thumbnail"
+        let resize = ProgressNode(totalUnitCount: 10, parent: thumbnail, pendingUnitCount: 1)
+        resize.localizedDescription = "resize"
+        thumbnail.fail(Numbered(number: 1))
+        download.completedUnitCount = 50
+        photo.fail(Numbered(number: 2))
+        let child = try XCTUnwrap(parent.failedChildren(since: 0).children.first)
+        XCTAssertEqual(child.record.cancelledBelow, 3, "resize, by the thumbnail's failure; download and chunk")
+        XCTAssertEqual(child.descendants.map(\.record.label), ["thumbnail", "resize", "download", "chunk"])
+        XCTAssertEqual(child.descendants.map(\.record.state), [.failed, .cancelled, .cancelled, .cancelled])
+        XCTAssertEqual(child.descendants.map(\.parentIndex), [-1, 0, -1, 2])
+        XCTAssertEqual(child.descendants.first?.record.failureReason, "failure 1")
+        XCTAssertEqual(child.descendants.dropFirst(2).first?.record.completedUnitCount, 50)
+    }
+
+    /// The lines kept below one failed child are bounded: the first 64 nodes, in tree order.
+    func test_a_failed_child_keeps_the_lines_of_at_most_64_nodes_below_it() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let photo = ProgressNode(totalUnitCount: 100, parent: parent, pendingUnitCount: 1)
+        for index in 0..<40 {
+            let part = ProgressNode(totalUnitCount: 1, parent: photo, pendingUnitCount: 1)
+            part.localizedDescription = "part \(index)"
+            ProgressNode(totalUnitCount: 1, parent: part, pendingUnitCount: 1).localizedDescription = "piece \(index)"
+        }
+        photo.fail(Numbered(number: 1))
+        let child = try XCTUnwrap(parent.failedChildren(since: 0).children.first)
+        XCTAssertEqual(child.record.cancelledBelow, 80)
+        XCTAssertEqual(child.descendants.count, 64)
+        XCTAssertEqual(
+            child.descendants.map(\.record.label), (0..<32).flatMap { ["part \($0)", "piece \($0)"] })
+    }
+
     // MARK: What each ancestor knows
 
     func test_every_ancestor_counts_the_failed_and_cancelled_descendants() {
