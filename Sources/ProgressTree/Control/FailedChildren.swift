@@ -92,6 +92,37 @@ extension ProgressNode {
     }
 }
 
+extension ProgressNode.FailedChild {
+    /// The nodes below this failed child, `depth` levels below a writer's root, down to `maximumDepth`
+    /// levels, in tree order: each record in a final state (one still running or paused is `cancelled`:
+    /// the failure cancelled it), its depth, and the index of its parent among those returned (-1: this
+    /// child).
+    package func descendants(
+        at depth: Int, downTo maximumDepth: Int
+    ) -> [(record: ProgressWireRecord, depth: Int, parentIndex: Int)] {
+        var kept: [(record: ProgressWireRecord, depth: Int, parentIndex: Int)] = []
+        // Where each of `descendants` went among those kept, by its index; nil below `maximumDepth`.
+        var keptIndex: [Int?] = []
+        keptIndex.reserveCapacity(descendants.count)
+        for descendant in descendants {
+            let parent: (index: Int, depth: Int)? =
+                descendant.parentIndex < 0
+                ? (-1, depth)
+                : keptIndex.indices.contains(descendant.parentIndex)
+                    ? keptIndex[descendant.parentIndex].map { ($0, kept[$0].depth) } : nil
+            guard let parent, parent.depth < maximumDepth else {
+                keptIndex.append(nil)
+                continue
+            }
+            var record = descendant.record
+            if !record.state.isFinal { record.state = .cancelled }
+            keptIndex.append(kept.count)
+            kept.append((record, parent.depth + 1, parent.index))
+        }
+        return kept
+    }
+}
+
 /// The last failed children of a node (guarded by the node's lock, in `OutcomeState`).
 struct FailedChildren {
     /// How many are kept: more than this many failures below one node between two walks of a writer

@@ -182,24 +182,12 @@ package struct WireTreeWalker {
         for child in children {
             // Alive and named: held by this walker. Released: it was never named (a named node is held).
             if let node = child.node, ids[ObjectIdentifier(node)] != nil { continue }
-            let depth = entry.depth + 1
-            let childID = writeDeparted(child.record, parentID: id, depth: depth, read: read, into: &output)
-            // The id and depth of each descendant written, by its index; nil below the depth limit.
-            var named: [(id: Int, depth: Int)?] = []
-            named.reserveCapacity(child.descendants.count)
-            for descendant in child.descendants {
-                let parent =
-                    descendant.parentIndex < 0
-                    ? (childID, depth) : named.indices.contains(descendant.parentIndex) ? named[descendant.parentIndex] : nil
-                guard let parent, parent.depth < maximumDepth else {
-                    named.append(nil)
-                    continue
-                }
-                var record = descendant.record
-                // Below a failed node: cancelled, as a named node's last line (the failure cancelled it).
-                if !record.state.isFinal { record.state = .cancelled }
-                let descendantID = writeDeparted(record, parentID: parent.id, depth: parent.depth + 1, read: read, into: &output)
-                named.append((descendantID, parent.depth + 1))
+            let childID = writeDeparted(child.record, parentID: id, depth: entry.depth + 1, read: read, into: &output)
+            var descendantIDs: [Int] = []
+            for descendant in child.descendants(at: entry.depth + 1, downTo: maximumDepth) {
+                let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
+                descendantIDs.append(
+                    writeDeparted(descendant.record, parentID: parentID, depth: descendant.depth, read: read, into: &output))
             }
         }
     }

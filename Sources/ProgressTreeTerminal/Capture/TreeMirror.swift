@@ -179,9 +179,9 @@ struct TreeMirror {
 
     /// Rows for the children of `node` that failed and left it since the last look, unseen: neither known
     /// (a known one that left gets its final line from `reconcileChildren`) nor in `listed`. Each is
-    /// followed by the nodes below it as its failure left them, down to `depthLimit`, still running ones
-    /// shown cancelled (its failure cancelled them). Must run before `reconcileChildren`, which forgets
-    /// the ids of known children that left.
+    /// followed by the nodes below it as its failure left them, down to `depthLimit` (cancelled, or
+    /// failed before it). Must run before `reconcileChildren`, which forgets the ids of known children
+    /// that left.
     private mutating func departedFailureRows(
         of id: Int, node: ProgressNode, listed: [ProgressNode], depth: Int, depthLimit: Int,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
@@ -200,21 +200,13 @@ struct TreeMirror {
             // Read as a seen failure is while the node is still alive; else as it left.
             let content = child.node.map { read($0, depth + 1, 0) } ?? NodeReader.content(departed: child.record, depth: depth + 1)
             rows.append(Row(id: childID, parentID: id, content: content))
-            // The id and depth of each descendant shown, by its index; nil below the depth limit.
-            var shown: [(id: Int, depth: Int)?] = []
-            for descendant in child.descendants {
-                let parent =
-                    descendant.parentIndex < 0
-                    ? (childID, depth + 1) : shown.indices.contains(descendant.parentIndex) ? shown[descendant.parentIndex] : nil
-                guard let parent, parent.depth < depthLimit else {
-                    shown.append(nil)
-                    continue
-                }
+            var descendantIDs: [Int] = []
+            for descendant in child.descendants(at: depth + 1, downTo: depthLimit) {
                 lastID += 1
-                var content = NodeReader.content(departed: descendant.record, depth: parent.depth + 1)
-                if content.status == .running || content.status == .paused { content.status = .cancelled }
-                rows.append(Row(id: lastID, parentID: parent.id, content: content))
-                shown.append((lastID, parent.depth + 1))
+                let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
+                rows.append(
+                    Row(id: lastID, parentID: parentID, content: NodeReader.content(departed: descendant.record, depth: descendant.depth)))
+                descendantIDs.append(lastID)
             }
         }
         return rows
