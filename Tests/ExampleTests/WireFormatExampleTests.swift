@@ -145,17 +145,27 @@ final class WireFormatExampleTests: XCTestCase {
         XCTAssertEqual(reader.root?.failedBelow, 6)
     }
 
+    /// Runs photo-import in json mode with `arguments`, sends Ctrl-C once the stream named `name`, and
+    /// reads the stream; fails the test for every rule the stream broke, every cancellation the root
+    /// counts that it did not name, and a root that did not end cancelled.
+    private func interrupted(
+        _ arguments: [String], onceNamed name: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws -> WireFormatReader {
+        let child = try ExampleProcess("photo-import", arguments + ["--progress", "json"])
+        XCTAssertTrue(child.waitForOutput(containing: "\"name\":\"\(name)\""), child.outputText, file: file, line: line)
+        child.send(SIGINT)
+        XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 130, child.outputText, file: file, line: line)
+        let reader = WireFormatReader(child.outputText)
+        XCTAssertEqual(reader.violations, [], file: file, line: line)
+        XCTAssertEqual(reader.unaccountedOutcomes, [], file: file, line: line)
+        XCTAssertEqual(reader.root?.state, "cancelled", file: file, line: line)
+        return reader
+    }
+
     /// Ctrl-C: every photo and download the stream named and that had not finished ends cancelled, before
     /// the album's final line.
     func test_ctrl_c_in_json_mode_ends_every_named_photo_cancelled_before_the_album() throws {
-        let child = try ExampleProcess("photo-import", ["--photos", "6", "--speed", "1", "--progress", "json"])
-        XCTAssertTrue(child.waitForOutput(containing: "\"name\":\"IMG_0003.jpg\""), child.outputText)
-        child.send(SIGINT)
-        XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 130, child.outputText)
-        let reader = WireFormatReader(child.outputText)
-        XCTAssertEqual(reader.violations, [])
-        XCTAssertEqual(reader.unaccountedOutcomes, [])
-        XCTAssertEqual(reader.root?.state, "cancelled")
+        let reader = try interrupted(["--photos", "6", "--speed", "1"], onceNamed: "IMG_0003.jpg")
         XCTAssertEqual(
             reader.nodes(in: "cancelled").filter { $0.parent == 1 }.map(\.name),
             ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg"])
@@ -163,15 +173,8 @@ final class WireFormatExampleTests: XCTestCase {
     }
 
     func test_ctrl_c_in_json_mode_with_workers_ends_every_worker_cancelled_before_the_album() throws {
-        let child = try ExampleProcess(
-            "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5", "--progress", "json"])
-        XCTAssertTrue(child.waitForOutput(containing: "\"name\":\"Worker 2: 20 photos\""), child.outputText)
-        child.send(SIGINT)
-        XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 130, child.outputText)
-        let reader = WireFormatReader(child.outputText)
-        XCTAssertEqual(reader.violations, [])
-        XCTAssertEqual(reader.unaccountedOutcomes, [])
-        XCTAssertEqual(reader.root?.state, "cancelled")
+        let reader = try interrupted(
+            ["--workers", "2", "--photos", "40", "--speed", "0.5"], onceNamed: "Worker 2: 20 photos")
         XCTAssertEqual(
             reader.nodes(in: "cancelled").filter { $0.parent == 1 }.map(\.name),
             ["Worker 1: 20 photos", "Worker 2: 20 photos"])

@@ -147,8 +147,7 @@ final class FailureRenderingTests: XCTestCase {
             var held: ProgressNode?
             weak var released: ProgressNode?
             do {
-                let third = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-                third.localizedDescription = "c\u{1B}[2J.txt"
+                let third = makeChild("c\u{1B}[2J.txt", total: 10, parent: root)
                 third.completedUnitCount = 4
                 third.fail(Reason(description: "the disk\nis full"))
                 if holdingTheChild { held = third }
@@ -175,16 +174,8 @@ final class FailureRenderingTests: XCTestCase {
     /// two frames get their cancelled lines, after its failed line; below it, nothing.
     func test_plain_mode_prints_the_nodes_cancelled_below_an_unseen_failure_down_to_the_log_depth() {
         func lines(logDepth: Int?) -> [String] {
-            let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-            let root = makeRoot("Import", total: 2)
-            let renderer = makeTestRenderer(root, mode: .plain, output: output) { $0.logDepth = logDepth }
-            renderer.drawFrame()
-            let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-            photo.localizedDescription = "IMG_0004.jpg"
-            let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
-            download.localizedDescription = "download"
-            download.completedUnitCount = 50
-            photo.fail(Reason(description: "the camera stopped"))
+            let (root, renderer, output) = makeDrawnRoot("Import", total: 2, mode: .plain) { $0.logDepth = logDepth }
+            failPhotoWithHalfADownload(below: root, reason: "the camera stopped")
             renderer.drawFrame()
             return output.allLines
         }

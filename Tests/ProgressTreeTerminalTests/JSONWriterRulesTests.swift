@@ -65,12 +65,8 @@ final class JSONWriterRulesTests: XCTestCase {
     /// A child that appears and fails between two frames is named, failed, with its reason cleaned of
     /// control characters, below the root's line.
     func test_a_child_that_appears_and_fails_between_two_frames_is_named_with_its_reason() throws {
-        let root = makeRoot("Import", total: 4)
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeRenderer(root, output: output)
-        renderer.drawFrame()
-        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        photo.localizedDescription = "IMG\u{1B}[2J_0004.jpg"
+        let (root, renderer, output) = makeDrawnRoot("Import", total: 4, mode: .json)
+        let photo = makeChild("IMG\u{1B}[2J_0004.jpg", total: 10, parent: root)
         photo.completedUnitCount = 5
         photo.fail(Reason(description: "the camera\nstopped"))
         renderer.stop()
@@ -85,16 +81,8 @@ final class JSONWriterRulesTests: XCTestCase {
     /// Below a child that appears and fails between two frames, the download its failure cancelled is
     /// named too, cancelled, its label cleaned of control characters.
     func test_the_nodes_a_failure_cancelled_below_a_child_that_appears_and_fails_are_named_cancelled() throws {
-        let root = makeRoot("Import", total: 4)
-        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
-        let renderer = makeRenderer(root, output: output)
-        renderer.drawFrame()
-        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        photo.localizedDescription = "IMG_0004.jpg"
-        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
-        download.localizedDescription = "down\u{7}load"
-        download.completedUnitCount = 50
-        photo.fail(Reason(description: "gone"))
+        let (root, renderer, output) = makeDrawnRoot("Import", total: 4, mode: .json)
+        failPhotoWithHalfADownload(below: root, download: "down\u{7}load", reason: "gone")
         renderer.drawFrame()
         let records = try records(output)
         XCTAssertEqual(
@@ -108,12 +96,9 @@ final class JSONWriterRulesTests: XCTestCase {
     /// Json mode names the whole tree by default: a program reading it wants every node.
     func test_json_mode_names_every_level_of_the_tree_by_default() throws {
         let root = makeRoot("Import", total: 1)
-        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        photo.localizedDescription = "IMG_0001.jpg"
-        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
-        download.localizedDescription = "download"
-        let chunk = ProgressNode(totalUnitCount: 1, parent: download, pendingUnitCount: 1)
-        chunk.localizedDescription = "chunk"
+        let photo = makeChild("IMG_0001.jpg", total: 10, parent: root)
+        let download = makeChild("download", total: 100, parent: photo, pending: 10)
+        makeChild("chunk", total: 1, parent: download)
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let renderer = makeRenderer(root, output: output)
         renderer.drawFrame()
@@ -126,13 +111,11 @@ final class JSONWriterRulesTests: XCTestCase {
     /// lines.
     func test_an_explicit_log_depth_limits_json_mode_and_the_nodes_below_it_are_counted_only() throws {
         let root = makeRoot("Import", total: 1)
-        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        photo.localizedDescription = "IMG_0001.jpg"
+        let photo = makeChild("IMG_0001.jpg", total: 10, parent: root)
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let renderer = makeTestRenderer(root, mode: .json, output: output) { $0.logDepth = 1 }
         renderer.drawFrame()
-        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 10)
-        download.localizedDescription = "download"
+        let download = makeChild("download", total: 100, parent: photo, pending: 10)
         renderer.drawFrame()
         download.fail(Reason(description: "gone"))
         renderer.drawFrame()
@@ -151,8 +134,7 @@ final class JSONWriterRulesTests: XCTestCase {
         let renderer = makeRenderer(root, output: output)
         renderer.start()
         XCTAssertEqual(summary(try records(output)), ["1 - running Import"])
-        let photo = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-        photo.localizedDescription = "IMG_0001.jpg"
+        let photo = makeChild("IMG_0001.jpg", total: 10, parent: root)
         photo.fail(Reason(description: "gone"))
         root.fail(Reason(description: "1 of 1 photos failed"))
         renderer.stop()

@@ -358,14 +358,10 @@ final class FailureTests: XCTestCase {
     func test_a_failed_child_keeps_the_lines_of_the_nodes_below_it_as_its_failure_left_them() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let photo = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
-        let download = ProgressNode(totalUnitCount: 100, parent: photo, pendingUnitCount: 9)
-        download.localizedDescription = "download"
-        let chunk = ProgressNode(totalUnitCount: 1, parent: download, pendingUnitCount: 1)
-        chunk.localizedDescription = "chunk"
-        let thumbnail = ProgressNode(totalUnitCount: 10, parent: photo, pendingUnitCount: 1)
-        thumbnail.localizedDescription = "thumbnail"
-        let resize = ProgressNode(totalUnitCount: 10, parent: thumbnail, pendingUnitCount: 1)
-        resize.localizedDescription = "resize"
+        let download = makeNamedNode("download", total: 100, parent: photo, pending: 9)
+        makeNamedNode("chunk", total: 1, parent: download)
+        let thumbnail = makeNamedNode("thumbnail", total: 10, parent: photo)
+        makeNamedNode("resize", total: 10, parent: thumbnail)
         thumbnail.fail(Numbered(number: 1))
         download.completedUnitCount = 50
         photo.fail(Numbered(number: 2))
@@ -383,9 +379,7 @@ final class FailureTests: XCTestCase {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let photo = ProgressNode(totalUnitCount: 100, parent: parent, pendingUnitCount: 1)
         for index in 0..<40 {
-            let part = ProgressNode(totalUnitCount: 1, parent: photo, pendingUnitCount: 1)
-            part.localizedDescription = "part \(index)"
-            ProgressNode(totalUnitCount: 1, parent: part, pendingUnitCount: 1).localizedDescription = "piece \(index)"
+            makeNamedNode("piece \(index)", total: 1, parent: makeNamedNode("part \(index)", total: 1, parent: photo))
         }
         photo.fail(Numbered(number: 1))
         let child = try XCTUnwrap(parent.failedChildren(since: 0).children.first)

@@ -28,9 +28,10 @@ private final class WrittenLines: Sendable {
 
 /// `ProgressPublisher` keeps Docs/WireFormat.md's rules for writers ("Rules for writers"), walk by walk.
 final class WireWriterRulesTests: XCTestCase {
-    private func makePublisher(_ root: ProgressNode) -> (ProgressPublisher, WrittenLines) {
+    private func makePublisher(_ root: ProgressNode, maximumDepth: Int = .max) -> (ProgressPublisher, WrittenLines) {
         var options = ProgressPublisher.Options()
         options.publishesOnTimer = false
+        options.maximumDepth = maximumDepth
         let written = WrittenLines()
         return (ProgressPublisher(root, options: options, write: written.append), written)
     }
@@ -40,16 +41,26 @@ final class WireWriterRulesTests: XCTestCase {
         records.map { "\($0.id) \($0.parentID.map(String.init) ?? "-") \($0.state.rawValue) \($0.label ?? "")" }
     }
 
-    private func node(_ name: String, total: Int64, parent: ProgressNode, pending: Int64 = 1) -> ProgressNode {
-        let node = ProgressNode(totalUnitCount: total, parent: parent, pendingUnitCount: pending)
-        node.localizedDescription = name
-        return node
-    }
-
     private func album(total: Int64) -> ProgressNode {
         let root = ProgressNode.discreteProgress(totalUnitCount: total)
         root.localizedDescription = "Album"
         return root
+    }
+
+    /// An album of `total` units, published once (that walk's records taken).
+    private func publishedAlbum(total: Int64) throws -> (
+        root: ProgressNode, publisher: ProgressPublisher, written: WrittenLines
+    ) {
+        let root = album(total: total)
+        let (publisher, written) = makePublisher(root)
+        _ = try walk(publisher, written)
+        return (root, publisher, written)
+    }
+
+    /// One walk of `publisher`: its records.
+    private func walk(_ publisher: ProgressPublisher, _ written: WrittenLines) throws -> [ProgressWireRecord] {
+        publisher.publishChanges()
+        return try written.taken()
     }
 
     /// "Album" over "IMG_0001.jpg" (1 of 2 units) over "download" (9 of 10), published once; that walk's
@@ -59,8 +70,8 @@ final class WireWriterRulesTests: XCTestCase {
         written: WrittenLines, first: [ProgressWireRecord]
     ) {
         let root = album(total: 2)
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        let download = node("download", total: 100, parent: photo, pending: 9)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
+        let download = makeNamedNode("download", total: 100, parent: photo, pending: 9)
         let (publisher, written) = makePublisher(root)
         publisher.publishChanges()
         return (root, photo, download, publisher, written, try written.taken())
@@ -73,13 +84,12 @@ final class WireWriterRulesTests: XCTestCase {
         let (publisher, written) = makePublisher(root)
         publisher.publishChanges()
         XCTAssertEqual(summary(try written.taken()), ["1 - running Album"])
-        let photo = node("IMG_0004.jpg", total: 10, parent: root)
+        let photo = makeNamedNode("IMG_0004.jpg", total: 10, parent: root)
         photo.completedUnitCount = 4
-        let download = node("download", total: 100, parent: photo, pending: 6)
+        let download = makeNamedNode("download", total: 100, parent: photo, pending: 6)
         download.completedUnitCount = 50
         photo.fail(Numbered(number: 4))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0004.jpg", "3 2 cancelled download"])
         let line = try XCTUnwrap(records.dropFirst().first)
         XCTAssertEqual(line.failureReason, "failure 4")
@@ -95,35 +105,28 @@ final class WireWriterRulesTests: XCTestCase {
         XCTAssertEqual(cancelled.totalUnitCount, 100)
         XCTAssertEqual(records.first?.failedBelow, 1)
         XCTAssertEqual(records.first?.cancelledBelow, 1)
-        publisher.publishChanges()
-        XCTAssertEqual(try written.taken(), [], "the first line of each was its last")
+        XCTAssertEqual(try walk(publisher, written), [], "the first line of each was its last")
     }
 
     func test_a_named_child_that_fails_is_written_failed_once() throws {
         let root = album(total: 2)
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
         let (publisher, written) = makePublisher(root)
         publisher.publishChanges()
         XCTAssertEqual(summary(try written.taken()), ["1 - running Album", "2 1 running IMG_0001.jpg"])
         photo.completedUnitCount = 3
         photo.fail(Numbered(number: 1))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
         XCTAssertEqual(records.last?.pendingUnitCount, 1, "the share it stood for, though it left")
         XCTAssertEqual(records.last?.failureReason, "failure 1")
-        publisher.publishChanges()
-        XCTAssertEqual(try written.taken(), [])
+        XCTAssertEqual(try walk(publisher, written), [])
     }
 
     func test_a_child_that_appears_and_finishes_between_two_walks_is_not_named() throws {
-        let root = album(total: 2)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        node("quick", total: 1, parent: root).completedUnitCount = 1
-        publisher.publishChanges()
-        let records = try written.taken()
+        let (root, publisher, written) = try publishedAlbum(total: 2)
+        makeNamedNode("quick", total: 1, parent: root).completedUnitCount = 1
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album"])
         XCTAssertEqual(records.first?.completedUnitCount, 1, "its units are in its parent's count")
     }
@@ -132,16 +135,14 @@ final class WireWriterRulesTests: XCTestCase {
     /// a final state (a child still running below the finished root ends finished with it); nothing after.
     func test_the_roots_final_line_comes_after_every_named_nodes_last_line_and_nothing_follows() throws {
         let root = album(total: 2)
-        let first = node("a", total: 10, parent: root)
-        let second = node("b", total: 10, parent: root)
+        let first = makeNamedNode("a", total: 10, parent: root)
+        let second = makeNamedNode("b", total: 10, parent: root)
         let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
+        _ = try walk(publisher, written)
         first.completedUnitCount = 10
         second.completedUnitCount = 4
         root.completedUnitCount = 2  // finished by its own count while b still runs
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["2 1 finished a", "3 1 finished b", "1 - finished Album"])
         XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
         XCTAssertEqual(records.dropFirst().first?.pendingUnitCount, 1)
@@ -156,10 +157,9 @@ final class WireWriterRulesTests: XCTestCase {
     func test_cancelling_the_root_ends_each_node_cancelled_before_its_parent() throws {
         let (root, _, download, publisher, written, first) = try publishedPhoto()
         XCTAssertEqual(summary(first), ["1 - running Album", "2 1 running IMG_0001.jpg", "3 2 running download"])
-        _ = node("IMG_0002.jpg", total: 10, parent: root)
+        makeNamedNode("IMG_0002.jpg", total: 10, parent: root)
         root.cancel()
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(
             summary(records),
             ["3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "4 1 cancelled IMG_0002.jpg", "1 - cancelled Album"])
@@ -179,8 +179,7 @@ final class WireWriterRulesTests: XCTestCase {
             summary(try written.taken()),
             ["1 - running Album", "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg"])
         download.completedUnitCount = 20
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg"])
         XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 20)
     }
@@ -188,15 +187,11 @@ final class WireWriterRulesTests: XCTestCase {
     /// The failed child of a node that itself appeared and failed between two walks is named below it,
     /// with its reason, from what that node kept.
     func test_the_failed_child_of_a_child_that_appears_and_fails_between_two_walks_is_named_below_it() throws {
-        let root = album(total: 2)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        node("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
+        let (root, publisher, written) = try publishedAlbum(total: 2)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
+        makeNamedNode("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
         photo.fail(Numbered(number: 2))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 failed download"])
         XCTAssertEqual(records.map(\.failureReason), [nil, "failure 2", "failure 1"])
         XCTAssertEqual(records.dropFirst().first?.failedBelow, 1)
@@ -205,15 +200,11 @@ final class WireWriterRulesTests: XCTestCase {
 
     /// Of the nodes below a child that appears and fails between two walks, the parent keeps the first 64.
     func test_of_70_nodes_below_a_child_that_appears_and_fails_the_first_64_are_named_cancelled() throws {
-        let root = album(total: 2)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        let photo = node("IMG_0001.jpg", total: 70, parent: root)
-        for index in 0..<70 { _ = node("part \(index)", total: 1, parent: photo) }
+        let (root, publisher, written) = try publishedAlbum(total: 2)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 70, parent: root)
+        for index in 0..<70 { makeNamedNode("part \(index)", total: 1, parent: photo) }
         photo.fail(Numbered(number: 1))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(records.first?.cancelledBelow, 70)
         XCTAssertEqual(summary(records).prefix(3), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 cancelled part 0"])
         XCTAssertEqual(records.dropFirst(2).map(\.label), (0..<64).map { "part \($0)" })
@@ -223,19 +214,14 @@ final class WireWriterRulesTests: XCTestCase {
 
     /// A node first read cancelled is named, and so is every node below it, its first line before theirs.
     func test_a_child_first_read_cancelled_is_named_with_the_nodes_below_it() throws {
-        let root = album(total: 2)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        _ = node("download", total: 100, parent: photo, pending: 9)
+        let (root, publisher, written) = try publishedAlbum(total: 2)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
+        makeNamedNode("download", total: 100, parent: photo, pending: 9)
         photo.cancel()
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg", "3 2 cancelled download"])
         XCTAssertEqual(records.first?.cancelledBelow, 2)
-        publisher.publishChanges()
-        XCTAssertEqual(try written.taken(), [])
+        XCTAssertEqual(try walk(publisher, written), [])
     }
 
     /// A child added to a cancelled node is cancelled as it attaches, and named: then the cancelled node's
@@ -243,11 +229,9 @@ final class WireWriterRulesTests: XCTestCase {
     func test_a_child_added_to_a_named_cancelled_node_is_named_cancelled() throws {
         let (root, photo, _, publisher, written, _) = try publishedPhoto()
         photo.cancel()
-        publisher.publishChanges()
-        _ = try written.taken()
-        _ = node("filter", total: 8, parent: photo)
-        publisher.publishChanges()
-        let records = try written.taken()
+        _ = try walk(publisher, written)
+        makeNamedNode("filter", total: 8, parent: photo)
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "4 2 cancelled filter", "2 1 cancelled IMG_0001.jpg"])
         XCTAssertEqual(records.map(\.cancelledBelow), [3, 0, 2])
         XCTAssertEqual(root.descendantOutcomes.cancelledCount, 3)
@@ -258,11 +242,9 @@ final class WireWriterRulesTests: XCTestCase {
     func test_a_named_cancelled_child_that_finishes_ends_cancelled_with_its_counts() throws {
         let (_, photo, _, publisher, written, _) = try publishedPhoto()
         photo.cancel()
-        publisher.publishChanges()
-        _ = try written.taken()
+        _ = try walk(publisher, written)
         photo.completedUnitCount = 10
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg"], "the download's line did not change")
         XCTAssertEqual(records.last?.completedUnitCount, 10)
         XCTAssertEqual(records.first?.completedUnitCount, 1, "its units credited to its parent")
@@ -272,15 +254,11 @@ final class WireWriterRulesTests: XCTestCase {
     /// A cancelled node that finishes between two walks left its parent as finished ones do, unseen: it is
     /// counted in `cancelledBelow` and its units in its parent's count, and it has no line.
     func test_a_child_cancelled_and_finished_between_two_walks_is_counted_not_named() throws {
-        let root = album(total: 2)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        let quick = node("quick", total: 1, parent: root)
+        let (root, publisher, written) = try publishedAlbum(total: 2)
+        let quick = makeNamedNode("quick", total: 1, parent: root)
         quick.cancel()
         quick.completedUnitCount = 1
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album"])
         XCTAssertEqual(records.first?.cancelledBelow, 1)
         XCTAssertEqual(records.first?.completedUnitCount, 1)
@@ -288,13 +266,9 @@ final class WireWriterRulesTests: XCTestCase {
 
     /// A parent keeps its last 64 failed children: more failing between two walks leave the oldest unnamed.
     func test_of_70_children_failing_between_two_walks_the_last_64_are_named() throws {
-        let root = album(total: 70)
-        let (publisher, written) = makePublisher(root)
-        publisher.publishChanges()
-        _ = try written.taken()
-        for index in 0..<70 { node("child \(index)", total: 1, parent: root).fail(Numbered(number: index)) }
-        publisher.publishChanges()
-        let records = try written.taken()
+        let (root, publisher, written) = try publishedAlbum(total: 70)
+        for index in 0..<70 { makeNamedNode("child \(index)", total: 1, parent: root).fail(Numbered(number: index)) }
+        let records = try walk(publisher, written)
         XCTAssertEqual(records.first?.failedBelow, 70)
         XCTAssertEqual(records.dropFirst().map(\.label), (6..<70).map { "child \($0)" })
         XCTAssertEqual(records.dropFirst().map(\.failureReason), (6..<70).map { "failure \($0)" })
@@ -351,35 +325,23 @@ final class WireWriterRulesTests: XCTestCase {
     /// Below the depth limit nothing is named, also from what a failed child kept: it is counted only.
     func test_below_the_maximum_depth_the_nodes_a_failure_cancelled_are_counted_not_named() throws {
         let root = album(total: 2)
-        var options = ProgressPublisher.Options()
-        options.publishesOnTimer = false
-        options.maximumDepth = 1
-        let written = WrittenLines()
-        let publisher = ProgressPublisher(root, options: options, write: written.append)
-        publisher.publishChanges()
-        _ = try written.taken()
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        _ = node("download", total: 100, parent: photo, pending: 9)
+        let (publisher, written) = makePublisher(root, maximumDepth: 1)
+        _ = try walk(publisher, written)
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
+        makeNamedNode("download", total: 100, parent: photo, pending: 9)
         photo.fail(Numbered(number: 1))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 failed IMG_0001.jpg"])
         XCTAssertEqual(records.map(\.cancelledBelow), [1, 1])
     }
 
     func test_below_the_maximum_depth_no_node_is_named_and_failures_are_counted() throws {
         let root = album(total: 2)
-        let photo = node("IMG_0001.jpg", total: 10, parent: root)
-        var options = ProgressPublisher.Options()
-        options.publishesOnTimer = false
-        options.maximumDepth = 1
-        let written = WrittenLines()
-        let publisher = ProgressPublisher(root, options: options, write: written.append)
-        publisher.publishChanges()
-        _ = try written.taken()
-        node("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
-        publisher.publishChanges()
-        let records = try written.taken()
+        let photo = makeNamedNode("IMG_0001.jpg", total: 10, parent: root)
+        let (publisher, written) = makePublisher(root, maximumDepth: 1)
+        _ = try walk(publisher, written)
+        makeNamedNode("download", total: 100, parent: photo, pending: 9).fail(Numbered(number: 1))
+        let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["1 - running Album", "2 1 running IMG_0001.jpg"])
         XCTAssertEqual(records.map(\.failedBelow), [1, 1])
     }
