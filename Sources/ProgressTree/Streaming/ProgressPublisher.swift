@@ -17,8 +17,8 @@ import Dispatch
 /// nothing to the code that updates the nodes. Lines are therefore throttled per node (at most one per
 /// node per interval); a node that left the tree (finished or failed) is read once more (the publisher
 /// holds it until then); a child that failed between two walks is written from what its parent kept of
-/// it; and the root's final line is written last, after the last line of every node the stream named.
-/// Nothing is written after it.
+/// it, with the nodes its failure cancelled; and the root's final line is written last, after the last
+/// line of every node the stream named. Nothing is written after it.
 ///
 /// Commands (`{"v":1,"command":"pause","id":3}`) read from the command descriptor are applied to the
 /// node they name, in this process, on the publisher's reading thread: its handlers run here.
@@ -32,7 +32,8 @@ public final class ProgressPublisher: Sendable {
         /// The time between two walks of the tree: the most often a node's line is written. The default,
         /// 50 ms, keeps a change within 100 ms of reaching a mounting process.
         public var interval: Duration = .milliseconds(50)
-        /// The deepest level published (0 = the root only).
+        /// The deepest level published (0 = the root only); the nodes below it are only counted, in their
+        /// ancestors' lines.
         public var maximumDepth = Int.max
         /// Whether the publisher walks from its own timer. When `false`, call `publishChanges()` yourself.
         public var publishesOnTimer = true
