@@ -32,7 +32,8 @@ struct Options: ExampleOptions, Sendable {
           --workers N       import in N worker processes of this program (each its share of the album),
                             shown as one tree: keys and Ctrl-C reach every worker; a worker that dies
                             is shown failed while the others go on
-          --progress M      how to show progress (default auto: live on a terminal, plain otherwise)
+          --progress M      how to show progress (default auto: live on a terminal, plain otherwise;
+                            json: a line for each change of any node, for other programs)
 
         Keys while live: p pause, r resume, c cancel. Ctrl-C cancels; a second Ctrl-C ends it at once.
         Exit status: 0 imported, 1 some photos (or workers) failed, 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),

@@ -43,7 +43,8 @@ public final class TerminalRenderer: Sendable {
         /// Lines for logs: when a node starts, finishes, is cancelled or paused, and every 10% or few
         /// seconds in between. No escape codes.
         case plain
-        /// One JSON object per line for each change: the wire format of `Docs/WireFormat.md`, which
+        /// One JSON object per line for each node whose line changed: the wire format of
+        /// `Docs/WireFormat.md`, by its rules for writers (as `ProgressPublisher`), which
         /// `ProgressNode.mount` reads.
         case json
         /// Nothing.
@@ -65,8 +66,11 @@ public final class TerminalRenderer: Sendable {
         public var plainStep = 0.1
         /// Plain mode: a progress line at least this often while a node moves.
         public var plainInterval: Duration = .seconds(5)
-        /// Plain and json modes: the deepest level reported (0 = the root only).
-        public var logDepth = 1
+        /// Plain and json modes: the deepest level reported (0 = the root only); the nodes below it are only
+        /// counted, in their ancestors' lines (`failedBelow`, `cancelledBelow`, the counts). `nil` (the
+        /// default): each mode's own, 1 in plain mode (the root and its children), the whole tree in json
+        /// mode (a program reading it wants every node; a frame writes only the lines that changed).
+        public var logDepth: Int? = nil
         /// Whether the renderer draws from its own timer. When `false`, call `drawFrame()` yourself.
         public var drawsOnTimer = true
         /// The terminal size to assume when the output does not report one.
@@ -155,7 +159,8 @@ public final class TerminalRenderer: Sendable {
                 mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
                 layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
-                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.logDepth)))
+                    step: options.plainStep, interval: options.plainInterval, maximumDepth: options.plainLogDepth),
+                json: JSONLineComposer(root: root, maximumDepth: options.logDepth ?? .max)))
     }
 
     deinit {
@@ -164,8 +169,8 @@ public final class TerminalRenderer: Sendable {
 
     // MARK: Running
 
-    /// Starts drawing (from the timer, unless `Options.drawsOnTimer` is `false`). Calling it again does
-    /// nothing.
+    /// Starts drawing (from the timer, unless `Options.drawsOnTimer` is `false`); json mode writes the
+    /// root's first line at once. Calling it again does nothing.
     public func start() {
         let begin = state.withLock { state -> Bool in
             guard !state.isStarted else { return false }
@@ -175,6 +180,9 @@ public final class TerminalRenderer: Sendable {
         }
         if begin, let publisher { publisher.start() }
         guard begin, mode != .none else { return }
+        // The root's first line at once, as a publisher's: its children that fail before the first tick
+        // are then named below it (a node is named only below one whose last line is not final).
+        if mode == .json { draw(final: false) }
         if mode == .live, let descriptor = output.fileDescriptor {
             SignalRestoration.cursorHidden(on: descriptor)
         }
@@ -260,9 +268,10 @@ public final class TerminalRenderer: Sendable {
     // MARK: Drawing
 
     /// One frame through the pipeline, under the renderer's lock: capture (`TreeMirror`, `NodeReader`),
-    /// layout (`LiveFrameLayout` and `LineFormatter`; plain and json lines are laid out by their
-    /// composers), compose (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`,
-    /// `JSONLineComposer`), write (`output`, and `SignalRestoration` told what is on screen).
+    /// layout (`LiveFrameLayout` and `LineFormatter`; plain lines are laid out by their composer), compose
+    /// (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`), write (`output`, and
+    /// `SignalRestoration` told what is on screen). Json mode captures and composes in `JSONLineComposer`,
+    /// whose `WireTreeWalker` (shared with `ProgressPublisher`) decides which nodes get a line.
     private func draw(final: Bool) {
         state.withLock { state in
             guard !state.isStopped, mode != .none else { return }
@@ -271,6 +280,12 @@ public final class TerminalRenderer: Sendable {
             let startTime = state.startTime ?? now
             state.startTime = startTime
             let elapsed = now - startTime
+            if mode == .json {
+                // Capture and compose in one: the composer's `WireTreeWalker` decides which nodes get a line.
+                let lines = state.json.lines(ending: final, now: elapsed)
+                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
+                return
+            }
             // Read at every frame (one ioctl), so the width follows the terminal also when frames are
             // drawn by hand and no SIGWINCH source exists.
             let size = output.size() ?? options.fallbackSize
@@ -284,8 +299,10 @@ public final class TerminalRenderer: Sendable {
                 ? state.mirror.update(rowLimit: capacity, reservesMoreLine: true) { node, depth, _ in
                     NodeReader.content(of: node, depth: depth)
                 }
-                : state.mirror.update(depthLimit: options.logDepth, reportsCollapsedChildren: true) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth, forWire: mode == .json)
+                : state.mirror.update(
+                    depthLimit: options.plainLogDepth, reportsCollapsedChildren: true, reportsDepartedFailures: true
+                ) {
+                    node, depth, _ in NodeReader.content(of: node, depth: depth)
                 }
             state.tick += 1
             switch mode {
@@ -331,10 +348,7 @@ public final class TerminalRenderer: Sendable {
                     lines.append(summary)
                 }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
-            case .json:
-                let lines = state.json.lines(for: capture.rows, now: elapsed)
-                if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
-            case .auto, .none:
+            case .auto, .json, .none:
                 break
             }
         }
@@ -361,7 +375,7 @@ struct RendererState {
     var live = LiveFrameComposer()
     var taskbar = TaskbarProgressComposer()
     var plain: PlainLogComposer
-    var json = JSONLineComposer()
+    var json: JSONLineComposer
     var isStarted = false
     var isStopped = false
     var startTime: Duration?
@@ -371,4 +385,9 @@ struct RendererState {
     var continuations = SignalRestoration.continuations.load(ordering: .relaxed)
     var timer: (any DispatchSourceTimer)?
     var resizeSource: (any DispatchSourceSignal)?
+}
+
+extension TerminalRenderer.Options {
+    /// Plain mode's deepest level: `logDepth`, 1 when not set.
+    var plainLogDepth: Int { logDepth ?? 1 }
 }

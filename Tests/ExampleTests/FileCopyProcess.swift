@@ -24,11 +24,17 @@ enum FileCopyProcess {
         return url
     }
 
-    /// Runs file-copy (or the example `named`) with `arguments` and waits for it to exit.
-    static func run(_ arguments: [String], named name: String = "file-copy") throws -> Result {
+    /// Runs file-copy (or the example `named`) with `arguments`, and `environment` added to this process's,
+    /// and waits for it to exit.
+    static func run(
+        _ arguments: [String], named name: String = "file-copy", environment: [String: String] = [:]
+    ) throws -> Result {
         let process = Process()
         process.executableURL = try executable(named: name)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -4,7 +4,7 @@ import ProgressTree
 import TestSupport
 import XCTest
 
-private struct Reason: Error, CustomStringConvertible {
+struct Reason: Error, CustomStringConvertible {
     let description: String
 }
 
@@ -134,6 +134,61 @@ final class FailureRenderingTests: XCTestCase {
             "1 failed: the disk [2J is full",
         ])
         XCTAssertFalse(output.writes.joined().contains("\u{1B}"), "plain mode writes no escape codes")
+    }
+
+    /// A child that appears and fails between two frames gets its failed line, with its reason, as one
+    /// seen failing does: read from the node while something holds it, from what its parent kept after.
+    func test_plain_mode_prints_failed_with_the_reason_for_a_child_that_appears_and_fails_between_two_frames() {
+        func lines(holdingTheChild: Bool) -> [String] {
+            let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+            let (root, _, _) = makeSyncTree()
+            root.totalUnitCount = 3
+            let renderer = makeTestRenderer(root, mode: .plain, output: output)
+            renderer.drawFrame()
+            var held: ProgressNode?
+            weak var released: ProgressNode?
+            do {
+                let third = makeChild("c\u{1B}[2J.txt", total: 10, parent: root)
+                third.completedUnitCount = 4
+                third.fail(Reason(description: "the disk\nis full"))
+                if holdingTheChild { held = third }
+                released = third
+            }
+            XCTAssertEqual(released == nil, !holdingTheChild, "its parent let go of it")
+            withExtendedLifetime(held) {
+                renderer.drawFrame()
+                renderer.drawFrame()
+            }
+            return output.allLines
+        }
+        let expected = [
+            "[  0%] Sync: started, 0 of 3",
+            "[  0%] Sync › a.txt: started, 0 of 10",
+            "[  0%] Sync › b.txt: started, 0 of 10",
+            "[ 40%] Sync › c [2J.txt: failed: the disk is full, 4 of 10",
+        ]
+        XCTAssertEqual(lines(holdingTheChild: true), expected)
+        XCTAssertEqual(lines(holdingTheChild: false), expected)
+    }
+
+    /// Down to `logDepth`, the nodes a failure cancelled below a child that appeared and failed between
+    /// two frames get their cancelled lines, after its failed line; below it, nothing.
+    func test_plain_mode_prints_the_nodes_cancelled_below_an_unseen_failure_down_to_the_log_depth() {
+        func lines(logDepth: Int?) -> [String] {
+            let (root, renderer, output) = makeDrawnRoot("Import", total: 2, mode: .plain) { $0.logDepth = logDepth }
+            failPhotoWithHalfADownload(below: root, reason: "the camera stopped")
+            renderer.drawFrame()
+            return output.allLines
+        }
+        XCTAssertEqual(lines(logDepth: nil), [
+            "[  0%] Import: started, 0 of 2",
+            "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
+        ])
+        XCTAssertEqual(lines(logDepth: 2), [
+            "[  0%] Import: started, 0 of 2",
+            "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
+            "[ 50%] Import › IMG_0004.jpg › download: cancelled, 50 of 100",
+        ])
     }
 
     func test_json_mode_has_state_failed_the_reason_and_the_counts_below() throws {

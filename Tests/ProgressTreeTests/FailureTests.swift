@@ -18,7 +18,7 @@ private struct DiskFull: LocalizedError, CustomStringConvertible {
     var description: String { "DiskFull(code: 28)" }
 }
 
-private struct Numbered: Error, CustomStringConvertible {
+struct Numbered: Error, CustomStringConvertible {
     let number: Int
     var description: String { "failure \(number)" }
 }
@@ -325,6 +325,68 @@ final class FailureTests: XCTestCase {
         }
         XCTAssertNil(weakChild, "the parent keeps the counts and the description, not the failed node")
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 1)
+    }
+
+    /// For writers of the wire format, a parent keeps the line of each of its last 64 failed children as
+    /// it left (`failedChildren`), not the children themselves.
+    func test_a_parent_keeps_the_line_of_its_last_64_failed_children_not_the_children() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 70)
+        weak var lastChild: ProgressNode?
+        for index in 0..<70 {
+            let child = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+            child.localizedDescription = "child \(index)"
+            child.completedUnitCount = 5
+            child.fail(Numbered(number: index))
+            lastChild = child
+        }
+        XCTAssertNil(lastChild, "released as it failed")
+        let (children, next) = parent.failedChildren(since: 0)
+        XCTAssertEqual(next, 70)
+        XCTAssertEqual(children.map(\.record.label), (6..<70).map { "child \($0)" })
+        XCTAssertEqual(Set(children.map(\.record.state)), [.failed])
+        XCTAssertEqual(children.last?.record.failureReason, "failure 69")
+        XCTAssertEqual(children.last?.record.pendingUnitCount, 1)
+        XCTAssertEqual(children.last?.record.fractionCompleted, 0.5)
+        XCTAssertEqual(parent.failedChildren(since: 68).children.map(\.record.label), ["child 68", "child 69"])
+        XCTAssertEqual(parent.failedChildren(since: 70).children.count, 0)
+        XCTAssertEqual(ProgressNode.discreteProgress(totalUnitCount: 1).failedChildren(since: 0).next, 0)
+    }
+
+    /// With a failed child, its parent keeps the lines of the nodes below it as its failure left them, in
+    /// tree order: the failed children it had kept (with what was below those) before its cancelled
+    /// children, each with the index of its parent.
+    func test_a_failed_child_keeps_the_lines_of_the_nodes_below_it_as_its_failure_left_them() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let photo = ProgressNode(totalUnitCount: 10, parent: parent, pendingUnitCount: 1)
+        let download = makeNamedNode("download", total: 100, parent: photo, pending: 9)
+        makeNamedNode("chunk", total: 1, parent: download)
+        let thumbnail = makeNamedNode("thumbnail", total: 10, parent: photo)
+        makeNamedNode("resize", total: 10, parent: thumbnail)
+        thumbnail.fail(Numbered(number: 1))
+        download.completedUnitCount = 50
+        photo.fail(Numbered(number: 2))
+        let child = try XCTUnwrap(parent.failedChildren(since: 0).children.first)
+        XCTAssertEqual(child.record.cancelledBelow, 3, "resize, by the thumbnail's failure; download and chunk")
+        XCTAssertEqual(child.descendants.map(\.record.label), ["thumbnail", "resize", "download", "chunk"])
+        XCTAssertEqual(child.descendants.map(\.record.state), [.failed, .cancelled, .cancelled, .cancelled])
+        XCTAssertEqual(child.descendants.map(\.parentIndex), [-1, 0, -1, 2])
+        XCTAssertEqual(child.descendants.first?.record.failureReason, "failure 1")
+        XCTAssertEqual(child.descendants.dropFirst(2).first?.record.completedUnitCount, 50)
+    }
+
+    /// The lines kept below one failed child are bounded: the first 64 nodes, in tree order.
+    func test_a_failed_child_keeps_the_lines_of_at_most_64_nodes_below_it() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let photo = ProgressNode(totalUnitCount: 100, parent: parent, pendingUnitCount: 1)
+        for index in 0..<40 {
+            makeNamedNode("piece \(index)", total: 1, parent: makeNamedNode("part \(index)", total: 1, parent: photo))
+        }
+        photo.fail(Numbered(number: 1))
+        let child = try XCTUnwrap(parent.failedChildren(since: 0).children.first)
+        XCTAssertEqual(child.record.cancelledBelow, 80)
+        XCTAssertEqual(child.descendants.count, 64)
+        XCTAssertEqual(
+            child.descendants.map(\.record.label), (0..<32).flatMap { ["part \($0)", "piece \($0)"] })
     }
 
     // MARK: What each ancestor knows

@@ -165,6 +165,48 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(mount.node.children.count, 1)
     }
 
+    /// A writer names the nodes a failure cancelled after the failed node's line: the mount drops them,
+    /// as the rest of a subtree that ended, and counts nothing as bad input.
+    func test_lines_below_a_node_that_ended_are_dropped_and_not_counted_as_bad_input() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let (mount, socket) = try rawMount(under: parent)
+        let lines = [
+            #"{"v":1,"id":1,"parent":null,"completed":0,"total":10,"state":"running","name":"Root"}"#,
+            #"{"v":1,"id":2,"parent":1,"pending":1,"completed":4,"total":10,"state":"failed","reason":"gone"}"#,
+            #"{"v":1,"id":3,"parent":2,"pending":9,"completed":1,"total":2,"state":"cancelled","name":"download"}"#,
+            #"{"v":1,"id":4,"parent":3,"pending":1,"completed":0,"total":2,"state":"cancelled","name":"part"}"#,
+            #"{"v":1,"id":1,"parent":null,"completed":2,"total":10,"state":"running","name":"Root"}"#,
+        ]
+        write(socket, lines.joined(separator: "\n") + "\n")
+        wait("the root's second line") { mount.node.completedUnitCount == 2 }
+        XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+        XCTAssertEqual(mount.diagnostics.acceptedLines, 3)
+        XCTAssertEqual(mount.node.descendantOutcomes.failedCount, 1)
+        XCTAssertEqual(mount.node.descendantOutcomes.cancelledCount, 0)
+        XCTAssertEqual(mount.node.children.count, 0)
+    }
+
+    /// A cancelled node stays in its publisher's tree and is written again when it changes: the mount,
+    /// which ended its mirror at the first cancelled line, makes no second node of it.
+    func test_a_later_line_of_a_cancelled_node_adds_no_node_to_the_mirror() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let remote = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let child = ProgressNode(totalUnitCount: 10, parent: remote, pendingUnitCount: 1)
+        let (publisher, mount, _) = try connect(remote, under: parent, pending: 1)
+        publisher.publishChanges()
+        wait("the child") { mount.node.children.count == 1 }
+        child.cancel()
+        publisher.publishChanges()
+        wait("the child cancelled") { mount.node.children.first?.isCancelled == true }
+        child.completedUnitCount = 5
+        remote.completedUnitCount = 1
+        publisher.publishChanges()
+        wait("the root's count") { mount.node.completedUnitCount == 1 }
+        XCTAssertEqual(mount.node.children.count, 1)
+        XCTAssertEqual(mount.node.descendantOutcomes.cancelledCount, 1)
+        XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+    }
+
     // MARK: Control channel
 
     func test_cancel_round_trips_to_the_publisher_whose_handler_runs() throws {

@@ -41,6 +41,8 @@ struct OutcomeState {
     /// This node's share in its parent when it failed (`pendingUnitCount × fraction`), until the parent's
     /// sums hold it (`ChildSums.failedUnits`; see `ProgressNode.retire(_:crediting:failedShare:)`).
     var shareAtFailure: Double = 0
+    /// The failed children that left this node most recently (see `FailedChildren.swift`).
+    var failedChildren = FailedChildren()
 
     mutating func record(failed: Int, cancelled: Int, firstFailure: String?) {
         descendants.failedCount += failed

@@ -15,7 +15,9 @@ import Foundation
 // - The parent takes the failed child out of its sums and keeps the child's share at failure
 //   (`pending × fraction`) in `ChildSums.failedUnits`, as one step for readers (`retire(_:crediting:
 //   failedShare:)`), so a reader sees that share once: as the child's contribution before, as the frozen
-//   share after; then it removes the child from its `ChildTable`.
+//   share after; then it removes the child from its `ChildTable` and, in the same critical section,
+//   records the child's wire-format line, and those of the nodes below it, in its `FailedChildren` (read
+//   before, with no lock held: `departure()`).
 // - Outcome counts are added to each ancestor under its own lock, one lock at a time, walking up while the
 //   link read in that same critical section is attached. Every node is counted once: the flag that makes
 //   a node cancelled or failed is set under its lock, by exactly one transition, and that transition counts it.
@@ -128,12 +130,16 @@ extension ProgressNode {
             state.withLock { $0.control.outcomes.record(failed: 0, cancelled: cancelledBelow, firstFailure: nil) }
         }
         if let parent = failed.parent {
+            // Read before the parent's lock (it takes this node's): the lines a writer of the wire format
+            // needs once this node is gone from the parent's children, its own and those it cancelled.
+            let departure = self.departure()
             // The share at failure replaces the child's progress in the parent's sums, in one step for
             // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
             let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
+                state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
                 let emptied = parent.isHeld && state.children.isEmpty
                 return (state.link.kind == .attached ? parent.parentUnderOwnLock() : nil, emptied)
@@ -170,10 +176,12 @@ extension ProgressNode {
             return (share, state.control.outcomes.failureDescription)
         }
         guard let left else { return }
+        let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
         _ = retire(child, crediting: 0, failedShare: left.share)
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
+            state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock() : nil, isHeld && state.children.isEmpty)
         }

@@ -15,7 +15,10 @@ import Foundation
 /// - A mirrored node's completed count is the stream's (the last line of that node), except for the
 ///   moment a mirrored child finishes into it; a final mirrored node (finished, cancelled, failed) takes
 ///   no more lines.
-/// - At most `maximumNodeCount` nodes are mirrored at once; nodes that ended are forgotten.
+/// - At most `maximumNodeCount` nodes are mirrored at once; nodes that ended are forgotten, and the ids
+///   of the last `endedMemory` of them (and of nodes below them) kept, so that a line naming a node below
+///   one is dropped as the rest of an ended subtree (a writer names the nodes a failure cancelled after
+///   the failed node's line), not counted as bad input.
 struct MirrorTree {
     struct Entry {
         let node: ProgressNode
@@ -25,9 +28,17 @@ struct MirrorTree {
         var last: ProgressWireRecord?
     }
 
+    /// How many ids of ended nodes are kept.
+    static let endedMemory = 4096
+
     private(set) var rootID: Int?
     private var entries: [Int: Entry] = [:]
     private let root: ProgressNode
+    /// The ids of the last `endedMemory` nodes forgotten because they ended, or dropped below one.
+    private var ended = Set<Int>()
+    /// `ended` in the order remembered, the oldest replaced first (at `endedNext`).
+    private var endedOrder: [Int] = []
+    private var endedNext = 0
 
     init(root: ProgressNode) {
         self.root = root
@@ -49,12 +60,19 @@ struct MirrorTree {
                 return nil
             }
             entry = known
+        } else if ended.contains(record.id) {
+            return nil  // a later line of a node that ended (a cancelled node is read on by its writer)
         } else if let parentID = record.parentID {
             guard let parent = entries[parentID] else {
                 // Once the mirrored root is final (cancelled here, say), lines the publisher wrote before it
                 // learned so still arrive: a new node below a final node is dropped (below), and so are the
                 // lines of its descendants, whose parent was never mirrored; they are not bad input.
                 if ProgressWireRecord.State.isFinalNode(root) { return nil }
+                // Below a node that ended: it ended with it.
+                if ended.contains(parentID) {
+                    remember(endedID: record.id)
+                    return nil
+                }
                 diagnostics.unknownParentLines += 1
                 return nil
             }
@@ -63,6 +81,7 @@ struct MirrorTree {
                 return nil
             }
             guard !ProgressWireRecord.State.isFinalNode(parent.node) else {
+                remember(endedID: record.id)
                 return nil  // its parent ended: it ended with it
             }
             let node = ProgressNode(
@@ -189,6 +208,18 @@ struct MirrorTree {
     private mutating func forget(_ id: Int) {
         guard id != rootID else { return }
         entries[id] = nil
+        remember(endedID: id)
+    }
+
+    private mutating func remember(endedID id: Int) {
+        guard ended.insert(id).inserted else { return }
+        if endedOrder.count < Self.endedMemory {
+            endedOrder.append(id)
+        } else {
+            ended.remove(endedOrder[endedNext])
+            endedOrder[endedNext] = id
+            endedNext = (endedNext + 1) % Self.endedMemory
+        }
     }
 
     /// Replaces control characters (C0, DEL, C1) and whole escape sequences (CSI, OSC) in the record's

@@ -6,7 +6,8 @@ import Foundation
 
 extension ProgressNode {
     /// This node's line of the wire format, read now (`snapshot`, the metadata set by the user and the
-    /// share in its parent while attached, else 0), with the given ids. Read-only: nothing is added to the update path.
+    /// share it stands for in its parent, or stood for until it finished or failed, 0 if it never had a
+    /// parent), with the given ids. Read-only: nothing is added to the update path.
     ///
     /// Throughput and time remaining are those set by the user (a reader mirroring the node estimates its
     /// own from the counts); the terminal's json mode puts its estimates there instead.
@@ -22,8 +23,7 @@ extension ProgressNode {
             : .running
         var record = ProgressWireRecord(
             id: id, parentID: parentID,
-            pendingUnitCount: flags.load(ordering: .acquiring) & NodeFlags.attached != 0
-                ? max(0, pendingInParent.load(ordering: .relaxed)) : 0,
+            pendingUnitCount: max(0, pendingInParent.load(ordering: .relaxed)),
             totalUnitCount: snapshot.totalUnitCount, completedUnitCount: snapshot.completedUnitCount, state: state)
         record.fractionCompleted = snapshot.fractionCompleted.isFinite ? min(1, max(0, snapshot.fractionCompleted)) : 0
         record.isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished

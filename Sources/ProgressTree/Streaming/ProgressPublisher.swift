@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Publishes a node's subtree as wire-format lines (`Docs/WireFormat.md`) to a byte sink — a pipe, a
 /// socket, any file descriptor — and applies the commands that come back, so that another process can
@@ -9,15 +8,17 @@ import Synchronization
 /// let publisher = ProgressPublisher(job, fileDescriptor: socket)
 /// publisher.start()
 /// try await runJob(job)
-/// publisher.finish()      // the final state of every node, then stops
+/// publisher.finish()      // the final state of every node named, the root's last, then stops
 /// ```
 ///
-/// The publisher reads the tree the way `TerminalRenderer` does: from its own timer, every
-/// `Options.interval`, walking the attached nodes and writing a line for each node whose line changed
-/// since it was last written. It adds nothing to the code that updates the nodes. Lines are therefore
-/// throttled per node (at most one per node per interval), and the final state of every node is always
-/// written: a child that finished, failed or was cancelled is read once more after it left the tree
-/// (the publisher holds it until then), and `finish()` writes what changed since the last walk.
+/// The publisher reads the tree the way `TerminalRenderer`'s json mode does, by the same rules
+/// (`Docs/WireFormat.md`, "Rules for writers"): from its own timer, every `Options.interval`, it walks the
+/// attached nodes and writes a line for each node whose line changed since it was last written. It adds
+/// nothing to the code that updates the nodes. Lines are therefore throttled per node (at most one per
+/// node per interval); a node that left the tree (finished or failed) is read once more (the publisher
+/// holds it until then); a child that failed between two walks is written from what its parent kept of
+/// it, with the nodes its failure cancelled; and the root's final line is written last, after the last
+/// line of every node the stream named. Nothing is written after it.
 ///
 /// Commands (`{"v":1,"command":"pause","id":3}`) read from the command descriptor are applied to the
 /// node they name, in this process, on the publisher's reading thread: its handlers run here.
@@ -31,7 +32,8 @@ public final class ProgressPublisher: Sendable {
         /// The time between two walks of the tree: the most often a node's line is written. The default,
         /// 50 ms, keeps a change within 100 ms of reaching a mounting process.
         public var interval: Duration = .milliseconds(50)
-        /// The deepest level published (0 = the root only).
+        /// The deepest level published (0 = the root only); the nodes below it are only counted, in their
+        /// ancestors' lines.
         public var maximumDepth = Int.max
         /// Whether the publisher walks from its own timer. When `false`, call `publishChanges()` yourself.
         public var publishesOnTimer = true
@@ -48,7 +50,7 @@ public final class ProgressPublisher: Sendable {
     private let options: Options
     private let sink: @Sendable ([UInt8]) -> Bool
     private let commandDescriptor: Int32?
-    private let state: Mutex<PublisherState>
+    private let state: Lock<PublisherState>
     private let queue = DispatchQueue(label: "ProgressTree.publisher")
 
     /// Creates a publisher of the tree below `root` that writes to `fileDescriptor` and, if given, reads
@@ -73,7 +75,7 @@ public final class ProgressPublisher: Sendable {
         self.options = options
         self.sink = write
         self.commandDescriptor = commandDescriptor
-        self.state = Mutex(PublisherState(root: root))
+        self.state = Lock(PublisherState(root: root, maximumDepth: options.maximumDepth))
     }
 
     /// A publisher for `root` on the descriptor(s) named by `PROGRESSTREE_FD`, if this process was started
@@ -139,8 +141,9 @@ public final class ProgressPublisher: Sendable {
         walk(final: false)
     }
 
-    /// Writes the final state of every node (what changed since the last walk, and every child that left
-    /// the tree), then stops: no more walks, no more commands. Calling it again does nothing.
+    /// Ends the stream with one last walk, then stops: no more walks, no more commands. When the root is
+    /// final, that walk writes the last line of every node the stream named, then the root's final line
+    /// (unless an earlier walk already did). Calling it again does nothing.
     public func finish() {
         let timer = state.withLock { state -> (any DispatchSourceTimer)? in
             defer { state.timer = nil }
@@ -160,7 +163,12 @@ public final class ProgressPublisher: Sendable {
             guard !state.isFinished else { return }
             if final { state.isFinished = true }
             guard !state.isDisconnected else { return }
-            let lines = state.changedLines(maximumDepth: options.maximumDepth)
+            let lines = state.lines(ending: final)
+            if state.walker.hasEnded {
+                // The root's final line is written: the timer has nothing more to do.
+                state.timer?.cancel()
+                state.timer = nil
+            }
             guard !lines.isEmpty else { return }
             var bytes: [UInt8] = []
             for line in lines {
@@ -203,110 +211,31 @@ public final class ProgressPublisher: Sendable {
     }
 }
 
-/// The publisher's memory of the tree between walks (guarded by its lock): ids, the last line written
-/// for each node, and the nodes themselves until their final line is written.
-///
-/// Invariants: every node with an id is held (`records[id].node`) until its final line was written or it
-/// left the tree with its parent; ids are never reused; a node's line is written before its children's.
+/// The publisher's memory of the tree between walks (guarded by its lock): what `WireTreeWalker` keeps
+/// (ids, the last line of each node, the nodes until their last line is written), and its own flags.
 struct PublisherState: ~Copyable {
-    struct Record {
-        let node: ProgressNode
-        let parentID: Int?
-        var lastLine: String?
-        /// The pending count last read while attached: a node that finished into its parent has left it
-        /// and reads 0, but its final line keeps the share it stood for.
-        var pending: Int64 = 0
-        var childIDs: [Int] = []
-    }
-
-    var records: [Int: Record] = [:]
-    var ids: [ObjectIdentifier: Int] = [:]
-    var lastID = 1
+    var walker: WireTreeWalker
     var isStarted = false
     var isFinished = false
     var isDisconnected = false
     var timer: (any DispatchSourceTimer)?
 
-    init(root: ProgressNode) {
-        records[1] = Record(node: root, parentID: nil)
-        ids[ObjectIdentifier(root)] = 1
+    init(root: ProgressNode, maximumDepth: Int) {
+        walker = WireTreeWalker(root: root, maximumDepth: maximumDepth)
     }
 
     func node(withID id: Int) -> ProgressNode? {
-        records[id]?.node
+        walker.node(withID: id)
     }
 
-    /// Walks the tree depth first and returns the lines that changed, parents before children. A child
-    /// that left its parent since the last walk gets its final line (and so do its known descendants),
-    /// then is forgotten.
-    mutating func changedLines(maximumDepth: Int) -> [String] {
-        var lines: [String] = []
-        var stack: [(id: Int, depth: Int)] = [(1, 0)]
-        while let (id, depth) = stack.popLast() {
-            guard var record = records[id] else { continue }
-            emit(&record, id: id, into: &lines)
-            if ProgressWireRecord.State.isFinalNode(record.node) {
-                // Done for good: its subtree is not walked again; what is known below gets a final line.
-                for child in record.childIDs { finalLines(forSubtreeAt: child, into: &lines) }
-                record.childIDs = []
-            } else if depth < maximumDepth {
-                let live = record.node.children
-                var liveIDs: [Int] = []
-                liveIDs.reserveCapacity(live.count)
-                for child in live {
-                    let key = ObjectIdentifier(child)
-                    if let known = ids[key] {
-                        liveIDs.append(known)
-                    } else {
-                        lastID += 1
-                        ids[key] = lastID
-                        records[lastID] = Record(node: child, parentID: id)
-                        liveIDs.append(lastID)
-                    }
-                }
-                let liveSet = Set(liveIDs)
-                for gone in record.childIDs where !liveSet.contains(gone) {
-                    finalLines(forSubtreeAt: gone, into: &lines)
-                }
-                record.childIDs = liveIDs
+    /// The lines of one walk (see `WireTreeWalker`): each node's own record, `time` null.
+    mutating func lines(ending: Bool) -> [String] {
+        walker.walk(ending: ending) { source in
+            switch source {
+            case .node(let node, _): node.wireRecord(id: 0, parentID: nil)
+            case .departed(let record, _): record
             }
-            records[id] = record
-            if depth < maximumDepth {
-                for child in record.childIDs.reversed() { stack.append((child, depth + 1)) }
-            }
-        }
-        // The root's final line ends the stream: written last, after its children's. (The root is walked
-        // first, so its line, if it changed, is the first.)
-        if let root = records[1], ProgressWireRecord.State.isFinalNode(root.node), lines.count > 1,
-            lines[0] == root.lastLine
-        {
-            lines.append(lines.removeFirst())
-        }
-        return lines
-    }
-
-    /// The line of `id`, if it changed.
-    private func emit(_ record: inout Record, id: Int, into lines: inout [String]) {
-        var wire = record.node.wireRecord(id: id, parentID: record.parentID)
-        if record.parentID != nil {
-            if wire.pendingUnitCount == 0 { wire.pendingUnitCount = record.pending } else { record.pending = wire.pendingUnitCount }
-        }
-        let line = wire.line
-        if line != record.lastLine {
-            record.lastLine = line
-            lines.append(line)
-        }
-    }
-
-    /// Final lines for a node that left the tree and the known nodes below it, then forgets them.
-    private mutating func finalLines(forSubtreeAt top: Int, into lines: inout [String]) {
-        var stack = [top]
-        while let id = stack.popLast() {
-            guard var record = records.removeValue(forKey: id) else { continue }
-            ids[ObjectIdentifier(record.node)] = nil
-            emit(&record, id: id, into: &lines)
-            stack.append(contentsOf: record.childIDs.reversed())
-        }
+        }.map(\.line)
     }
 }
 

@@ -43,4 +43,31 @@ enum NodeReader {
         }
         return content
     }
+
+    /// The line of a node that left the tree before a frame saw it, from its wire-format record as it
+    /// left (`ProgressNode.FailedChild`): its label, counts, state and reason, the counts described as its
+    /// program described them (unit counts otherwise; no estimates: it no longer runs).
+    static func content(departed record: ProgressWireRecord, depth: Int) -> LineContent {
+        let status: LineContent.Status =
+            switch record.state {
+            case .running: .running
+            case .paused: .paused
+            case .cancelled: .cancelled
+            case .failed: .failed
+            case .finished: .finished
+            }
+        var content = LineContent(
+            depth: depth,
+            label: LabelSanitizer.sanitized(record.label ?? ""),
+            fraction: record.fractionCompleted,
+            isIndeterminate: record.isIndeterminate,
+            status: status,
+            completedUnitCount: record.completedUnitCount,
+            totalUnitCount: record.totalUnitCount,
+            describedCounts: record.localizedAdditionalDescription.map(LabelSanitizer.sanitized))
+        content.failureReason = record.failureReason.map(LabelSanitizer.sanitized)
+        content.outcomes = ProgressNode.DescendantOutcomes(
+            failedCount: record.failedBelow, cancelledCount: record.cancelledBelow)
+        return content
+    }
 }

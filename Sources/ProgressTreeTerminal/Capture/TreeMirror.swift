@@ -20,6 +20,8 @@ struct TreeMirror {
         var parentID: Int?
         var content: LineContent?
         var childIDs: [Int] = []
+        /// Where the next look at the node's `failedChildren` starts (`reportsDepartedFailures`).
+        var failedChildrenCursor = 0
     }
 
     private var records: [Int: Record] = [:]
@@ -65,12 +67,19 @@ struct TreeMirror {
     /// With `reportsCollapsedChildren`, a node found finished is followed by final rows for its known
     /// children (down to `depthLimit`) before its subtree collapses: logs need a last line for children
     /// that finished in the same frame as their parent, which the next frame no longer walks.
+    ///
+    /// With `reportsDepartedFailures`, a node whose children are walked is followed by one row for each
+    /// child that failed and left it since the last frame without being seen (from its `failedChildren`,
+    /// down to `depthLimit`), and rows for the nodes below that child as its failure left them (cancelled):
+    /// logs name every failure. These rows appear once, with ids of their own, and are not kept.
     mutating func update(
         rowLimit: Int = .max, depthLimit: Int = .max, reportsCollapsedChildren: Bool = false,
-        reservesMoreLine: Bool = false, read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+        reportsDepartedFailures: Bool = false, reservesMoreLine: Bool = false,
+        read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
     ) -> Capture {
         var capture = walk(
-            rowLimit: rowLimit, depthLimit: depthLimit, reportsCollapsedChildren: reportsCollapsedChildren, read: read)
+            rowLimit: rowLimit, depthLimit: depthLimit, reportsCollapsedChildren: reportsCollapsedChildren,
+            reportsDepartedFailures: reportsDepartedFailures, read: read)
         if reservesMoreLine, capture.hidden > 0 {
             let rows = capture.rows
             if let finished = rows.indices.dropFirst().last(where: { rows[$0].content.status == .finished }) {
@@ -84,7 +93,7 @@ struct TreeMirror {
     }
 
     private mutating func walk(
-        rowLimit: Int, depthLimit: Int, reportsCollapsedChildren: Bool,
+        rowLimit: Int, depthLimit: Int, reportsCollapsedChildren: Bool, reportsDepartedFailures: Bool,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
     ) -> Capture {
         var rows: [Row] = []
@@ -98,6 +107,7 @@ struct TreeMirror {
                 continue
             }
             var collapsed: [Row] = []
+            var departed: [Row] = []
             if let node = records[id]!.node {
                 let content = read(node, depth, rows.count)
                 records[id]!.content = content
@@ -108,8 +118,13 @@ struct TreeMirror {
                     forgetDescendants(of: id)  // a finished subtree collapses to one line
                 } else if depth < depthLimit {
                     let known = records[id]!.childIDs
-                    records[id]!.childIDs = reconcileChildren(
-                        of: id, known: known, live: node.children, depth: depth, read: read)
+                    // Listed before `failedChildren` is read: a child that failed since is in one or both.
+                    let live = node.children
+                    if reportsDepartedFailures {
+                        departed = departedFailureRows(
+                            of: id, node: node, listed: live, depth: depth, depthLimit: depthLimit, read: read)
+                    }
+                    records[id]!.childIDs = reconcileChildren(of: id, known: known, live: live, depth: depth, read: read)
                 }
             } else {
                 keptLines += 1
@@ -117,6 +132,7 @@ struct TreeMirror {
             guard let content = records[id]!.content else { continue }
             rows.append(Row(id: id, parentID: records[id]!.parentID, content: content))
             rows.append(contentsOf: collapsed)
+            rows.append(contentsOf: departed)
             if depth < depthLimit {
                 for childID in records[id]!.childIDs.reversed() { stack.append((childID, depth + 1)) }
             }
@@ -157,6 +173,41 @@ struct TreeMirror {
             guard let content else { continue }
             rows.append(Row(id: childID, parentID: record.parentID, content: content))
             stack.append(contentsOf: record.childIDs.reversed().map { ($0, childDepth + 1) })
+        }
+        return rows
+    }
+
+    /// Rows for the children of `node` that failed and left it since the last look, unseen: neither known
+    /// (a known one that left gets its final line from `reconcileChildren`) nor in `listed`. Each is
+    /// followed by the nodes below it as its failure left them, down to `depthLimit` (cancelled, or
+    /// failed before it). Must run before `reconcileChildren`, which forgets the ids of known children
+    /// that left.
+    private mutating func departedFailureRows(
+        of id: Int, node: ProgressNode, listed: [ProgressNode], depth: Int, depthLimit: Int,
+        read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
+    ) -> [Row] {
+        let (children, next) = node.failedChildren(since: records[id]!.failedChildrenCursor)
+        records[id]!.failedChildrenCursor = next
+        guard !children.isEmpty else { return [] }
+        let listedIDs = Set(listed.map(ObjectIdentifier.init))
+        var rows: [Row] = []
+        for child in children {
+            if let alive = child.node, ids[ObjectIdentifier(alive)] != nil || listedIDs.contains(ObjectIdentifier(alive)) {
+                continue
+            }
+            lastID += 1
+            let childID = lastID
+            // Read as a seen failure is while the node is still alive; else as it left.
+            let content = child.node.map { read($0, depth + 1, 0) } ?? NodeReader.content(departed: child.record, depth: depth + 1)
+            rows.append(Row(id: childID, parentID: id, content: content))
+            var descendantIDs: [Int] = []
+            for descendant in child.descendants(at: depth + 1, downTo: depthLimit) {
+                lastID += 1
+                let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
+                rows.append(
+                    Row(id: lastID, parentID: parentID, content: NodeReader.content(departed: descendant.record, depth: descendant.depth)))
+                descendantIDs.append(lastID)
+            }
         }
         return rows
     }

@@ -1,55 +1,59 @@
 import ProgressTree
 
-/// Writes one line of the wire format (`Docs/WireFormat.md`, `ProgressWireRecord`) for each node whose
-/// state changed: an absolute snapshot of the node, so another program (or `ProgressNode.mount`) can keep
-/// the last line of each id and have the tree.
+/// Writes the wire format (`Docs/WireFormat.md`, `ProgressWireRecord`): at each frame, one line for each
+/// node whose line changed, an absolute snapshot of the node, so another program (or `ProgressNode.mount`)
+/// can keep the last line of each id and have the tree.
 ///
 /// ```
 /// {"v":1,"time":1.25,"id":2,"parent":1,"pending":1,"name":"IMG_0001.jpg","completed":4500000,
 ///  "total":9000000,"fraction":0.5,"state":"running","indeterminate":false,"throughput":1200000,
 ///  "timeRemaining":3.75,"reason":null,"failedBelow":0,"cancelledBelow":0,"description":null,...}
 /// ```
+///
+/// Which nodes get a line, when, and in which order is `WireTreeWalker`'s to decide, by the rules it
+/// shares with `ProgressPublisher`; this composer reads each node as the other modes show it:
 /// - `time`: seconds since the renderer started. `id`: stable for the life of the renderer; `parent`: the
 ///   parent's id, `null` for the root. `state`: `running`, `paused`, `cancelled`, `failed` or `finished`.
-/// - `name`: the label, control characters shown as spaces; `reason`: why a `failed` node failed.
+/// - `name`: the label, control characters shown as spaces; `reason`: why a `failed` node failed, the same.
 /// - `throughput` (bytes or units per second) and `timeRemaining` (seconds) are the renderer's estimates,
 ///   as shown in the other modes.
 struct JSONLineComposer {
-    private var last: [Int: LineContent] = [:]
+    private var walker: WireTreeWalker
 
-    mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
-        var output: [String] = []
-        for var row in rows where last[row.id] != row.content {
-            // A child that finished has left its parent and reads a pending count of 0: its last line keeps
-            // the share it stood for.
-            if row.parentID != nil, row.content.wire?.pendingUnitCount == 0,
-                let pending = last[row.id]?.wire?.pendingUnitCount, pending > 0
-            {
-                row.content.wire?.pendingUnitCount = pending
+    /// A composer for the tree below `root`, down to `maximumDepth` levels (`Options.logDepth`).
+    init(root: ProgressNode, maximumDepth: Int) {
+        walker = WireTreeWalker(root: root, maximumDepth: maximumDepth)
+    }
+
+    /// The lines of one walk of the tree, `now` being the time since the renderer started. With `ending`
+    /// (`stop()`), the stream ends: later calls return nothing.
+    mutating func lines(ending: Bool, now: Duration) -> [String] {
+        let time = now.secondsValue
+        return walker.walk(ending: ending) { source in
+            switch source {
+            case .node(let node, let depth):
+                return Self.record(for: NodeReader.content(of: node, depth: depth, forWire: true))
+            case .departed(var record, _):
+                record.label = LabelSanitizer.sanitized(record.label ?? "")
+                record.failureReason = record.failureReason.map(LabelSanitizer.sanitized)
+                return record
             }
-            last[row.id] = row.content
-            output.append(Self.encode(row, time: now))
+        }.map { record in
+            var record = record
+            record.time = time
+            return record.line
         }
-        return output
     }
 
-    static func encode(_ row: TreeMirror.Row, time: Duration) -> String {
-        record(for: row, time: time).line
-    }
-
-    /// The row's wire record: what the node's record says (pending count, metadata), with the ids, the time
-    /// and what the row shows (state, label, fraction, estimates, reason) taking precedence.
-    static func record(for row: TreeMirror.Row, time: Duration) -> ProgressWireRecord {
-        let content = row.content
+    /// The wire record of a line: what the node's record says (pending count, metadata), with what the
+    /// line shows (state, label, fraction, estimates, reason) taking precedence. Ids and time are the
+    /// walker's and the caller's.
+    static func record(for content: LineContent) -> ProgressWireRecord {
         var record =
             content.wire
             ?? ProgressWireRecord(
-                id: row.id, parentID: row.parentID, totalUnitCount: content.totalUnitCount,
+                id: 0, parentID: nil, totalUnitCount: content.totalUnitCount,
                 completedUnitCount: content.completedUnitCount)
-        record.id = row.id
-        record.parentID = row.parentID
-        if row.parentID == nil { record.pendingUnitCount = 0 }
-        record.time = time.secondsValue
         record.label = content.label
         record.completedUnitCount = content.completedUnitCount
         record.totalUnitCount = content.totalUnitCount

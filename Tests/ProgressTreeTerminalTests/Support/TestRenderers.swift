@@ -28,6 +28,35 @@ func makeSyncTree() -> (root: ProgressNode, first: ProgressNode, second: Progres
     return (root, first, second)
 }
 
+/// A child of `parent` labelled `label`, of `total` units standing for `pending` of the parent's.
+@discardableResult
+func makeChild(_ label: String, total: Int64, parent: ProgressNode, pending: Int64 = 1) -> ProgressNode {
+    let child = ProgressNode(totalUnitCount: total, parent: parent, pendingUnitCount: pending)
+    child.localizedDescription = label
+    return child
+}
+
+/// A root labelled `label`, of `total` units, and a test renderer in `mode` writing to an 80 × 100 output
+/// that is not a terminal, which drew one frame.
+func makeDrawnRoot(
+    _ label: String, total: Int64, mode: TerminalRenderer.Mode,
+    configure: (inout TerminalRenderer.Options) -> Void = { _ in }
+) -> (root: ProgressNode, renderer: TerminalRenderer, output: VirtualTerminal) {
+    let root = makeRoot(label, total: total)
+    let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+    let renderer = makeTestRenderer(root, mode: mode, output: output, configure: configure)
+    renderer.drawFrame()
+    return (root, renderer, output)
+}
+
+/// "IMG_0004.jpg" (10 units, 1 of `parent`'s) over a download labelled `download` (100 units, 10 of the
+/// photo's) half done; then the photo fails with `reason`, which cancels the download.
+func failPhotoWithHalfADownload(below parent: ProgressNode, download: String = "download", reason: String) {
+    let photo = makeChild("IMG_0004.jpg", total: 10, parent: parent)
+    makeChild(download, total: 100, parent: photo, pending: 10).completedUnitCount = 50
+    photo.fail(Reason(description: reason))
+}
+
 /// A root labelled `label`, of `total` units.
 func makeRoot(_ label: String, total: Int64) -> ProgressNode {
     let root = ProgressNode.discreteProgress(totalUnitCount: total)
