@@ -160,22 +160,28 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
 
     /// The value of `property` for a getter of the companion. Its first read reads the node and starts
     /// keeping the property up to date (a delivery follows, which catches a change made meanwhile).
+    ///
+    /// The properties of one snapshot are kept up to date together, from the first read of any of them:
+    /// read together, they agree with each other (never finished at 62%), as one `snapshot` does.
     func value<Value>(_ property: Properties, _ get: (Values) -> Value) -> Value {
         if let known = state.withLock({ $0.tracked.contains(property) ? Optional(get($0.values)) : nil }) {
             return known
         }
         guard let node else { return get(Values()) }
-        let fresh = Values(property, of: node)
+        let properties = Properties.inSnapshot.contains(property) ? Properties.inSnapshot : property
+        let fresh = Values(properties, of: node)
         let value = state.withLock { state -> Value in
-            if !state.tracked.contains(property) {
-                _ = state.values.update(from: fresh, property)
-                state.tracked.insert(property)
-            }
+            let new = properties.subtracting(state.tracked)
+            _ = state.values.update(from: fresh, new)
+            state.tracked.formUnion(new)
             return get(state.values)
         }
         signal()
         return value
     }
+
+    /// The properties kept up to date: those read at least once.
+    var trackedProperties: Properties { state.withLock { $0.tracked } }
 
     // MARK: Deliveries
 
