@@ -211,6 +211,7 @@ final class ObservableProgressTests: XCTestCase {
     func test_a_companion_nobody_holds_goes_away_and_keeps_neither_the_node_nor_its_observer() throws {
         weak var weakNode: ProgressNode?
         weak var weakProgress: ObservableProgress?
+        let bridge: ObservableProgressBridge
         do {
             let node = ProgressNode.discreteProgress(totalUnitCount: 2)
             let progress = node.observable
@@ -219,7 +220,11 @@ final class ObservableProgressTests: XCTestCase {
             try waitForDelivery(of: progress) { progress.fractionCompleted == 0.5 }
             weakNode = node
             weakProgress = progress
+            bridge = progress.bridge
             XCTAssertEqual(node.observerCount, 1)
+            // The echo of that change is the last delivery: let it run, so that nothing holds either for it.
+            while bridge.hasDeliveryScheduled { Thread.sleep(forTimeInterval: 0.001) }
+            bridge.waitForRunningDelivery()
         }
         XCTAssertNil(weakProgress)
         XCTAssertNil(weakNode)
@@ -238,6 +243,33 @@ final class ObservableProgressTests: XCTestCase {
         }
         XCTAssertNil(last)
         XCTAssertEqual(root.completedUnitCount, 1_000)
+    }
+
+    // MARK: Docs/Observation.md
+
+    func test_guide_observation_tracking_loop() {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: observation-tracking-loop
+        let album = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let progress = album.observable
+        DispatchQueue.global().async { for _ in 0..<4 { album.advance() } }
+        while true {
+            let changed = DispatchSemaphore(value: 0)
+            // As a SwiftUI body: read what is shown, hear of the next change, read again.
+            let (fraction, finished) = withObservationTracking {
+                (progress.fractionCompleted, progress.isFinished)
+            } onChange: {
+                changed.signal()
+            }
+            if finished {
+                print("\(Int(fraction * 100))%")  // 100%
+                break
+            }
+            changed.wait()
+        }
+        // END snippet: observation-tracking-loop
+        XCTAssertEqual(printed.lines, ["100%"])
     }
 
     // MARK: Helpers

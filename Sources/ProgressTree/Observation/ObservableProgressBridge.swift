@@ -41,6 +41,9 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         static let estimatedTimeRemaining = Properties(rawValue: 1 << 15)
         static let children = Properties(rawValue: 1 << 16)
 
+        /// The final outcomes.
+        static let finalOutcomes: Properties = [.isFinished, .isCancelled, .isFailed]
+
         /// What one `snapshot` of the node gives.
         static let inSnapshot: Properties = [
             .fractionCompleted, .completedUnitCount, .totalUnitCount, .isIndeterminate, .isFinished,
@@ -97,6 +100,15 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
 
         init() {}
 
+        /// Which final outcomes these values say.
+        var finalOutcomes: Properties {
+            var outcomes = Properties()
+            if isFinished { outcomes.insert(.isFinished) }
+            if isCancelled { outcomes.insert(.isCancelled) }
+            if isFailed { outcomes.insert(.isFailed) }
+            return outcomes
+        }
+
         /// Takes the values of `properties` from `fresh`; returns those that differed.
         mutating func update(from fresh: Values, _ properties: Properties) -> Properties {
             var changed = Properties()
@@ -133,6 +145,9 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
 
     private struct State {
         var values = Values()
+        /// The final outcomes (finished, cancelled, failed) the last delivery found but held back: a final
+        /// outcome is stored one delivery after the values that lead to it.
+        var finalSeen = Properties()
         /// The properties read at least once: kept up to date by the deliveries.
         var tracked = Properties()
         /// What the last delivery announced as changed: the next delivery announces it again.
@@ -203,25 +218,46 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     }
 
     private func deliver() {
+        // The interval is counted from here, before the pending mark is cleared: a signal from here on
+        // schedules the next delivery an interval after this one.
+        let tracked = state.withLock { state -> Properties? in
+            state.lastDelivery = .now
+            return state.isStopped ? nil : state.tracked
+        }
         // Cleared before the node is read: a change made after the read schedules another delivery.
         // Sequentially consistent: a store followed by reads of the node, against an update's write of the
         // node followed by the exchange in `signal()` (as in `ObservationRegistration`).
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
-        guard let companion, let node else { return }
-        let tracked = state.withLock { $0.isStopped ? nil : $0.tracked }
-        guard let tracked else { return }
-        let fresh = Values(tracked, of: node)
-        let (changed, announced) = state.withLock { state -> (Properties, Properties) in
+        guard let tracked, let node else { return }
+        var fresh = Values(tracked, of: node)
+        let (changed, announced, heldBack) = state.withLock { state -> (Properties, Properties, Bool) in
+            // A final outcome is stored one delivery after it was first found, so that the values leading to
+            // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
+            // that reads a fraction and then `isFinished` never reads a fraction short of the end with it.
+            let found = fresh.finalOutcomes
+            let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(tracked)
+            if heldBack.contains(.isFinished) { fresh.isFinished = false }
+            if heldBack.contains(.isCancelled) { fresh.isCancelled = false }
+            if heldBack.contains(.isFailed) {
+                fresh.isFailed = false
+                fresh.failureDescription = state.values.failureDescription
+            }
+            state.finalSeen = found
             let changed = state.values.update(from: fresh, tracked)
             let announced = changed.union(state.echo)
             state.echo = changed
-            state.lastDelivery = .now
-            return (changed, announced)
+            return (changed, announced, !heldBack.isEmpty)
         }
-        if !announced.isEmpty { companion.announce(announced) }
-        // The echo of what changed, one interval later.
-        if !changed.isEmpty { signal() }
+        if !announced.isEmpty, let companion { companion.announce(announced) }
+        // The echo of what changed, and a final outcome held back, one interval later.
+        if !changed.isEmpty || heldBack { signal() }
     }
+
+    /// Whether a delivery is scheduled and has not begun (for tests).
+    var hasDeliveryScheduled: Bool { isDeliveryPending.load(ordering: .sequentiallyConsistent) }
+
+    /// Returns once the delivery running, if any, has ended (for tests).
+    func waitForRunningDelivery() { queue.sync {} }
 
     /// Nothing to do: the companion holds the node, so it outlives the companion's bridge registration.
     func observedNodeWentAway() {}
