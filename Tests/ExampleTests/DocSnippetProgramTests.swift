@@ -48,6 +48,7 @@ final class DocSnippetProgramTests: XCTestCase {
         "observation-key-path": .lastLine("4 photos: 100%"),
         "observation-throttle": .lastLine("1000000 bytes"),
         "observation-snapshots": .lastLine("3 of 3"),
+        "observation-tracking-loop": .lines(["100%"]),
         "observation-cancel-task": .nothing(because: "its task is cancelled before it need print anything"),
         "migrating-advance": .lines(["1000"]),
         "migrating-finishing-is-permanent": .lines(["0.5"]),

@@ -240,6 +240,28 @@ if selected(3) {
         "* 3: Foundation on Linux has no KVO, so its time is the same loop without observation. "
             + "The ProgressNode observer delivered \(deliveries) coalesced values for \(n) updates (last round).")
 }
+if selected(15) {
+    var notifications = 0
+    var untracked: [Double] = []
+    var tracked: [Double] = []
+    _ = PN.deepLeafTracked(n, depth: depth)
+    for _ in 0..<repeats {
+        untracked.append(time { consume(PN.deepLeaf(n, depth: depth)) })
+        let result = PN.deepLeafTracked(n, depth: depth)
+        tracked.append(result.seconds)
+        notifications = result.notifications
+    }
+    let ratio = best(tracked) / best(untracked)
+    let row = Row(
+        name: "15 as 2, root tracked (Observation)†", pn: best(tracked), fp: nil, limit: nil, goal: "≤1.5× of 2",
+        verdict: verdict(ratio <= 1.5),
+        cells: [formatTime(best(tracked)), formatTime(best(untracked)), String(format: "%.2f×", ratio), "—", "—"])
+    rows.append(row); printRow(row)
+    notes.append(
+        "† 15: the updating thread's time with the root tracked by a loop re-arming withObservationTracking "
+            + "(ObservableProgress), against the same run untracked (scenario 2, in the Foundation column); "
+            + "\(notifications) notifications reached the loop for \(n) updates (last round).")
+}
 if selected(4) {
     let c = sizes.children, k = sizes.updatesPerChild
     let r = measure(

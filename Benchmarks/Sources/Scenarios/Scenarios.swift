@@ -13,6 +13,7 @@
 
 import Dispatch
 import Foundation
+import Observation
 import ProgressTree
 import ProgressTreeTerminal
 import Synchronization
@@ -186,6 +187,42 @@ public enum PN {
         observation.invalidate()
         expectClose(last.withLock { $0 }, expected, "observed deep leaf: last delivered value")
         return (fraction, deliveries.load(ordering: .relaxed))
+    }
+
+    /// 15. As 2, with the root tracked through Swift's Observation (`root.observable`, a loop re-arming
+    /// `withObservationTracking` on another thread, as a SwiftUI view would). Timed: the updates and the
+    /// root's read, as in 2 (the cost to the updating thread); then, untimed, the tracking loop must see
+    /// the final value.
+    @inline(never)
+    public static func deepLeafTracked(_ n: Int, depth: Int) -> (seconds: Double, notifications: Int) {
+        let (root, leaf) = makeChain(depth: depth, leafTotal: Int64(n) + 1)
+        let progress = root.observable
+        let expected = Double(n) / Double(n + 1)
+        let notifications = Atomic<Int>(0)
+        let sawFinal = DispatchSemaphore(value: 0)
+        _ = progress.fractionCompleted
+        Thread {
+            while true {
+                let changed = DispatchSemaphore(value: 0)
+                let value = withObservationTracking { progress.fractionCompleted } onChange: {
+                    notifications.add(1, ordering: .relaxed)
+                    changed.signal()
+                }
+                if value == expected { break }
+                if changed.wait(timeout: .now() + 10) == .timedOut { break }
+            }
+            sawFinal.signal()
+        }.start()
+        _ = root.fractionCompleted  // a clean tree, as after the UI's last refresh
+        let start = ContinuousClock.now
+        for _ in 0..<n { leaf.advance(by: 1) }
+        let fraction = root.fractionCompleted
+        let elapsed = ContinuousClock.now - start
+        expectClose(fraction, expected, "tracked deep leaf: root fraction")
+        expect(sawFinal.wait(timeout: .now() + 20) == .success, "the tracking loop never saw the final value")
+        expectClose(progress.fractionCompleted, expected, "tracked deep leaf: the value tracked")
+        let (seconds, attoseconds) = elapsed.components
+        return (Double(seconds) + Double(attoseconds) * 1e-18, notifications.load(ordering: .relaxed))
     }
 
     /// 4. `children` children, each updated `perChild` times to completion, one after the other.

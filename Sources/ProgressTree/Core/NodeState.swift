@@ -85,6 +85,8 @@ final class NodeExtras {
     var metadata = Metadata()
     /// The address of the parent holding this node after it finished (`NodeFlags.held`), 0 otherwise.
     var holderAddress: UInt = 0
+    /// The node's `ObservableProgress`, while someone holds it (`ProgressNode.observable`).
+    weak var observable: ObservableProgress?
 }
 
 /// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
@@ -114,6 +116,12 @@ struct NodeState {
     var metadata: Metadata {
         get { extras?.metadata ?? Metadata() }
         _modify { yield &extrasForWriting().metadata }
+    }
+
+    /// The node's `ObservableProgress`, while someone holds it.
+    var observable: ObservableProgress? {
+        get { extras?.observable }
+        set { extrasForWriting().observable = newValue }
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),

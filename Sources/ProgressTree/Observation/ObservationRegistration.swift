@@ -149,14 +149,6 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
 
     /// Removes the observation from the node's observers; idempotent. The gate stays as it is.
     func stopSignalling() {
-        guard let node else { return }
-        node.state.withLock { state in
-            state.observers.remove(self)
-            if state.observers.signalTargets == nil {
-                // Relaxed: registrations set the bit under this same lock, which orders them with this
-                // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
-                node.flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
-            }
-        }
+        node?.removeChangeReceiver(self)
     }
 }

@@ -81,18 +81,8 @@ extension ProgressNode {
         let registration = ObservationRegistration(
             node: self, read: { $0[keyPath: keyPath] }, queue: queue,
             minimumInterval: minimumInterval, handler: changeHandler)
-        state.withLock { state in
-            state.observers.add(registration)
-            // Walks that mark this node from now on take its lock to signal (see `NodeFlags.observed`).
-            // Acquiring and releasing is enough: read-modify-writes of `flags` are totally ordered, so a
-            // walk's OR of `dirty` either comes after this one and sees `observed` (then signals), or comes
-            // before it, and this OR acquires from it, so the baseline read below sees the walk's update.
-            flags.bitwiseOr(NodeFlags.observed, ordering: .acquiringAndReleasing)
-        }
-        // An update refreshing its path holds the tree's lock from its look at `observed` to its store of
-        // the new fraction: passing that lock here means such a refresh either saw the bit (and signals) or
-        // is over (and the baseline below includes it).
-        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { _ in } }
+        state.withLock { state in registerChangeReceiverUnderLock(registration, in: &state) }
+        changeReceiverRegistered()
         // Read the baseline after registering: a change from here on either is in the baseline or signals.
         registration.start(initial: options.contains(.initial))
         return ProgressObservation(registration)
@@ -105,5 +95,34 @@ extension ProgressNode {
     func tellObserversTheNodeWentAway() {
         let receivers = state.withLock { $0.observers.receivers }
         for receiver in receivers { receiver.observedNodeWentAway() }
+    }
+
+    /// Adds `receiver` to the node's observers, under its lock (`state`): walks that mark this node from
+    /// now on take its lock to signal. Acquiring and releasing is enough: read-modify-writes of `flags` are
+    /// totally ordered, so a walk's OR of `dirty` either comes after this one and sees `observed` (then
+    /// signals), or comes before it, and this OR acquires from it, so a read after the registration sees
+    /// the walk's update. Call `changeReceiverRegistered()` after the lock.
+    func registerChangeReceiverUnderLock(_ receiver: any ChangeSignalReceiver, in state: inout NodeState) {
+        state.observers.add(receiver)
+        flags.bitwiseOr(NodeFlags.observed, ordering: .acquiringAndReleasing)
+    }
+
+    /// The second half of a registration, outside the node's lock: an update refreshing its path holds the
+    /// tree's lock from its look at `observed` to its store of the new fraction, so passing that lock here
+    /// means such a refresh either saw the bit (and signals) or is over (and a read from here on includes it).
+    func changeReceiverRegistered() {
+        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { _ in } }
+    }
+
+    /// Takes `receiver` out of the node's observers; the last one out clears `observed`.
+    func removeChangeReceiver(_ receiver: any ChangeSignalReceiver) {
+        state.withLock { state in
+            state.observers.remove(receiver)
+            if state.observers.signalTargets == nil {
+                // Relaxed: registrations set the bit under this same lock, which orders them with this
+                // clear; a walk that still sees the bit takes the lock and finds no receiver to signal.
+                flags.bitwiseAnd(~NodeFlags.observed, ordering: .relaxed)
+            }
+        }
     }
 }
