@@ -1,6 +1,7 @@
 import Foundation
 import ProgressTree
 @testable import ProgressTreeTerminal
+import TestSupport
 import XCTest
 
 /// Json mode keeps Docs/WireFormat.md's rules for writers, frame by frame (exact lines with a manual clock).

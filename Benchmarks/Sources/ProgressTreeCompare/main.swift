@@ -16,7 +16,7 @@ import Scenarios
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 
-// Child-process mode for the memory measurement: `--memory-child pn|foundation N`.
+// Child-process mode for the memory measurement: `--memory-child pn|pn-tracked|foundation N`.
 if arguments.first == "--memory-child" {
     runMemoryChild(kind: arguments[1], count: Int(arguments[2])!)
     exit(0)
@@ -298,8 +298,9 @@ if selected(6) {
     let r = measure({ consume(PN.childCycles(c)) }, { consume(FP.childCycles(c)) }, { consume(Limit.adds(c)) })
     let s = speedup(r.pn, r.fp) ?? 0
     let pnMemory = memoryInChild("pn", sizes.memoryChildren)
+    let trackedMemory = memoryInChild("pn-tracked", sizes.memoryChildren)
     let fpMemory = memoryInChild("foundation", sizes.memoryChildren)
-    let memoryOK = (pnMemory?.growth ?? .max) < 20 * 1024 * 1024
+    let memoryOK = (pnMemory?.growth ?? .max) < 20 * 1024 * 1024 && (trackedMemory?.growth ?? .max) < 20 * 1024 * 1024
     let row = Row(
         name: "6 create+attach+finish a child, \(c)×", pn: r.pn, fp: r.fp, limit: r.limit,
         goal: "≥4×, <20 MB/1M", verdict: verdict(s >= 4 && memoryOK))
@@ -307,7 +308,8 @@ if selected(6) {
     func mb(_ bytes: Int?) -> String { bytes.map { String(format: "%.1f MB", Double($0) / 1_048_576) } ?? "n/a" }
     notes.append(
         "6 memory, \(sizes.memoryChildren) finished children (fresh process each, /proc/self): ProgressNode RSS growth "
-            + "\(mb(pnMemory?.growth)) (peak +\(mb(pnMemory?.peak))), Foundation \(mb(fpMemory?.growth)) "
+            + "\(mb(pnMemory?.growth)) (peak +\(mb(pnMemory?.peak))), with the root tracked (Observation) "
+            + "\(mb(trackedMemory?.growth)) (peak +\(mb(trackedMemory?.peak))), Foundation \(mb(fpMemory?.growth)) "
             + "(peak +\(mb(fpMemory?.peak))).")
 }
 if selected(7) {
@@ -511,12 +513,18 @@ func memoryInChild(_ kind: String, _ count: Int, mode: String = "--memory-child"
 
 func runMemoryChild(kind: String, count: Int) {
     // Warm up the allocator and the runtime with a small pass, so the growth measured is the scenario's.
-    _ = kind == "pn" ? PN.childCycles(1_000) : FP.childCycles(1_000)
+    let cycles: (Int) -> Double =
+        switch kind {
+        case "pn": PN.childCycles
+        case "pn-tracked": PN.childCyclesTracked
+        default: FP.childCycles
+        }
+    _ = cycles(1_000)
     guard let before = residentBytes(), let peakBefore = peakResidentBytes() else {
         print("0 0")
         return
     }
-    let fraction = kind == "pn" ? PN.childCycles(count) : FP.childCycles(count)
+    let fraction = cycles(count)
     consume(fraction)
     let after = residentBytes()!
     let peakAfter = peakResidentBytes()!

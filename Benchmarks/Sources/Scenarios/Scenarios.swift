@@ -272,6 +272,24 @@ public enum PN {
         return fraction
     }
 
+    /// 6 with the root tracked through Swift's Observation (`root.observable`, its fraction and children
+    /// read, as a view listing the children does): finished children must still be let go.
+    @inline(never)
+    public static func childCyclesTracked(_ n: Int) -> Double {
+        let root = ProgressNode.discreteProgress(totalUnitCount: Int64(n))
+        let progress = root.observable
+        _ = progress.fractionCompleted
+        _ = progress.children
+        for _ in 0..<n {
+            let child = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+            child.advance(by: 1)
+        }
+        let fraction = root.fractionCompleted
+        expect(root.isFinished && fraction == 1, "child cycles, tracked: root finished")
+        withExtendedLifetime(progress) {}
+        return fraction
+    }
+
     /// 7. After every leaf update, read the root's fraction (what a naive UI does).
     @inline(never)
     public static func polled(_ n: Int, depth: Int) -> Double {

@@ -1,5 +1,6 @@
 import ProgressTree
 import ProgressTreeTerminal
+import TestSupport
 
 /// A renderer that draws only when the test calls `drawFrame()`: no timer and no initial delay. Colour is
 /// off unless `environment` says otherwise.
