@@ -32,6 +32,7 @@ import Foundation
 import ProgressTree
 import ProgressTreePresentation
 import ProgressTreeTerminal
+import Synchronization
 
 @main
 struct FileCopy {
@@ -79,14 +80,16 @@ struct FileCopy {
             stopShowing()
             fail("\(error)", status: 1)
         }
-        do {
-            // For its owner only until the copy ends and it gets SOURCE's permissions.
-            try FileManager.default.createDirectory(
-                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
+        // For its owner only until the copy ends and it gets SOURCE's permissions; kept open, so that each
+        // folder in it is reached from it.
+        let destinationFolder =
+            mkdir(plan.destination, 0o700) == 0
+            ? open(plan.destination, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1
+        guard destinationFolder >= 0 else {
+            let reason = String(cString: strerror(errno))
             root.cancel()
             stopShowing()
-            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
+            fail("cannot create \(plan.destination): \(reason)", status: 1)
         }
 
         root.localizedDescription = nil  // the default label: "Copying 9 files…"
@@ -98,21 +101,37 @@ struct FileCopy {
         root.totalUnitCount = max(plan.totalBytes, 1)
 
         let digits = ProgressFormat.count(plan.fileCount).count
+        // A small file's name is offered to the pacer at most every fifth of the time a label stays on
+        // screen: the pacer shows at most one name in that time anyway, and each offer is a hand-off to its
+        // queue, which would cost more than copying a small file. A file of one chunk (1 MiB) or more is
+        // always offered: it may stay on screen a while.
+        let labelInterval = pacer.minimumDisplayTime / 5
+        let lastOffer = Mutex<ContinuousClock.Instant?>(nil)
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
+                if size < 1 << 20 {
+                    let now = ContinuousClock.now
+                    let due = lastOffer.withLock { last in
+                        guard last.map({ now - $0 >= labelInterval }) ?? true else { return false }
+                        last = now
+                        return true
+                    }
+                    guard due else { return }
+                }
                 let number = ProgressFormat.count(number)
                 let position = String(repeating: " ", count: digits - number.count) + number
                 pacer.send(
                     progress: nil,
                     // A name is one line, whatever it holds (the renderer would split it at a line break).
-                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path))  "
+                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path()))  "
                         + "(\(bytes(size)))")
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
         let start = ContinuousClock.now
-        let outcome = await copier.copy(into: root)
+        let outcome = await copier.copy(into: root, destinationFolder: destinationFolder)
+        close(destinationFolder)
         if let error = outcome.error { root.fail(error) }  // the copy stopped on an error: failed, with it
         if plan.totalBytes == 0 && !root.isCancelled && !root.isFailed { root.completedUnitCount = 1 }
         pacer.invalidate()
