@@ -97,6 +97,32 @@ timed() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# `--rounds` rounds of both copies of $1, interleaved (cp first in odd rounds), into $work/times.<tool>; the
+# rounds go to the notes, labelled $2.
+interleaved_rounds() {
+    local source=$1 label=$2 round order tool
+    : >"$work/times.cp"; : >"$work/times.file-copy"
+    for round in $(seq "$rounds"); do
+        echo "  $label, round $round of $rounds…" >&2
+        if [ $((round % 2)) -eq 1 ]; then order="cp file-copy"; else order="file-copy cp"; fi
+        for tool in $order; do timed "$source" "$work/copy" "$tool" >>"$work/times.$tool"; done
+    done
+    for tool in cp file-copy; do
+        notes+=("$label, $tool rounds (elapsed user system, s): $(tr '\n' ';' <"$work/times.$tool" | sed 's/;$//; s/;/; /g')")
+    done
+}
+
+# The median of column $2 (1 elapsed, 2 user, 3 system) of $work/times.$1.
+median_of() { cut -d' ' -f"$2" "$work/times.$1" | median; }
+
+# A note with the calls per file of tool $1's strace run over $2 files (those at 0.05 a file or more), and
+# its failed calls.
+calls_note() {
+    local calls
+    calls=$(sort -k4 -n -r "$work/strace.$1" | awk -v n="$2" 'NF >= 5 && $NF != "total" && $NF != "syscall" && $4 / n >= 0.05 { printf "%s %.2f, ", $NF, $4 / n }')
+    notes+=("$2 files, $1's calls per file: ${calls%, }; failed calls in all: $(awk '$NF == "total" { print (NF == 6 ? $5 : 0) }' "$work/strace.$1")")
+}
+
 # Syscalls of one run under strace -c -f: prints the total number of calls.
 syscalls() {
     local source=$1 destination=$2 tool=$3
@@ -132,24 +158,11 @@ PY
     sync
     cp_calls=$(syscalls "$source" "$work/copy" cp)
     fc_calls=$(syscalls "$source" "$work/copy" file-copy)
-    top=$(sort -k4 -n -r "$work/strace.file-copy" | awk 'NF >= 5 && $NF != "total" && $NF != "syscall" && $4 / '"$files"' >= 0.05 { printf "%s %.2f, ", $NF, $4 / '"$files"' }')
-    notes+=("$files files, file-copy's calls per file: ${top%, }")
-    top=$(sort -k4 -n -r "$work/strace.cp" | awk 'NF >= 5 && $NF != "total" && $NF != "syscall" && $4 / '"$files"' >= 0.05 { printf "%s %.2f, ", $NF, $4 / '"$files"' }')
-    notes+=("$files files, cp -a's calls per file: ${top%, }")
-
-    : >"$work/times.cp"; : >"$work/times.file-copy"
-    for round in $(seq "$rounds"); do
-        echo "  $files files, round $round of $rounds…" >&2
-        if [ $((round % 2)) -eq 1 ]; then order="cp file-copy"; else order="file-copy cp"; fi
-        for tool in $order; do timed "$source" "$work/copy" "$tool" >>"$work/times.$tool"; done
-    done
-    for tool in cp file-copy; do
-        notes+=("$files files, $tool rounds (elapsed user system, s): $(tr '\n' ';' <"$work/times.$tool" | sed 's/;$//; s/;/; /g')")
-    done
-    cp_wall=$(cut -d' ' -f1 "$work/times.cp" | median)
-    fc_wall=$(cut -d' ' -f1 "$work/times.file-copy" | median)
-    cp_user=$(cut -d' ' -f2 "$work/times.cp" | median)
-    fc_user=$(cut -d' ' -f2 "$work/times.file-copy" | median)
+    calls_note file-copy "$files"
+    calls_note cp "$files"
+    interleaved_rounds "$source" "$files files"
+    cp_wall=$(median_of cp 1); fc_wall=$(median_of file-copy 1)
+    cp_user=$(median_of cp 2); fc_user=$(median_of file-copy 2)
     table+=("$(awk -v n="$files" -v a="$cp_calls" -v b="$fc_calls" 'BEGIN { printf "%s files: system calls per file|%.1f|%.1f|%.2f×|≤ 1.5×", n, a / n, b / n, b / a }')")
     table+=("$(awk -v n="$files" -v a="$cp_user" -v b="$fc_user" 'BEGIN { printf "%s files: user CPU per file (median)|%.1f µs|%.1f µs|%.2f×|≤ 25 µs", n, a / n * 1e6, b / n * 1e6, (a > 0 ? b / a : 0) }')")
     table+=("$(awk -v n="$files" -v a="$cp_wall" -v b="$fc_wall" 'BEGIN { printf "%s files: wall time (median of rounds)|%.2f s|%.2f s|%.2f×|≤ 1.25×", n, a, b, b / a }')")
@@ -162,17 +175,8 @@ if [ "$big_mb" -gt 0 ]; then
     echo "generating one file of $big_mb MiB…" >&2
     head -c "$((big_mb * 1024 * 1024))" /dev/urandom >"$source/big.bin"
     sync
-    : >"$work/times.cp"; : >"$work/times.file-copy"
-    for round in $(seq "$rounds"); do
-        echo "  big file, round $round of $rounds…" >&2
-        if [ $((round % 2)) -eq 1 ]; then order="cp file-copy"; else order="file-copy cp"; fi
-        for tool in $order; do timed "$source" "$work/copy" "$tool" >>"$work/times.$tool"; done
-    done
-    for tool in cp file-copy; do
-        notes+=("$big_mb MiB file, $tool rounds (elapsed user system, s): $(tr '\n' ';' <"$work/times.$tool" | sed 's/;$//; s/;/; /g')")
-    done
-    cp_wall=$(cut -d' ' -f1 "$work/times.cp" | median)
-    fc_wall=$(cut -d' ' -f1 "$work/times.file-copy" | median)
+    interleaved_rounds "$source" "$big_mb MiB file"
+    cp_wall=$(median_of cp 1); fc_wall=$(median_of file-copy 1)
     table+=("$(awk -v mb="$big_mb" -v a="$cp_wall" -v b="$fc_wall" 'BEGIN { printf "one %d MiB file: throughput (median of rounds)|%.0f MB/s|%.0f MB/s|%.2f×|≥ 0.9×", mb, mb * 1.048576 / a, mb * 1.048576 / b, a / b }')")
     rm -rf "$source" "$work/copy"
 fi
