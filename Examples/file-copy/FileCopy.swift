@@ -9,14 +9,23 @@
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
 //
-// Per-file labels: each file's name also goes to a `LabelPacer`, whose labels are printed above the live
-// area (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
+// Per-file labels: file names also go to a `LabelPacer`, whose labels are printed above the live area
+// (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
 // readable history: a folder of thousands of small files scrolls by at most four names a second, each
 // shown as it was being copied (the numbers say how many were skipped), instead of a blur; a big file's
-// name is always printed. The same paced lines make a short plain-mode log in CI.
+// name is always printed. Small files are offered to the pacer at most every 50 ms (it shows one each
+// quarter-second at most): each offer is a hand-off to another thread, dearer than copying such a file.
+// The same paced lines make a short plain-mode log in CI.
+//
+// The copy works like `cp -a`: each folder of SOURCE is read once (its names, then one `fstatat` each),
+// each folder of SOURCE and DEST is opened once and its entries are reached from it (`openat`, `mkdirat`,
+// `symlinkat`), file data moves inside the kernel (`copy_file_range`), and metadata is set on the open
+// file (`fchown`, `fchmod`, `futimens`): about 10 system calls a small file, against `cp -a`'s 17.
+// Benchmarks/file-copy-vs-cp.sh measures both side by side.
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
-// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C
+// one that exists: see `PartialFile.create`) in their destination folder and renamed, without ever
+// replacing an entry (`renameat2` with `RENAME_NOREPLACE`), when complete. Ctrl-C
 // (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
 // A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
@@ -24,7 +33,8 @@
 // already copied stay, and the exit status is 1.
 //
 // What `cp -a` keeps is kept: permissions and times of files, links and directories (a directory's are
-// set once its contents are in), the holes of sparse files, and hard links within the tree.
+// set once its contents are in), their owner and group where the process may set them (as root), the holes
+// of sparse files, and hard links within the tree.
 
 import Dispatch
 import ExampleSupport
