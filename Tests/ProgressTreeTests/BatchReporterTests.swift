@@ -10,12 +10,7 @@ final class BatchReporterTests: XCTestCase {
     func test_publishes_at_each_thousandth_of_the_total_and_not_between() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10_000)  // a step of 10 units
         var reporter = node.makeBatchReporter()
-        for _ in 0..<9 { reporter.advance() }
-        XCTAssertEqual(node.completedUnitCount, 0)
-        reporter.advance()
-        XCTAssertEqual(node.completedUnitCount, 10)
-        for _ in 0..<15 { reporter.advance() }
-        XCTAssertEqual(node.completedUnitCount, 20)
+        XCTAssertEqual(counts(of: node, after: [9, 1, 15], through: &reporter), [0, 10, 20])
         XCTAssertEqual(node.fractionCompleted, 0.002)
         reporter.flush()
         XCTAssertEqual(node.completedUnitCount, 25)
@@ -49,12 +44,7 @@ final class BatchReporterTests: XCTestCase {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10_000)
         node.completedUnitCount = 3
         var reporter = node.makeBatchReporter()
-        for _ in 0..<6 { reporter.advance() }
-        XCTAssertEqual(node.completedUnitCount, 3)
-        reporter.advance()
-        XCTAssertEqual(node.completedUnitCount, 10)
-        for _ in 0..<10 { reporter.advance() }
-        XCTAssertEqual(node.completedUnitCount, 20)
+        XCTAssertEqual(counts(of: node, after: [6, 1, 10], through: &reporter), [3, 10, 20])
     }
 
     func test_large_advances_publish_every_unit_at_once_and_finish_exactly() {
@@ -270,6 +260,20 @@ final class BatchReporterTests: XCTestCase {
                 throw Stop()
             })
         XCTAssertEqual(node.completedUnitCount, 11)
+    }
+
+    // MARK: Helpers
+
+    /// `node`'s completed count after each run of `reporter.advance()` calls (`runs[i]` calls in run `i`).
+    private func counts(
+        of node: ProgressNode, after runs: [Int], through reporter: inout ProgressNode.BatchReporter
+    ) -> [Int64] {
+        var counts: [Int64] = []
+        for run in runs {
+            for _ in 0..<run { reporter.advance() }
+            counts.append(node.completedUnitCount)
+        }
+        return counts
     }
 
     // MARK: Several loops

@@ -39,7 +39,7 @@ if arguments.first == "--mount" {
 }
 
 // Single-scenario mode for profilers (`valgrind --tool=callgrind`, `perf`): runs one scenario once, at full
-// size unless --quick is given, and prints nothing else. `--profile <1-12|limit> <pn|foundation>`;
+// size unless --quick is given, and prints nothing else. `--profile <1-12|1b|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;
 // 9 is the clean read of the 8-deep chain, 10 two threads reading every update, 11 the 100,000-child tree.
 if arguments.first == "--profile" {
@@ -538,6 +538,7 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
     let pn = kind == "pn"
     switch scenario {
     case "1": consume(pn ? PN.singleNode(sizes.updates) : FP.singleNode(sizes.updates))
+    case "1b": consume(pn ? PN.singleNodeReporter(sizes.updates) : FP.singleNode(sizes.updates))
     case "2": consume(pn ? PN.deepLeaf(sizes.updates, depth: sizes.depth) : FP.deepLeaf(sizes.updates, depth: sizes.depth))
     case "3": consume(pn ? PN.deepLeafObserved(sizes.updates, depth: sizes.depth).fraction : FP.deepLeaf(sizes.updates, depth: sizes.depth))
     case "4":
