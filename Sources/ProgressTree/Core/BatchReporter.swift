@@ -14,7 +14,7 @@ extension ProgressNode {
     ///     for line in lines {
     ///         try reporter.checkCancellation()   // publishes first when cancelled
     ///         parse(line)
-    ///         reporter.advance()                 // a plain add
+    ///         reporter.advance()                 // no atomic operation
     ///     }
     /// }                                          // the remainder is published here, returned or thrown
     /// ```
@@ -42,6 +42,7 @@ extension ProgressNode {
     ///   later;
     /// - when the loop asks `isCancelled`, `isPaused`, `checkCancellation()` or `checkpoint()` and the
     ///   answer stops or holds the loop, so the node shows all the work done before it stopped or waits;
+    /// - when `advance(by:)` takes work back (negative units), with the units not yet published;
     /// - on `flush()`, and when the reporter goes away (the end of `withBatchReporter`, or the end of the
     ///   variable's life): no unit is ever lost or counted twice.
     ///
@@ -57,7 +58,7 @@ extension ProgressNode {
     /// and not copyable (two copies would each publish the same units). Several threads each with a reporter
     /// of their own may report to one node: the node adds their publications atomically.
     ///
-    /// - Complexity: `advance(by:)` is an integer add and a compare, with no atomic operation, lock or
+    /// - Complexity: `advance(by:)` is a compare and a subtraction, with no atomic operation, lock or
     ///   allocation; one call in a step (about a thousand per total) also costs a node's `advance(by:)`.
     public struct BatchReporter: ~Copyable {
         /// The node the units are published to.
