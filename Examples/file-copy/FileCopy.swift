@@ -9,14 +9,23 @@
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
 //
-// Per-file labels: each file's name also goes to a `LabelPacer`, whose labels are printed above the live
-// area (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
+// Per-file labels: file names also go to a `LabelPacer`, whose labels are printed above the live area
+// (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
 // readable history: a folder of thousands of small files scrolls by at most four names a second, each
 // shown as it was being copied (the numbers say how many were skipped), instead of a blur; a big file's
-// name is always printed. The same paced lines make a short plain-mode log in CI.
+// name is always printed. Small files are offered to the pacer at most every 50 ms (it shows one each
+// quarter-second at most): each offer is a hand-off to another thread, dearer than copying such a file.
+// The same paced lines make a short plain-mode log in CI.
+//
+// The copy works like `cp -a`: each folder of SOURCE is read once (its names, then one `fstatat` each),
+// each folder of SOURCE and DEST is opened once and its entries are reached from it (`openat`, `mkdirat`,
+// `symlinkat`), file data moves inside the kernel (`copy_file_range`), and metadata is set on the open
+// file (`fchown`, `fchmod`, `futimens`): about 10 system calls a small file, against `cp -a`'s 17.
+// Benchmarks/file-copy-vs-cp.sh measures both side by side.
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
-// one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C
+// one that exists: see `PartialFile.create`) in their destination folder and renamed, without ever
+// replacing an entry (`renameat2` with `RENAME_NOREPLACE`), when complete. Ctrl-C
 // (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
 // A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
@@ -24,7 +33,8 @@
 // already copied stay, and the exit status is 1.
 //
 // What `cp -a` keeps is kept: permissions and times of files, links and directories (a directory's are
-// set once its contents are in), the holes of sparse files, and hard links within the tree.
+// set once its contents are in), their owner and group where the process may set them (as root), the holes
+// of sparse files, and hard links within the tree.
 
 import Dispatch
 import ExampleSupport
@@ -32,6 +42,7 @@ import Foundation
 import ProgressTree
 import ProgressTreePresentation
 import ProgressTreeTerminal
+import Synchronization
 
 @main
 struct FileCopy {
@@ -79,14 +90,16 @@ struct FileCopy {
             stopShowing()
             fail("\(error)", status: 1)
         }
-        do {
-            // For its owner only until the copy ends and it gets SOURCE's permissions.
-            try FileManager.default.createDirectory(
-                atPath: plan.destination, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
+        // For its owner only until the copy ends and it gets SOURCE's permissions; kept open, so that each
+        // folder in it is reached from it.
+        let destinationFolder =
+            mkdir(plan.destination, 0o700) == 0
+            ? open(plan.destination, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1
+        guard destinationFolder >= 0 else {
+            let reason = String(cString: strerror(errno))
             root.cancel()
             stopShowing()
-            fail("cannot create \(plan.destination): \(Copier.Failure.reason(error))", status: 1)
+            fail("cannot create \(plan.destination): \(reason)", status: 1)
         }
 
         root.localizedDescription = nil  // the default label: "Copying 9 files…"
@@ -98,21 +111,37 @@ struct FileCopy {
         root.totalUnitCount = max(plan.totalBytes, 1)
 
         let digits = ProgressFormat.count(plan.fileCount).count
+        // A small file's name is offered to the pacer at most every fifth of the time a label stays on
+        // screen: the pacer shows at most one name in that time anyway, and each offer is a hand-off to its
+        // queue, which would cost more than copying a small file. A file of one chunk (1 MiB) or more is
+        // always offered: it may stay on screen a while.
+        let labelInterval = pacer.minimumDisplayTime / 5
+        let lastOffer = Mutex<ContinuousClock.Instant?>(nil)
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
+                if size < 1 << 20 {
+                    let now = ContinuousClock.now
+                    let due = lastOffer.withLock { last in
+                        guard last.map({ now - $0 >= labelInterval }) ?? true else { return false }
+                        last = now
+                        return true
+                    }
+                    guard due else { return }
+                }
                 let number = ProgressFormat.count(number)
                 let position = String(repeating: " ", count: digits - number.count) + number
                 pacer.send(
                     progress: nil,
                     // A name is one line, whatever it holds (the renderer would split it at a line break).
-                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path))  "
+                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path()))  "
                         + "(\(bytes(size)))")
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
         let start = ContinuousClock.now
-        let outcome = await copier.copy(into: root)
+        let outcome = await copier.copy(into: root, destinationFolder: destinationFolder)
+        close(destinationFolder)
         if let error = outcome.error { root.fail(error) }  // the copy stopped on an error: failed, with it
         if plan.totalBytes == 0 && !root.isCancelled && !root.isFailed { root.completedUnitCount = 1 }
         pacer.invalidate()

@@ -7,7 +7,8 @@ import Foundation
 import XCTest
 
 /// file-copy keeps what `cp -a` keeps, checked with `stat` of source and copy: permissions and times of
-/// files and directories, the holes of sparse files (allocated blocks), hard links (link counts).
+/// files and directories, owners (as root), the holes of sparse files (allocated blocks), hard links (link
+/// counts).
 final class FileCopyFidelityTests: XCTestCase {
     private var root: URL!
     private var source: URL { root.appendingPathComponent("source") }
@@ -111,6 +112,34 @@ final class FileCopyFidelityTests: XCTestCase {
         XCTAssertEqual(copied.st_size, 64 << 20)
         XCTAssertEqual(copied.st_blocks, original.st_blocks, "the same blocks allocated: the holes stay holes")
         XCTAssertEqual(try Data(contentsOf: copiedFile), try Data(contentsOf: file))
+    }
+
+    /// As root, `cp -a` keeps who owns each entry: so does file-copy, for files (set-user-ID bit
+    /// included, which a change of owner clears), folders and symbolic links themselves.
+    func test_files_folders_and_links_keep_their_owner_and_group() throws {
+        guard geteuid() == 0 else { throw XCTSkip("not root: only root may give entries to another user") }
+        let folder = source.appendingPathComponent("theirs")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let file = folder.appendingPathComponent("tool")
+        try Data("#!/bin/sh\n".utf8).write(to: file)
+        let link = source.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "theirs/tool")
+        XCTAssertEqual(lchown(file.path, 12_345, 23_456), 0)
+        XCTAssertEqual(chmod(file.path, 0o4755), 0)
+        XCTAssertEqual(lchown(folder.path, 12_346, 23_457), 0)
+        XCTAssertEqual(lchown(link.path, 12_347, 23_458), 0)
+        XCTAssertEqual(lchown(source.path, 12_348, 23_459), 0)
+
+        try copy()
+
+        for (path, owner, group) in [
+            ("theirs/tool", 12_345, 23_456), ("theirs", 12_346, 23_457), ("link", 12_347, 23_458), ("", 12_348, 23_459),
+        ] {
+            let copied = try status(of: path.isEmpty ? destination : destination.appendingPathComponent(path))
+            XCTAssertEqual(Int(copied.st_uid), owner, "owner of '\(path)'")
+            XCTAssertEqual(Int(copied.st_gid), group, "group of '\(path)'")
+        }
+        XCTAssertEqual(try status(of: destination.appendingPathComponent("theirs/tool")).st_mode & 0o7777, 0o4755)
     }
 
     func test_hard_links_within_the_tree_stay_hard_links() throws {

@@ -32,6 +32,26 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(printed.lines, ["0.25", "true"])
     }
 
+    func test_guide_getting_started_batch_reporter() throws {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: getting-started-batch-reporter
+        let lines = ProgressNode(totalUnitCount: 1_000_000)
+        var checksum = 0
+        try lines.withBatchReporter { reporter in
+            for line in 0..<1_000_000 {
+                try reporter.checkCancellation()  // publishes first if cancelled
+                checksum &+= line
+                reporter.advance()                // no atomic: the node hears every 1,000th unit
+            }
+        }
+        print(lines.isFinished)                   // true: finished by the last unit, not before
+        // END snippet: getting-started-batch-reporter
+        XCTAssertEqual(printed.lines, ["true"])
+        XCTAssertEqual(checksum, 499_999_500_000)
+        XCTAssertEqual(lines.completedUnitCount, 1_000_000)
+    }
+
     func test_guide_getting_started_tree() {
         let printed = PrintedLines()
         let print: @Sendable (Any) -> Void = { printed.append($0) }

@@ -81,6 +81,17 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(root.fractionCompleted)
     }
 
+    // The batching reporter's loop (1b): a plain subtraction per update, an atomic add per thousandth of the
+    // total; making, using and dropping the reporter must not allocate either.
+    Benchmark("S1b_ProgressNode_BatchReporter_advance_x1M_loop_only", configuration: configuration(thresholds: exact)) {
+        benchmark in
+        let node = ProgressNode.discreteProgress(totalUnitCount: Int64(n))
+        benchmark.startMeasurement()
+        PN.reporterLoop(node, n)
+        benchmark.stopMeasurement()
+        blackHole(node)
+    }
+
     // MARK: 1. One node, 1M updates
 
     Benchmark("S1_ProgressNode_one_node_x1M", configuration: configuration(thresholds: smallCount)) { _ in
@@ -91,6 +102,9 @@ let benchmarks: @Sendable () -> Void = {
     }
     Benchmark("S1_Atomic_relaxed_add_x1M", configuration: configuration()) { _ in
         blackHole(Limit.adds(n))
+    }
+    Benchmark("S1b_ProgressNode_BatchReporter_one_node_x1M", configuration: configuration(thresholds: smallCount)) { _ in
+        blackHole(PN.singleNodeReporter(n))
     }
 
     // MARK: 2. A leaf 8 deep, 1M updates, one read

@@ -39,7 +39,7 @@ if arguments.first == "--mount" {
 }
 
 // Single-scenario mode for profilers (`valgrind --tool=callgrind`, `perf`): runs one scenario once, at full
-// size unless --quick is given, and prints nothing else. `--profile <1-12|limit> <pn|foundation>`;
+// size unless --quick is given, and prints nothing else. `--profile <1-12|1b|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;
 // 9 is the clean read of the 8-deep chain, 10 two threads reading every update, 11 the 100,000-child tree.
 if arguments.first == "--profile" {
@@ -217,6 +217,22 @@ if selected(1) {
             format: "1: ceiling — the bare atomic add itself is %.1f× faster than Foundation here, so no update that "
                 + "does one atomic read-modify-write can be more than that; ProgressNode is at %.2f× the atomic.",
             r.fp! / r.limit!, r.pn / r.limit!))
+}
+// 1b: the same loop through a `BatchReporter` (one atomic add per thousandth of the total instead of one per
+// update), against Foundation's `completedUnitCount += 1`. Selected with 1 (`--only 1`).
+if selected(1) {
+    let r = measure(
+        { consume(PN.singleNodeReporter(n)) }, { consume(FP.singleNode(n)) }, { consume(Limit.adds(n)) })
+    let s = speedup(r.pn, r.fp) ?? 0
+    let row = Row(
+        name: "1b one node, \(n) updates, BatchReporter", pn: r.pn, fp: r.fp, limit: r.limit, goal: "≥30×",
+        verdict: verdict(s >= 30))
+    rows.append(row); printRow(row)
+    notes.append(
+        String(
+            format: "1b: %.2f ns per reporter.advance() (node, loop and read), %.2f ns per Foundation += 1, "
+                + "%.2f ns per bare atomic add; the reporter's updates are %.1f× faster than the atomic limit.",
+            r.pn / Double(n) * 1e9, r.fp! / Double(n) * 1e9, r.limit! / Double(n) * 1e9, r.limit! / r.pn))
 }
 if selected(2) {
     let r = measure(
@@ -552,6 +568,7 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
     let pn = kind == "pn"
     switch scenario {
     case "1": consume(pn ? PN.singleNode(sizes.updates) : FP.singleNode(sizes.updates))
+    case "1b": consume(pn ? PN.singleNodeReporter(sizes.updates) : FP.singleNode(sizes.updates))
     case "2": consume(pn ? PN.deepLeaf(sizes.updates, depth: sizes.depth) : FP.deepLeaf(sizes.updates, depth: sizes.depth))
     case "3": consume(pn ? PN.deepLeafObserved(sizes.updates, depth: sizes.depth).fraction : FP.deepLeaf(sizes.updates, depth: sizes.depth))
     case "4":

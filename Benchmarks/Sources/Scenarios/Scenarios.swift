@@ -152,6 +152,31 @@ public enum PN {
         for _ in 0..<n { node.advance(by: 1) }
     }
 
+    /// 1b. Scenario 1 through a `BatchReporter`: one node, `n` × `reporter.advance()`, one read. The node
+    /// must finish at the last unit, not before (checked once, half-way, and at the end).
+    @inline(never)
+    public static func singleNodeReporter(_ n: Int) -> Double {
+        let node = ProgressNode.discreteProgress(totalUnitCount: Int64(n))
+        node.withBatchReporter { reporter in
+            for _ in 0..<(n - 1) { reporter.advance() }
+            expect(!node.isFinished && node.completedUnitCount > Int64(n) - Int64(n) / 1_000 - 1, "reporter: one step behind at most")
+            reporter.advance()
+            expect(node.isFinished, "reporter: finished at the last unit")
+        }
+        let fraction = node.fractionCompleted
+        expect(node.completedUnitCount == Int64(n) && fraction == 1, "reporter: single node ends finished")
+        return fraction
+    }
+
+    /// Only the loop of scenario 1b, on a node made by the caller (for the allocation count): the reporter
+    /// is made, used and dropped inside.
+    @inline(never)
+    public static func reporterLoop(_ node: ProgressNode, _ n: Int) {
+        node.withBatchReporter { reporter in
+            for _ in 0..<n { reporter.advance() }
+        }
+    }
+
     /// 2. A leaf `depth` levels deep, `n` updates, then one read of the root's fraction. The leaf stands
     /// for `n + 1` units, so it does not finish and the read really folds the path back up.
     @inline(never)
