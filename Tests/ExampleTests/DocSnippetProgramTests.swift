@@ -31,6 +31,7 @@ final class DocSnippetProgramTests: XCTestCase {
         "getting-started-tree": .lines(["0.45", "0.225", "0.5"]),
         "getting-started-observing": .lastLine("100%"),
         "getting-started-cancelling": .lines(["photo cancelled", "true", "CancellationError()"]),
+        "getting-started-batch-reporter": .lines(["true"]),
         "composition-weights": .lines(["0.225", "0.45", "0", "9", "0.9", "10", "true"]),
         "composition-explicit": .lines(["0.25", "5"]),
         "composition-thread-local": .lines(["6", "true"]),

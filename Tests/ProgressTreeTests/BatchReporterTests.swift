@@ -150,21 +150,27 @@ final class BatchReporterTests: XCTestCase {
 
     // MARK: Cancelling and pausing
 
-    func test_asking_about_a_cancelled_node_publishes_first() throws {
+    func test_asking_about_cancellation_publishes_the_units_waiting_first() throws {
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
         let node = ProgressNode(totalUnitCount: 1_000_000, parent: root, pendingUnitCount: 10)
         var reporter = node.makeBatchReporter()
         reporter.advance(by: 42)
+        XCTAssertEqual(node.completedUnitCount, 0, "below a step")
         XCTAssertFalse(reporter.isCancelled)
-        XCTAssertEqual(node.completedUnitCount, 0, "a loop that is not cancelled publishes nothing by asking")
+        XCTAssertEqual(node.completedUnitCount, 42, "asking publishes what waits")
+        reporter.advance(by: 8)
+        XCTAssertFalse(reporter.isCancelled)
+        XCTAssertFalse(reporter.isCancelled, "asking again with nothing waiting changes nothing")
+        XCTAssertEqual(node.completedUnitCount, 50)
 
         root.cancel()  // reaches the node from above
 
+        reporter.advance(by: 2)
         XCTAssertTrue(reporter.isCancelled, "seen at the first question after the cancel")
-        XCTAssertEqual(node.completedUnitCount, 42)
+        XCTAssertEqual(node.completedUnitCount, 52)
         reporter.advance(by: 8)
         XCTAssertThrowsError(try reporter.checkCancellation()) { XCTAssertTrue($0 is CancellationError) }
-        XCTAssertEqual(node.completedUnitCount, 50)
+        XCTAssertEqual(node.completedUnitCount, 60)
     }
 
     func test_check_cancellation_throws_for_a_failed_node_after_publishing() {
@@ -185,19 +191,21 @@ final class BatchReporterTests: XCTestCase {
         XCTAssertEqual(node.completedUnitCount, 7)
     }
 
-    func test_asking_about_a_paused_node_publishes_first() {
+    func test_asking_about_pausing_publishes_the_units_waiting_first() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 1_000_000)
         var reporter = node.makeBatchReporter()
         reporter.advance(by: 3)
         XCTAssertFalse(reporter.isPaused)
-        XCTAssertEqual(node.completedUnitCount, 0)
-        node.pause()
-        XCTAssertTrue(reporter.isPaused)
         XCTAssertEqual(node.completedUnitCount, 3)
+        node.pause()
+        reporter.advance(by: 2)
+        XCTAssertTrue(reporter.isPaused)
+        XCTAssertEqual(node.completedUnitCount, 5)
         node.resume()
         reporter.advance(by: 4)
+        XCTAssertEqual(node.completedUnitCount, 5, "below a step")
         XCTAssertFalse(reporter.isPaused)
-        XCTAssertEqual(node.completedUnitCount, 3)
+        XCTAssertEqual(node.completedUnitCount, 9)
     }
 
     func test_checkpoint_publishes_before_throwing_on_cancellation() async {
@@ -205,13 +213,14 @@ final class BatchReporterTests: XCTestCase {
         var reporter = node.makeBatchReporter()
         reporter.advance(by: 11)
         do { try await reporter.checkpoint() } catch { XCTFail("not cancelled yet") }
-        XCTAssertEqual(node.completedUnitCount, 0, "a running node's checkpoint publishes nothing")
+        XCTAssertEqual(node.completedUnitCount, 11, "a checkpoint publishes what waits")
         node.cancel()
+        reporter.advance(by: 5)
         do {
             try await reporter.checkpoint()
             XCTFail("cancelled: the checkpoint throws")
         } catch {}
-        XCTAssertEqual(node.completedUnitCount, 11)
+        XCTAssertEqual(node.completedUnitCount, 16)
     }
 
     /// A loop that waits at its checkpoint while paused has published everything before waiting, and goes

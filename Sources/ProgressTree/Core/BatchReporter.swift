@@ -11,8 +11,8 @@ extension ProgressNode {
     /// ```swift
     /// let progress = ProgressNode(totalUnitCount: Int64(lines.count))
     /// try progress.withBatchReporter { reporter in
-    ///     for line in lines {
-    ///         try reporter.checkCancellation()   // publishes first when cancelled
+    ///     for (index, line) in lines.enumerated() {
+    ///         if index % 1_000 == 0 { try reporter.checkCancellation() }  // publishes what waits, then asks
     ///         parse(line)
     ///         reporter.advance()                 // no atomic operation
     ///     }
@@ -24,7 +24,7 @@ extension ProgressNode {
     /// ```swift
     /// var reporter = progress.makeBatchReporter()
     /// for try await chunk in chunks {
-    ///     try await reporter.checkpoint()       // waits while paused, publishing first
+    ///     try await reporter.checkpoint()       // publishes what waits; waits while paused
     ///     reporter.advance(by: Int64(chunk.count))
     /// }
     /// reporter.flush()                          // or let it go: dropping it publishes the rest
@@ -40,8 +40,10 @@ extension ProgressNode {
     /// - when the units would finish the node: the node finishes in the very `advance(by:)` call that
     ///   reports its last unit, never earlier (no unit is published before the loop reports it) and never
     ///   later;
-    /// - when the loop asks `isCancelled`, `isPaused`, `checkCancellation()` or `checkpoint()` and the
-    ///   answer stops or holds the loop, so the node shows all the work done before it stopped or waits;
+    /// - when the loop asks `isCancelled`, `isPaused`, `checkCancellation()` or `checkpoint()`: the units
+    ///   reported since the last publication are published before the answer, so the node shows all the work
+    ///   done when the loop learns it must stop or wait (ask once per chunk of work, not per unit, to keep
+    ///   the speed: each ask with units waiting is one `advance(by:)` of the node);
     /// - when `advance(by:)` takes work back (negative units), with the units not yet published;
     /// - on `flush()`, and when the reporter goes away (the end of `withBatchReporter`, or the end of the
     ///   variable's life): no unit is ever lost or counted twice.
@@ -156,49 +158,54 @@ extension ProgressNode {
             publish(adding: 0)
         }
 
-        /// Whether the node was cancelled: the node's `isCancelled`, after publishing every unit when it
-        /// was, so that the node shows all the work done before the loop stops.
+        /// Adds the units reported since the last publication to the node, if there are any: what asking
+        /// about cancellation or pausing does first.
+        @inlinable @inline(__always)
+        mutating func publishBeforeAnswering() {
+            if untilPublication != batch { publish(adding: 0) }
+        }
+
+        /// Whether the node was cancelled: the node's `isCancelled`, asked after publishing the units
+        /// reported since the last publication, so that the node shows all the work done when the loop
+        /// learns it must stop.
         ///
-        /// - Complexity: O(1): one atomic load, and a publication when cancelled.
+        /// - Complexity: O(1): one atomic load, and an `advance(by:)` of the node when units are waiting.
+        ///   Asking once per unit publishes once per unit; ask once per chunk of work to keep the speed.
         public var isCancelled: Bool {
             mutating get {
-                guard node.isCancelled else { return false }
-                flush()
-                return true
+                publishBeforeAnswering()
+                return node.isCancelled
             }
         }
 
-        /// Whether the node is paused: the node's `isPaused`, after publishing every unit when it is, so
-        /// that the node shows all the work done before the loop waits.
+        /// Whether the node is paused: the node's `isPaused`, asked after publishing the units reported
+        /// since the last publication.
         ///
-        /// - Complexity: O(1): one atomic load, and a publication when paused.
+        /// - Complexity: that of `isCancelled`.
         public var isPaused: Bool {
             mutating get {
-                guard node.isPaused else { return false }
-                flush()
-                return true
+                publishBeforeAnswering()
+                return node.isPaused
             }
         }
 
-        /// Throws `CancellationError` if the node is cancelled or failed, after publishing every unit: the
-        /// node's `checkCancellation()` for a loop that reports through this reporter.
+        /// Throws `CancellationError` if the node is cancelled or failed, after publishing the units
+        /// reported since the last publication: the node's `checkCancellation()` for a loop that reports
+        /// through this reporter.
         ///
-        /// - Complexity: O(1): one atomic load, and a publication when it throws.
+        /// - Complexity: that of `isCancelled`.
         public mutating func checkCancellation() throws(CancellationError) {
-            guard !node.currentControlFlags.isDisjoint(with: [.cancelled, .failed]) else { return }
-            flush()
-            throw CancellationError()
+            publishBeforeAnswering()
+            try node.checkCancellation()
         }
 
         /// The node's `checkpoint()` (returns at once while the node runs, waits while it is paused, throws
-        /// `CancellationError` when it or the task is cancelled), publishing every unit first when it will
-        /// wait or throw.
+        /// `CancellationError` when it or the task is cancelled), after publishing the units reported since
+        /// the last publication.
         ///
-        /// - Complexity: O(1) (two atomic loads) when not paused.
+        /// - Complexity: that of `isCancelled` when not paused.
         public mutating func checkpoint() async throws(CancellationError) {
-            if !node.currentControlFlags.isDisjoint(with: [.cancelled, .failed, .paused]) || Task.isCancelled {
-                flush()
-            }
+            publishBeforeAnswering()
             try await node.checkpoint()
         }
     }
