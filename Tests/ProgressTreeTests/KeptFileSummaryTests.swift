@@ -25,6 +25,14 @@ final class KeptFileSummaryTests: XCTestCase {
         return (root, files)
     }
 
+    /// A `.file` node of `size` bytes, `completed` of them done, attached to nothing yet.
+    private func discreteFile(size: Int64, completed: Int64) -> ProgressNode {
+        let file = ProgressNode.discreteProgress(totalUnitCount: size)
+        file.kind = .file
+        file.completedUnitCount = completed
+        return file
+    }
+
     /// Reads `node`'s summary, checks it against a walk of the whole subtree, and returns how many nodes the
     /// read computed.
     private func visits(
@@ -111,18 +119,12 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertEqual(
             visits(root, expecting: Summary(fileTotalCount: 5, totalByteCount: 2_000, filesOfUnknownSize: 3)), 2)
         // Added, already under way.
-        let added = ProgressNode.discreteProgress(totalUnitCount: 4_000)
-        added.kind = .file
-        added.completedUnitCount = 1_000
-        root.addChild(added, withPendingUnitCount: 1)
+        root.addChild(discreteFile(size: 4_000, completed: 1_000), withPendingUnitCount: 1)
         XCTAssertEqual(
             visits(root, expecting: Summary(
                 fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 2)
         // Added finished: folded at once, never a member.
-        let done = ProgressNode.discreteProgress(totalUnitCount: 500)
-        done.kind = .file
-        done.completedUnitCount = 500
-        root.addChild(done, withPendingUnitCount: 1)
+        root.addChild(discreteFile(size: 500, completed: 500), withPendingUnitCount: 1)
         XCTAssertEqual(
             visits(root, expecting: Summary(
                 fileTotalCount: 7, fileCompletedCount: 1, totalByteCount: 6_500, completedByteCount: 1_500,
