@@ -28,8 +28,10 @@
 //   is queued in the node, or a path refresh records it, and a refresh records it in the node's
 //   `ChildSums` under the domain lock after the change; `ChildSums.record` notes its address in the log
 //   while the node is tracked. A read refreshes the node first, then takes the log under the domain lock:
-//   every member whose summary may differ from its contribution has joined since the last read or is in
-//   the log (but for a change whose path is still being marked, as for `fractionCompleted`).
+//   every attached member whose summary may differ from its contribution has joined since the last read
+//   or is in the log (but for a change whose path is still being marked, as for `fractionCompleted`). A
+//   member that detached (finished or failed, its fold or removal under way) no longer reports to the node:
+//   it is read as last computed until it leaves, which replaces it by its fold or by nothing.
 // - Addresses. The log holds addresses and never dereferences them: a read looks each one up among the
 //   members, under the node's lock. The address of a child that went away finds nothing, or a new member
 //   at that address, whose summary is then computed for nothing.
