@@ -5,7 +5,9 @@ import XCTest
 /// Random sequences of operations, run on real nodes and on `ReferenceModel` (a naive model of
 /// Docs/Composition.md and Docs/Cancellation.md), compared after every step: `fractionCompleted` (within
 /// 1e-12), the counts, `isFinished`, `isIndeterminate`, `isCancelled`, `isPaused`, the attached children
-/// (which and in what order), `isFailed`, how often each handler ran, and `ProgressNode.current()`.
+/// (which and in what order), `isFailed`, how often each handler ran, and `ProgressNode.current()`; and each
+/// node's kept `fileSummary` against a walk of its subtree (even seeds make every third node a file and
+/// every fifth announce two files).
 ///
 /// The operations: creating nodes in every way (`discreteProgress`, `init(totalUnitCount:)` in and out of a
 /// scope, `init(parent:)`, `init(totalUnitCount:parent:pendingUnitCount:)`), `addChild`, implicit scopes

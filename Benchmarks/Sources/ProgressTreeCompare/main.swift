@@ -39,9 +39,10 @@ if arguments.first == "--mount" {
 }
 
 // Single-scenario mode for profilers (`valgrind --tool=callgrind`, `perf`): runs one scenario once, at full
-// size unless --quick is given, and prints nothing else. `--profile <1-12|1b|limit> <pn|foundation>`;
+// size unless --quick is given, and prints nothing else. `--profile <1-12|1b|16|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;
-// 9 is the clean read of the 8-deep chain, 10 two threads reading every update, 11 the 100,000-child tree.
+// 9 is the clean read of the 8-deep chain, 10 two threads reading every update, 11 the 100,000-child tree,
+// 16 the descriptions of the widest root of files (ProgressNode whatever the second argument).
 if arguments.first == "--profile" {
     runProfile(scenario: arguments[1], kind: arguments[2], sizes: arguments.contains("--quick") ? .smoke : .full)
     exit(0)
@@ -495,6 +496,29 @@ if selected(13) {
             + "\(mb(fpMemory?.growth)) (peak +\(mb(fpMemory?.peak))). Its speedup column is Foundation ÷ ProgressNode "
             + "bytes (≥ 1× meets the goal).")
 }
+if selected(16) {
+    // Per (update + read) times; Foundation on Linux describes nothing (""), so it has no column.
+    for (c, reads) in zip(sizes.describedChildren, sizes.describedReads) {
+        let t = rounds([{ PN.describedFiles(children: c, reads: reads) }])
+        let perRead = best(t[0]) / Double(reads)
+        let judged = c == sizes.describedChildren.last!
+        let row = Row(
+            name: "16 additional description, \(c) files‖", pn: perRead, fp: nil, limit: nil,
+            goal: judged ? "≤10 µs" : "(≤10 µs at the widest)",
+            verdict: judged ? verdict(perRead <= 10e-6) : "")
+        rows.append(row); printRow(row)
+        notes.append(
+            String(
+                format: "‖ 16, %d files: per (update + read), median of rounds [range]: %@ [%@–%@].", c,
+                formatTime(median(t[0]) / Double(reads)), formatTime(t[0].min()! / Double(reads)),
+                formatTime(t[0].max()! / Double(reads))))
+    }
+    notes.append(
+        "‖ 16: a root copying N files of 1 MB (each a .file child); per pair, one file advances by 1,000 bytes "
+            + "(round-robin) and the root's localizedAdditionalDescription is read and checked (\"12 MB of 100 GB\"), "
+            + "as a renderer does every frame. The tree is built and the root read once before the clock starts. "
+            + "Foundation on Linux describes nothing: no column.")
+}
 print("")
 for note in notes { print(note) }
 print("")
@@ -588,6 +612,8 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
         let children = sizes.wideChildren.last!
         consume(pn ? PN.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery)
             : FP.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery))
+    case "16":
+        consume(PN.describedFiles(children: sizes.describedChildren.last!, reads: sizes.describedReads.last!))
     case "12":
         consume(pn ? PN.observedNodes(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode).seconds
             : FP.observedNodesWithoutObservers(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode))

@@ -55,20 +55,26 @@ public struct ScenarioSizes: Sendable {
     public var observedUpdatesPerNode: Int
     /// Scenario 13: live (attached, unfinished) children for the memory measurement.
     public var liveNodes: Int
+    /// Scenario 16: file children of the described root (one run per count), and the update-and-read pairs
+    /// timed for each count.
+    public var describedChildren: [Int]
+    public var describedReads: [Int]
 
     public static let full = ScenarioSizes(
         updates: 1_000_000, depth: 8, children: 1_000, updatesPerChild: 1_000, updatesPerThread: 500_000,
         childCycles: 100_000, memoryChildren: 1_000_000, polledUpdates: 100_000, rendererUpdates: 10_000_000,
         cleanReads: 2_000_000, cleanReadChildren: 100, ownTreeUpdates: 200_000, ownTreeReadEvery: [1, 10, 100],
         wideChildren: [1_000, 100_000], wideUpdates: 1_000_000, wideReadEvery: 1_000,
-        observedNodes: 1_000, observedUpdatesPerNode: 100, liveNodes: 1_000_000)
+        observedNodes: 1_000, observedUpdatesPerNode: 100, liveNodes: 1_000_000,
+        describedChildren: [1_000, 10_000, 100_000], describedReads: [2_000, 500, 50])
 
     public static let smoke = ScenarioSizes(
         updates: 20_000, depth: 8, children: 100, updatesPerChild: 200, updatesPerThread: 10_000,
         childCycles: 2_000, memoryChildren: 20_000, polledUpdates: 2_000, rendererUpdates: 200_000,
         cleanReads: 20_000, cleanReadChildren: 100, ownTreeUpdates: 2_000, ownTreeReadEvery: [1, 10, 100],
         wideChildren: [100, 2_000], wideUpdates: 20_000, wideReadEvery: 1_000,
-        observedNodes: 100, observedUpdatesPerNode: 10, liveNodes: 10_000)
+        observedNodes: 100, observedUpdatesPerNode: 10, liveNodes: 10_000,
+        describedChildren: [100, 1_000], describedReads: [100, 20])
 }
 
 // MARK: - Helpers

@@ -139,6 +139,7 @@ extension ProgressNode {
             let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
+                state.fileSums?.leave(self)  // its files leave the summary (Descriptions/FileSums.swift)
                 state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
                 let emptied = parent.isHeld && state.children.isEmpty
@@ -181,6 +182,7 @@ extension ProgressNode {
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
+            state.fileSums?.leave(child)  // its files leave the summary (Descriptions/FileSums.swift)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock() : nil, isHeld && state.children.isEmpty)

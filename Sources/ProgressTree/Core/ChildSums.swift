@@ -90,8 +90,14 @@ final class ChildSums: @unchecked Sendable {
 
     private static let alwaysSummedCount = 16
 
-    /// Records `child`'s new contribution (`pendingInParent × fraction`).
+    /// While this node keeps a file summary (Descriptions/FileSums.swift): the children recorded since its
+    /// last read. `nil` otherwise, so that a record costs the others one load.
+    @exclusivity(unchecked) var fileChanges: FileChangeLog?
+
+    /// Records `child`'s new contribution (`pendingInParent × fraction`), and, while this node keeps a file
+    /// summary, notes that `child` changed (whatever its fraction: its bytes or metadata may have).
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
+        if let fileChanges { fileChanges.note(child) }
         child._withUnsafeGuaranteedRef { child in
             let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
             let index = Int(child.contributorIndex.load(ordering: .relaxed))

@@ -87,6 +87,8 @@ final class NodeExtras {
     var holderAddress: UInt = 0
     /// The node's `ObservableProgress`, while someone holds it (`ProgressNode.observable`).
     weak var observable: ObservableProgress?
+    /// The file summary the node keeps once it is read with children (Descriptions/FileSums.swift).
+    var fileSums: FileSums?
 }
 
 /// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
@@ -122,6 +124,16 @@ struct NodeState {
     var observable: ObservableProgress? {
         get { extras?.observable }
         set { extrasForWriting().observable = newValue }
+    }
+
+    /// The file summary this node keeps once it is read with children (Descriptions/FileSums.swift); `nil`
+    /// before. Its members join and leave under this lock.
+    var fileSums: FileSums? {
+        get { extras?.fileSums }
+        set {
+            if newValue == nil && extras == nil { return }
+            extrasForWriting().fileSums = newValue
+        }
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),

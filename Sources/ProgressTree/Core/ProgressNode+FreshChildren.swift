@@ -17,6 +17,8 @@ import Synchronization
 //   can only be replaced by a push of a younger child or by a settle's exchange, and the child is never
 //   pushed again, so finding itself on top means nothing below it changed. A child that is not on top takes
 //   the parent's lock, settles, and leaves the table as before.
+// - A fresh child on the stack is not yet in a file summary the parent keeps (Descriptions/FileSums.swift):
+//   it joins it when settled, so one that pops itself never joined, and leaves none.
 // - Cancelling and pausing reach a fresh child as they reach one in the table: the push and the
 //   transition's settle are ordered by sequential consistency against the transition's change of the
 //   parent's flags and the child's read of them (each side writes, then reads what the other writes), so
@@ -77,9 +79,17 @@ extension ProgressNode {
             }
             oldestFirst = UInt(bitPattern: pointer)
         }
+        // A node that keeps a file summary counts them from here on (a child that finished held while on
+        // the stack is listed as finished already, and folded: see Descriptions/FileSums.swift).
+        let fileSums = state.fileSums
         while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
             oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            if let fileSums {
+                node._withUnsafeGuaranteedRef { node in
+                    if node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 { fileSums.join(node) }
+                }
+            }
             state.children.insert(retained: node)
         }
     }

@@ -25,7 +25,8 @@ extension ProgressNode {
     /// This node's `DisplayDetails`. A user-set `localizedAdditionalDescription` is the amount, without
     /// rates. Samples the estimators, as reading `localizedAdditionalDescription` does.
     ///
-    /// - Complexity: that of `localizedAdditionalDescription` (a walk of the attached subtree).
+    /// - Complexity: that of `localizedAdditionalDescription` (O(changes below this node since the last
+    ///   read of its file summary)).
     package var displayDetails: DisplayDetails {
         if let override = state.withLock({ $0.metadata.localizedAdditionalDescriptionOverride }) {
             return DisplayDetails(amount: override)

@@ -1,19 +1,161 @@
+// Reading a subtree's files. A read keeps what it computes (Descriptions/FileSums.swift, which states the
+// invariants): the first read of a node with children computes every member, and makes it and every member
+// with children of its own keep a file summary; a later read computes only the members that joined or that
+// a refresh recorded since, and descends only into those. So a read costs O(changes since the last read):
+// the nodes whose summary it computes are the ones that changed, and their ancestors up to the node read.
+//
+// A read holds its tree's domain lock throughout (the logs belong to it, and two reads of one tree must not
+// interleave their updates of a contribution), and takes one node lock at a time inside it: domain lock,
+// then a node lock, the one nesting of the model. The nodes it visits are retained under their parent's
+// lock (a member is alive there) and released after the domain lock.
+//
+// A finished child that still has children attached hands its parent a summary computed by a walk of its
+// attached subtree (`computeFileSummary`): a finish never waits for a read, so it cannot take the domain
+// lock for the kept one.
+
 extension ProgressNode {
     /// The files and bytes of this node's subtree (see `FileSummary` for the rule), including the children
     /// that already finished.
     ///
-    /// Thread safety: safe from any thread; takes one node lock at a time. A concurrent update is either
-    /// seen or not, never half seen: each node's counts and children are read under its lock.
-    /// - Complexity: that of `fractionCompleted`, plus O(attached nodes in the subtree); finished
+    /// Thread safety: safe from any thread; takes the tree's refresh lock, and one node lock at a time
+    /// inside it. A concurrent update is either seen or not, never half seen: each node's counts and
+    /// children are read under its lock, and a child that finishes meanwhile is counted once, attached or
+    /// folded into this node.
+    /// - Complexity: that of `fractionCompleted`, plus O(nodes changed below this one since the last read
+    ///   of its summary): never O(children). The first read is O(attached nodes in the subtree); finished
     ///   children are O(1) in total (folded into their parent).
     public var fileSummary: FileSummary {
-        subtreeFiles().summary
+        readFileSummary().summary
     }
 
     /// The subtree's summary, and whether any node below this one (attached or finished) describes files.
     func subtreeFiles() -> (summary: FileSummary, hasFilesBelow: Bool) {
-        _ = refresh()  // brings the children's cached partial progress (bytes of file nodes) up to date
-        return computeFileSummary()
+        let read = readFileSummary()
+        return (read.summary, read.hasFilesBelow)
+    }
+
+    /// One read of a subtree's files.
+    struct FileSummaryRead {
+        var summary: FileSummary
+        /// Whether any node below the one read (attached or finished) describes files.
+        var hasFilesBelow: Bool
+        /// The nodes whose summary the read computed, the one read included: the changed ones, and their
+        /// ancestors below it (for tests: a read is O(changes)).
+        var visitedNodes: Int
+    }
+
+    /// Reads this node's file summary, keeping it (see the top of this file).
+    func readFileSummary() -> FileSummaryRead {
+        // Brings the children's cached partial progress (bytes of file nodes) up to date, and records every
+        // child queued since the last refresh, which notes it in the logs of the nodes that keep a summary.
+        _ = refresh()
+        var visited: [ProgressNode] = []  // released after the domain lock: a `deinit` may run user code
+        let read = unretainedDomain._withUnsafeGuaranteedRef { domain in
+            domain.withRepresentativeLock { _ in keptFileSummary(retaining: &visited) }
+        }
+        withExtendedLifetime(visited) {}
+        return read
+    }
+
+    /// The read itself, under the domain lock: depth first over the nodes whose summary changed, with an
+    /// explicit stack (a 10,000-deep chain needs no deep stack).
+    private func keptFileSummary(retaining visited: inout [ProgressNode]) -> FileSummaryRead {
+        var count = 1
+        var frames: [FileSumsFrame] = []
+        switch openFileSums(retaining: &visited) {
+        case .done(let summary, let hasFilesBelow):
+            return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
+        case .descend(let members):
+            frames.append(FileSumsFrame(node: .passUnretained(self), members: members))
+        }
+        while true {
+            let top = frames.count - 1
+            if let member = frames[top].members.popLast() {
+                count += 1
+                switch member._withUnsafeGuaranteedRef({ $0.openFileSums(retaining: &visited) }) {
+                case .done(let summary, _):
+                    frames[top].computed.append((UInt(bitPattern: member.toOpaque()), summary))
+                case .descend(let members):
+                    frames.append(FileSumsFrame(node: member, members: members))
+                }
+                continue
+            }
+            let frame = frames.removeLast()
+            let (summary, hasFilesBelow) = frame.node._withUnsafeGuaranteedRef { $0.closeFileSums(frame.computed) }
+            guard !frames.isEmpty else {
+                return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
+            }
+            frames[frames.count - 1].computed.append((UInt(bitPattern: frame.node.toOpaque()), summary))
+        }
+    }
+
+    /// The first look of a read at this node, under the domain lock and then this node's lock: either its
+    /// summary (a node without children that keeps none, or one whose members did not change), or the
+    /// members whose summary the read must compute first, retained into `visited`. Starts keeping a summary
+    /// for a node with children that keeps none yet: every member is computed then.
+    private func openFileSums(retaining visited: inout [ProgressNode]) -> FileSumsStep {
+        // The children recorded since the last read (the log belongs to the domain lock, held here); `nil`
+        // when the log overflowed, or when this node keeps no summary yet (every member is computed then).
+        let logged = childSums.unretained()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
+        return state.withLock { state -> FileSumsStep in
+            settleFreshChildren(&state)  // fresh children join the members
+            let sums: FileSums
+            if let existing = state.fileSums {
+                sums = existing
+            } else {
+                guard !state.children.isEmpty else {
+                    let (summary, hasFilesBelow) = keptSummary(of: state, attached: FileSummary())
+                    return .done(summary, hasFilesBelow: hasFilesBelow)
+                }
+                sums = FileSums()
+                state.fileSums = sums
+                for child in state.children.unfinishedEntries { sums.join(child.node) }
+            }
+            let log = childSumsForRefresh.fileChanges ?? {
+                let log = FileChangeLog()
+                childSumsForRefresh.fileChanges = log
+                return log
+            }()
+            log.limit = sums.members.count + 1_024
+            var addresses = sums.takeJoined()
+            if let logged {
+                addresses.append(contentsOf: logged)
+            } else {
+                addresses = Array(sums.members.keys)
+            }
+            var members: [Unmanaged<ProgressNode>] = []
+            var seen = Set<UInt>()
+            for address in addresses where sums.isMember(address) {
+                if addresses.count > 1 { guard seen.insert(address).inserted else { continue } }
+                // A member is alive under this lock: its own reference for the read, released after it.
+                let member = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+                visited.append(member.takeUnretainedValue())
+                members.append(member)
+            }
+            guard members.isEmpty else { return .descend(members) }
+            let (summary, hasFilesBelow) = keptSummary(of: state, attached: sums.total.summary)
+            return .done(summary, hasFilesBelow: hasFilesBelow)
+        }
+    }
+
+    /// The last look of a read at this node, once the members it opened with are computed: their new
+    /// contributions (those that left meanwhile were folded or failed and are skipped), and the summary.
+    /// Under the domain lock and this node's lock.
+    private func closeFileSums(_ computed: [(address: UInt, summary: FileSummary)]) -> (FileSummary, Bool) {
+        state.withLock { state in
+            guard let sums = state.fileSums else { preconditionFailure("a node a read descended into keeps a summary") }
+            for member in computed { sums.update(member.address, to: member.summary) }
+            return keptSummary(of: state, attached: sums.total.summary)
+        }
+    }
+
+    /// This node's summary from its own facts and its members' total, with its finished children read in
+    /// the same critical section as the members (so that a child is counted attached or folded, never both
+    /// nor neither), and whether it has files below it. The caller holds this node's lock.
+    private func keptSummary(of state: NodeState, attached: FileSummary) -> (FileSummary, Bool) {
+        let facts = fileFacts(of: state, includingChildren: false)
+        let below = facts.finishedChildren.fileTotalCount.addingSaturated(attached.fileTotalCount)
+        return (facts.summary(withChildren: attached), below > 0)
     }
 
     /// What a finished child hands to its parent's summary when it is released, decided under the child's
@@ -40,9 +182,10 @@ extension ProgressNode {
         }
     }
 
-    /// Walks the attached subtree bottom-up, one node lock at a time, iteratively (a 10,000-deep chain
-    /// needs no deep stack).
-    private func computeFileSummary() -> (summary: FileSummary, hasFilesBelow: Bool) {
+    /// The summary of this node's subtree computed afresh, without what a read keeps: a walk of the attached
+    /// subtree bottom-up, one node lock at a time, iteratively (a 10,000-deep chain needs no deep stack). For
+    /// a finished child with children still attached (its fold), and for tests.
+    func computeFileSummary() -> (summary: FileSummary, hasFilesBelow: Bool) {
         var stack = [SummaryFrame(node: self, facts: readFileFacts())]
         while true {
             let top = stack.count - 1
@@ -102,6 +245,21 @@ extension ProgressNode {
 /// `value` as an `Int` (clamped), or `nil` when negative.
 private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
     value < 0 ? nil : Int(clamping: value)
+}
+
+/// What a read does with a node it opens (`openFileSums`).
+private enum FileSumsStep {
+    /// Its summary, with nothing to compute below it.
+    case done(ProgressNode.FileSummary, hasFilesBelow: Bool)
+    /// The members whose summary the read computes first (retained by the read).
+    case descend([Unmanaged<ProgressNode>])
+}
+
+/// A node a read descended into: the members still to compute, and those computed.
+private struct FileSumsFrame {
+    let node: Unmanaged<ProgressNode>
+    var members: [Unmanaged<ProgressNode>]
+    var computed: [(address: UInt, summary: ProgressNode.FileSummary)] = []
 }
 
 private struct SummaryFrame {

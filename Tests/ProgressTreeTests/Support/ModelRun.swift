@@ -340,6 +340,16 @@ final class ModelRun {
         handlers.append(counters)
         model.installHandlers(index)
         log("let n\(index) = \(code)")
+        // Even seeds give the file summaries something to count: every third node is a file, and every fifth
+        // announces two files. (Odd seeds leave the nodes without metadata, as users mostly do.)
+        if seed % 2 == 0 && index % 3 == 1 {
+            node.kind = .file
+            log("n\(index).kind = .file")
+        }
+        if seed % 2 == 0 && index % 5 == 2 {
+            node.fileTotalCount = 2
+            log("n\(index).fileTotalCount = 2")
+        }
     }
 
     // MARK: Comparing
@@ -375,6 +385,9 @@ final class ModelRun {
             check("isPaused", node.isPaused, expected.isPaused)
             check("isFailed", node.isFailed, expected.isFailed)
             check("children", node.children.map { name(of: $0) }, model.children(index).map { "n\($0)" })
+            // The summary the node keeps, updated from what changed since its last read, against a walk of
+            // its subtree now (Descriptions/FileSums.swift).
+            check("fileSummary", node.fileSummary, node.computeFileSummary().summary)
             check("cancellationHandler calls", handlers[index].cancellation.value, expected.cancellationCalls)
             check("pausingHandler calls", handlers[index].pausing.value, expected.pausingCalls)
             check("resumingHandler calls", handlers[index].resuming.value, expected.resumingCalls)

@@ -1,0 +1,451 @@
+import Dispatch
+import Foundation
+@testable import ProgressTree
+import Synchronization
+import XCTest
+
+/// The file summary a node keeps once it is read (Descriptions/FileSums.swift): a later read computes only
+/// what changed since (counted by `readFileSummary().visitedNodes`, the nodes whose summary a read computed,
+/// the one read included), and its value is always the one a walk of the whole subtree computes
+/// (`computeFileSummary()`), through children attaching (fresh, never queued, or added), updating,
+/// finishing, failing, held after they finished, metadata changes, unknown sizes, overflowing logs, and
+/// concurrent updates read from another thread.
+final class KeptFileSummaryTests: XCTestCase {
+    private typealias Summary = ProgressNode.FileSummary
+
+    /// A root copying `count` files of `size` bytes, each a fresh `.file` child standing for one unit.
+    private func makeCopy(count: Int, size: Int64) -> (root: ProgressNode, files: [ProgressNode]) {
+        let root = ProgressNode.discreteProgress(totalUnitCount: Int64(count))
+        root.fileOperationKind = .copying
+        let files = (0..<count).map { _ in
+            let file = ProgressNode(totalUnitCount: size, parent: root, pendingUnitCount: 1)
+            file.kind = .file
+            return file
+        }
+        return (root, files)
+    }
+
+    /// A `.file` node of `size` bytes, `completed` of them done, attached to nothing yet.
+    private func discreteFile(size: Int64, completed: Int64) -> ProgressNode {
+        let file = ProgressNode.discreteProgress(totalUnitCount: size)
+        file.kind = .file
+        file.completedUnitCount = completed
+        return file
+    }
+
+    /// Reads `node`'s summary, checks it against a walk of the whole subtree, and returns how many nodes the
+    /// read computed.
+    private func visits(
+        _ node: ProgressNode, expecting expected: Summary? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) -> Int {
+        let read = node.readFileSummary()
+        let walked = node.computeFileSummary()
+        XCTAssertEqual(read.summary, walked.summary, "kept summary against a walk of the subtree", file: file, line: line)
+        XCTAssertEqual(read.hasFilesBelow, walked.hasFilesBelow, "files below", file: file, line: line)
+        if let expected { XCTAssertEqual(read.summary, expected, file: file, line: line) }
+        return read.visitedNodes
+    }
+
+    // MARK: Reads cost O(changes)
+
+    func test_a_read_after_one_update_computes_only_the_updated_file_and_the_root() {
+        let (root, files) = makeCopy(count: 10_000, size: 1_000)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000)), 10_001,
+            "the first read computes every file")
+        XCTAssertEqual(visits(root), 1, "nothing changed: the root alone")
+        files[1_234].advance(by: 500)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000, completedByteCount: 500)),
+            2)
+        for index in [1, 2, 3, 2] { files[index].advance(by: 1) }  // three files, one of them twice
+        XCTAssertEqual(visits(root), 4)
+        // Reads of the fraction in between drain the queues; the summary still learns of both files.
+        files[7].advance(by: 1)
+        _ = root.fractionCompleted
+        files[8].advance(by: 1)
+        _ = root.fractionCompleted
+        XCTAssertEqual(visits(root), 3)
+        XCTAssertEqual(root.localizedAdditionalDescription, "506 bytes of 10 MB")
+    }
+
+    func test_in_nested_folders_a_read_computes_the_path_of_each_change_only() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 20)
+        var files: [[ProgressNode]] = []
+        for _ in 0..<20 {
+            let folder = ProgressNode(totalUnitCount: 50, parent: root, pendingUnitCount: 1)
+            files.append((0..<50).map { _ in
+                let file = ProgressNode(totalUnitCount: 100, parent: folder, pendingUnitCount: 1)
+                file.kind = .file
+                return file
+            })
+        }
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1_000, totalByteCount: 100_000)), 1_021)
+        files[3][7].advance(by: 10)
+        XCTAssertEqual(visits(root), 3, "the root, the folder, the file")
+        files[4][0].advance(by: 10)
+        files[9][1].advance(by: 10)
+        XCTAssertEqual(visits(root), 5)
+        files[4][0].completedUnitCount = 100  // finishes into its folder
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 1_000, fileCompletedCount: 1, totalByteCount: 100_000, completedByteCount: 120)),
+            2, "the root and the folder it finished into")
+    }
+
+    func test_a_chain_ten_thousand_deep_is_read_without_a_deep_stack() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        var node = root
+        for _ in 0..<10_000 { node = ProgressNode(totalUnitCount: 1, parent: node, pendingUnitCount: 1) }
+        let file = ProgressNode(totalUnitCount: 1_000, parent: node, pendingUnitCount: 1)
+        file.kind = .file
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 1_000)), 10_002)
+        file.advance(by: 1)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 1_000, completedByteCount: 1)), 10_002,
+            "every level changed")
+        XCTAssertEqual(visits(root), 1)
+    }
+
+    // MARK: Children joining and leaving
+
+    func test_children_that_join_after_the_first_read_are_counted_whether_queued_or_not() {
+        let (root, _) = makeCopy(count: 2, size: 1_000)
+        XCTAssertEqual(visits(root), 3)
+        // A fresh child with its file count in its user info and no progress: never queued, it joins when a
+        // read settles it.
+        let announced = root.withCurrent(pendingUnitCount: 1) { ProgressNode(parent: root, userInfo: [.fileTotalCountKey: 3]) }
+        XCTAssertEqual(root.queuedChildCount, 0)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 5, totalByteCount: 2_000, filesOfUnknownSize: 3)), 2)
+        // Added, already under way.
+        root.addChild(discreteFile(size: 4_000, completed: 1_000), withPendingUnitCount: 1)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 2)
+        // Added finished: folded at once, never a member.
+        root.addChild(discreteFile(size: 500, completed: 500), withPendingUnitCount: 1)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 7, fileCompletedCount: 1, totalByteCount: 6_500, completedByteCount: 1_500,
+                filesOfUnknownSize: 3)), 1)
+        withExtendedLifetime(announced) {}
+    }
+
+    func test_a_file_that_finishes_is_folded_and_counted_once() {
+        let (root, files) = makeCopy(count: 5, size: 1_000)
+        files[0].advance(by: 400)
+        XCTAssertEqual(visits(root), 6)
+        files[0].advance(by: 600)
+        XCTAssertEqual(root.children.count, 4, "released")
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 5, fileCompletedCount: 1, totalByteCount: 5_000, completedByteCount: 1_000)), 1,
+            "the root alone: the file left with its fold")
+        // A fresh file that finishes on top of the fresh children, before any read settles it.
+        let quick = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 0)
+        quick.kind = .file
+        quick.completedUnitCount = 10
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 5_010, completedByteCount: 1_010)), 1)
+    }
+
+    func test_a_file_that_fails_leaves_the_summary() {
+        struct Broken: Error {}
+        let (root, files) = makeCopy(count: 3, size: 1_000)
+        files[1].advance(by: 300)
+        XCTAssertEqual(visits(root), 4)
+        files[1].fail(Broken())
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 1)
+        XCTAssertEqual(root.localizedDescription, "Copying 2 files…")
+    }
+
+    func test_a_folder_finished_by_hand_is_folded_as_its_files_were_and_left_when_they_end() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let folder = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
+        let files = (0..<2).map { _ in
+            let file = ProgressNode(totalUnitCount: 1_000, parent: folder, pendingUnitCount: 1)
+            file.kind = .file
+            return file
+        }
+        files[0].advance(by: 300)
+        XCTAssertEqual(visits(root), 4)
+        folder.completedUnitCount = 2  // finished by hand: held by the root, its files folded as they are
+        XCTAssertTrue(folder.isHeld)
+        let folded = Summary(fileTotalCount: 2, totalByteCount: 2_000, completedByteCount: 300)
+        XCTAssertEqual(visits(root, expecting: folded), 1)
+        files[0].advance(by: 700)  // below the held folder: finishing is permanent for the root
+        XCTAssertEqual(visits(root, expecting: folded), 1)
+        XCTAssertEqual(
+            visits(folder, expecting: Summary(
+                fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)), 1,
+            "the folder alone: its file left it with its fold")
+        files[1].completedUnitCount = 1_000  // the folder's last file: the root lets the folder go
+        XCTAssertFalse(folder.isHeld)
+        XCTAssertEqual(visits(root, expecting: folded), 1)
+    }
+
+    func test_a_held_folder_let_go_by_the_root_before_its_fold_is_counted_until_the_fold() {
+        // The root's table lets go of a held folder once nothing is attached below it, which can come before
+        // the finish that folds it. Here the folder's resuming handler, which its finish runs between the
+        // detach and the fold (a paused node that finishes leaves its pause), finishes the folder's file.
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let other = ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1)
+        other.kind = .file
+        let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let file = ProgressNode(totalUnitCount: 1_000, parent: folder, pendingUnitCount: 1)
+        file.kind = .file
+        XCTAssertEqual(visits(root), 4)
+        let address = FileSums.address(of: folder)
+        let seen = Box<(summary: Summary, listed: Bool, member: Bool)?>(nil)
+        folder.pause()
+        folder.resumingHandler = {
+            file.completedUnitCount = 1_000
+            let (listed, member) = root.state.withLock { state in
+                (state.children.entries.contains { $0.node === folder }, state.fileSums!.isMember(address))
+            }
+            seen.set((root.fileSummary, listed, member))
+        }
+        folder.completedUnitCount = 1  // finished by hand while paused, with the file attached: held
+        let inHandler = seen.value
+        let expected = Summary(fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)
+        XCTAssertEqual(inHandler?.listed, false, "the root's table let go of the folder")
+        XCTAssertEqual(inHandler?.member, true, "its files still counted, attached")
+        XCTAssertEqual(inHandler?.summary, expected, "the folder as it is then: its file finished into it")
+        XCTAssertFalse(root.state.withLock { $0.fileSums!.isMember(address) }, "folded")
+        XCTAssertEqual(visits(root, expecting: expected), 1, "folded as it was after its handler ran")
+    }
+
+    // MARK: What a child's summary is made of
+
+    func test_metadata_changes_of_children_reach_the_kept_summary() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 3)
+        let first = ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1)
+        let second = ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1)
+        let generic = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        first.kind = .file
+        second.kind = .file
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 4)
+        generic.kind = .file
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: 2_010)), 2)
+        first.fileTotalCount = 4  // one node standing for four files
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 6, totalByteCount: 2_010)), 2)
+        second.fileURL = URL(fileURLWithPath: "/tmp/second.dat")
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 6, totalByteCount: 2_010)), 2)
+        root.fileCompletedCount = 2  // the root's own metadata: no child to compute
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 2_010)), 1)
+        first.kind = nil  // four files announced, none of known size
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 1_010, filesOfUnknownSize: 4)), 2)
+        first.setUserInfoObject(nil, forKey: .fileTotalCountKey)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010)), 2)
+    }
+
+    func test_a_file_of_unknown_size_is_sized_when_its_total_is_set() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        root.fileOperationKind = .copying
+        let file = ProgressNode(totalUnitCount: -1, parent: root, pendingUnitCount: 1)
+        file.kind = .file
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, filesOfUnknownSize: 1)), 2)
+        file.totalUnitCount = 500
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 500)), 2)
+        XCTAssertEqual(root.localizedAdditionalDescription, "Zero KB of 500 bytes")
+    }
+
+    func test_sums_beyond_the_integer_range_saturate_and_come_back_when_a_child_leaves() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 3)
+        let files = (0..<3).map { _ in
+            let file = ProgressNode(totalUnitCount: .max, parent: root, pendingUnitCount: 1)
+            file.kind = .file
+            return file
+        }
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: .max)), 4)
+        struct Broken: Error {}
+        files[0].fail(Broken())
+        files[1].fail(Broken())
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: .max)), 1)
+        files[2].totalUnitCount = 7
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 7)), 2)
+    }
+
+    // MARK: What it costs the nodes nobody reads the summary of
+
+    func test_nodes_keep_a_summary_only_once_it_is_read_with_children() {
+        let (root, files) = makeCopy(count: 3, size: 10)
+        files[0].advance(by: 1)
+        _ = root.fractionCompleted
+        files[1].advance(by: 1)
+        _ = root.fractionCompleted
+        XCTAssertNil(root.state.withLock { $0.fileSums }, "fraction reads keep no file summary")
+        XCTAssertNil(root.childSums.load()?.fileChanges)
+        XCTAssertEqual(files[0].fileSummary, Summary(fileTotalCount: 1, totalByteCount: 10, completedByteCount: 1))
+        XCTAssertNil(files[0].state.withLock { $0.fileSums }, "a node without children keeps none")
+        _ = root.localizedAdditionalDescription
+        XCTAssertNotNil(root.state.withLock { $0.fileSums })
+        XCTAssertNotNil(root.childSums.load()?.fileChanges)
+    }
+
+    func test_more_changes_than_the_log_keeps_compute_every_member_again() {
+        let (root, files) = makeCopy(count: 10, size: 100_000)
+        XCTAssertEqual(visits(root), 11)
+        // Each update after a read of the fraction is recorded on its own: 1,100 records of two files
+        // alternating, more than the 10 + 1,024 addresses the log keeps.
+        for step in 0..<1_100 {
+            files[step % 2].advance(by: 1)
+            _ = root.fractionCompleted
+        }
+        XCTAssertEqual(
+            visits(root, expecting: Summary(fileTotalCount: 10, totalByteCount: 1_000_000, completedByteCount: 1_100)),
+            11, "every member, once")
+        files[5].advance(by: 1)
+        XCTAssertEqual(visits(root), 2, "and incremental again")
+    }
+
+    // MARK: Concurrent updates, read from another thread
+
+    /// Four threads advance and finish 400 files while another reads the root's summary: at every read each
+    /// file is counted once, attached or folded (the file count and bytes in all never move), and the bytes
+    /// and finished files done never go back.
+    func test_files_finishing_on_several_threads_are_counted_once_at_every_read() {
+        let count = 400
+        let size: Int64 = 64
+        let (root, files) = makeCopy(count: count, size: size)
+        _ = root.fileSummary
+        let done = Flag()
+        let problems = Counter()
+        let readerEnded = DispatchSemaphore(value: 0)
+        let readerStarted = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            var last = Summary()
+            readerStarted.signal()
+            while !done.isSet {
+                let summary = root.fileSummary
+                if summary.fileTotalCount != count || summary.totalByteCount != size * Int64(count)
+                    || summary.filesOfUnknownSize != 0 || summary.completedByteCount < last.completedByteCount
+                    || summary.fileCompletedCount < last.fileCompletedCount
+                    || summary.completedByteCount > summary.totalByteCount
+                {
+                    problems.add()
+                }
+                last = summary
+            }
+            readerEnded.signal()
+        }
+        reader.start()
+        readerStarted.wait()
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            let mine = stride(from: thread, to: count, by: 4).map { files[$0] }
+            for _ in 0..<size / 8 {
+                for file in mine { file.advance(by: 8) }
+            }
+        }
+        done.set()
+        XCTAssertEqual(readerEnded.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(problems.count, 0, "reads that counted a file twice or not at all, or went back")
+        XCTAssertTrue(root.isFinished)
+        XCTAssertEqual(
+            visits(root, expecting: Summary(
+                fileTotalCount: count, fileCompletedCount: count, totalByteCount: size * Int64(count),
+                completedByteCount: size * Int64(count))), 1)
+    }
+
+    /// One thread attaches files (fresh, and in folders), updates, finishes and fails them, while another
+    /// reads the root's summary. The writer counts each of those operations when it begins and when it has
+    /// returned (`Operations`), so every read must count at least the files announced before it began less
+    /// those whose failure began by its end, and at most those whose announcement began by its end less
+    /// those failed before it began; finished files likewise. Once the writer is done, the kept summary is
+    /// the walked one.
+    func test_a_reader_thread_sees_files_attach_update_finish_and_fail_exactly() {
+        struct Broken: Error {}
+        let size: Int64 = 100
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1_000)
+        root.fileOperationKind = .copying
+        _ = root.fileSummary
+        let (announced, failed, finished) = (Operations(), Operations(), Operations())
+        let done = Flag()
+        let readerStarted = DispatchSemaphore(value: 0)
+        let readerEnded = DispatchSemaphore(value: 0)
+        let problems = Counter()
+        let firstProblem = Box("")
+        let reader = Thread {
+            readerStarted.signal()
+            while !done.isSet {
+                let before = (announced: announced.ended.count, failed: failed.ended.count, finished: finished.ended.count)
+                let summary = root.fileSummary
+                let after = (announced: announced.begun.count, failed: failed.begun.count, finished: finished.begun.count)
+                if summary.fileTotalCount < before.announced - after.failed
+                    || summary.fileTotalCount > after.announced - before.failed
+                    || summary.fileCompletedCount < before.finished || summary.fileCompletedCount > after.finished
+                    || summary.totalByteCount != size * Int64(summary.fileTotalCount)
+                    || summary.completedByteCount > summary.totalByteCount
+                {
+                    if problems.count == 0 { firstProblem.set("\(summary), writer before \(before), after \(after)") }
+                    problems.add()
+                }
+            }
+            readerEnded.signal()
+        }
+        reader.start()
+        readerStarted.wait()
+        var random = SplitMix64(seed: 26)
+        var folders = [root]
+        var running: [ProgressNode] = []
+        for _ in 0..<600 {
+            switch random.below(10) {
+            case 0 where folders.count < 8:
+                let parent = folders[random.below(folders.count)]
+                folders.append(ProgressNode(totalUnitCount: 1_000, parent: parent, pendingUnitCount: 1))
+            case 1..<5:
+                let file = ProgressNode(totalUnitCount: size, parent: folders[random.below(folders.count)], pendingUnitCount: 1)
+                announced.run { file.kind = .file }
+                running.append(file)
+            case 5..<8 where !running.isEmpty:
+                let file = running[random.below(running.count)]
+                if file.completedUnitCount < size - 10 { file.advance(by: 10) }  // finishes only below
+            case 8 where !running.isEmpty:
+                let file = running.remove(at: random.below(running.count))
+                finished.run { file.completedUnitCount = size }
+            case 9 where !running.isEmpty:
+                let file = running.remove(at: random.below(running.count))
+                failed.run { file.fail(Broken()) }
+            default:
+                break
+            }
+        }
+        done.set()
+        XCTAssertEqual(readerEnded.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(problems.count, 0, "reads outside what the writer had done: \(firstProblem.value)")
+        let files = announced.ended.count - failed.ended.count
+        XCTAssertGreaterThan(files, 0)
+        XCTAssertGreaterThan(finished.ended.count, 0)
+        XCTAssertGreaterThan(failed.ended.count, 0)
+        _ = visits(root, expecting: Summary(
+            fileTotalCount: files, fileCompletedCount: finished.ended.count, totalByteCount: size * Int64(files),
+            completedByteCount: root.computeFileSummary().summary.completedByteCount))
+        for folder in folders { _ = visits(folder) }
+    }
+}
+
+/// Operations of one kind by one thread, counted when each begins and once it has returned.
+private final class Operations: Sendable {
+    let begun = Counter()
+    let ended = Counter()
+
+    func run(_ operation: () -> Void) {
+        begun.add()
+        operation()
+        ended.add()
+    }
+}
+
+/// A value set on one thread and read on another (the handler of a test).
+private final class Box<Value: Sendable>: Sendable {
+    private let storage: Lock<Value>
+    init(_ value: Value) { storage = Lock(value) }
+    var value: Value { storage.withLock { $0 } }
+    func set(_ value: Value) { storage.withLock { $0 = value } }
+}
