@@ -31,7 +31,9 @@ enum NodeReader {
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
-        guard depth == 0 || node.describesFiles else {
+        content.describesFiles = node.describesFiles
+        content.readsEstimates = depth == 0 || content.describesFiles
+        guard content.readsEstimates else {
             content.describedCounts = node.additionalDescriptionOverride
             return content
         }

@@ -1,5 +1,5 @@
 /// The text lines of a live frame, each exactly `columns - 1` columns wide: the rows the mirror captured
-/// (aligned by `LineFormatter`, which keeps the sticky column widths), a "+N more" line for the lines
+/// (aligned by `LineFormatter`, which keeps one column plan per terminal width), a "+N more" line for the lines
 /// hidden, the summary of a run with failures (final frame) and the hint.
 struct LiveFrameLayout {
     /// The most lines the summary of a run with failures takes in the final frame.
@@ -21,13 +21,15 @@ struct LiveFrameLayout {
         for capture: TreeMirror.Capture, size: TerminalSize, capacity: Int, tick: Int, final: Bool, hint: String?
     ) -> [String] {
         let width = max(1, size.columns - 1)
-        var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick, final: final)
+        var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick)
         if capture.hidden > 0 {
             lines.append(
                 TerminalStyle.dim.apply(
                     to: DisplayWidth.pad("  … +\(capture.hidden) more", toColumns: width), colors: colors))
         }
-        if final, let root = capture.root, let summary = OutcomeSummary.text(for: root) {
+        if final, let root = capture.root, !OutcomeSummary.repeatsRootLine(root, columns: width),
+            let summary = OutcomeSummary.text(for: root)
+        {
             // The last lines of a run with failures say so (wrapped onto at most `summaryLineLimit` lines,
             // fewer if the terminal is short); they take the place of the last rows when the frame is as
             // tall as the terminal allows.
