@@ -9,15 +9,17 @@
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
 //
-// Per-file labels: each file's name also goes to a `LabelPacer`, whose labels are printed above the live
-// area (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
-// readable history: a folder of thousands of small files scrolls by at most four names a second, each
-// shown as it was being copied (the numbers say how many were skipped), instead of a blur; a big file's
-// name is always printed. The same paced lines make a short plain-mode log in CI.
+// Per-file labels: live, each file's name also goes to a `LabelPacer`, whose labels are printed above the
+// live area (`renderer.print`). The live tree already shows the file being copied; the printed labels are
+// the readable history: a folder of thousands of small files scrolls by at most four names a second
+// instead of a blur, a big file's name is always printed, and the files the pacer skipped are accounted
+// for in one line ("  5–7/8  3 more files (450 KB)", see `FileHistory`). In plain mode (a log, read
+// afterwards) every file gets its line, in order, before its own "started" line.
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
 // one that exists: see `PartialFile.create`) in their destination folder and renamed when complete. Ctrl-C
-// (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
+// (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130,
+// or 3 for `c`).
 // A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
 // (the renderer marks it `!` with the reason), then the root; its partial copy is removed, the files
@@ -59,8 +61,10 @@ struct FileCopy {
             root, mode: options.progress, keys: .pauseResumeCancel, exit: { status in partialFile.removeAndExit(status) })
         let renderer = display.renderer
         let labelQueue = DispatchQueue(label: "file-copy.labels")
+        let files = FileHistory()
         let pacer = LabelPacer(queue: labelQueue) { display in
-            if let label = display.label { renderer.print(label) }
+            guard let label = display.label else { return }
+            for line in files.lines(showing: label) { renderer.print(line) }
         }
         func stopShowing() {
             display.stop()
@@ -72,8 +76,8 @@ struct FileCopy {
             plan = try await scan(options, showingOn: root)
         } catch is CancellationError {
             stopShowing()
-            say("Cancelled while looking for files in \(options.source): nothing was copied.")
-            exit(InterruptHandler.ExitStatus.interrupted)
+            display.report("Cancelled while looking for files in \(options.source): nothing was copied.")
+            exit(display.exitStatusAfterCancelling)
         } catch {
             root.cancel()  // the display marks the search as stopped
             stopShowing()
@@ -97,17 +101,20 @@ struct FileCopy {
         // A tree without a single byte still shows its files: one unit, completed at the end.
         root.totalUnitCount = max(plan.totalBytes, 1)
 
-        let digits = ProgressFormat.count(plan.fileCount).count
+        files.fileCount = plan.fileCount
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
-                let number = ProgressFormat.count(number)
-                let position = String(repeating: " ", count: digits - number.count) + number
-                pacer.send(
-                    progress: nil,
-                    // A name is one line, whatever it holds (the renderer would split it at a line break).
-                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path))  "
-                        + "(\(bytes(size)))")
+                // A name is one line, whatever it holds (the renderer would split it at a line break).
+                let label = files.label(number: number, path: path, size: size)
+                if renderer.mode == .plain {
+                    // A log is read afterwards, not as it scrolls: every file, in order, before its own
+                    // "started" line (printed now, before its node exists).
+                    renderer.print(label)
+                } else {
+                    files.started(number: number, label: label, size: size)
+                    pacer.send(progress: nil, label: label)
+                }
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
@@ -117,6 +124,7 @@ struct FileCopy {
         if plan.totalBytes == 0 && !root.isCancelled && !root.isFailed { root.completedUnitCount = 1 }
         pacer.invalidate()
         labelQueue.sync {}  // a label being printed lands before the final frame
+        for line in files.remainingLines() { renderer.print(line) }  // the files the pacer did not show
         stopShowing()
 
         let copied =
@@ -128,20 +136,20 @@ struct FileCopy {
         }
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
-            say("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
-            exit(InterruptHandler.ExitStatus.interrupted)
+            display.report("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
+            exit(display.exitStatusAfterCancelling)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let bytesPerSecond = seconds > 0 ? Int(Double(plan.totalBytes) / seconds) : 0
         let rate = ProgressFormat.throughput(bytesPerSecond).map { ", \($0)" } ?? ""
-        say(
+        display.report(
             "Copied \(ProgressFormat.count(plan.fileCount)) \(plan.fileCount == 1 ? "file" : "files") "
                 + "(\(bytes(plan.totalBytes))) to \(plan.destination) "
                 + "in \(String(format: "%.1f", seconds)) s\(rate)")
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
-            say("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
+            display.report("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
         }
     }
 
@@ -168,13 +176,7 @@ struct FileCopy {
     /// A byte count as the summaries say it: like the display ("4.2 MB"), but "0 bytes" for nothing (the
     /// display's formatter says "Zero KB", as Apple's does).
     static func bytes(_ count: Int64) -> String {
-        count == 0 ? "0 bytes" : ProgressFormat.byteCount(count)
-    }
-
-    /// Prints a line of the summary. Paths come from outside: no control character in them reaches the
-    /// terminal.
-    static func say(_ line: String) {
-        print(TerminalText.printable(line))
+        FileHistory.bytes(count)
     }
 
     /// Reports an error and exits. The message's lines are kept; control characters in them (from paths)
