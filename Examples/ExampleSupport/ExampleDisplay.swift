@@ -99,12 +99,13 @@ public final class ExampleDisplay: Sendable {
 
     /// Writes a line of the program's results: on standard output (standard error in json mode, where
     /// standard output holds only the JSON lines), control characters shown as spaces (paths come from
-    /// outside), and wrapped at spaces to the width of the terminal it goes to, if it goes to one, so
-    /// that no word is split at the edge.
-    public func report(_ line: String) {
+    /// outside), and, with `wraps` (prose), wrapped at spaces to the width of the terminal it goes to, if
+    /// it goes to one, so that no word is split at the edge. A table's line is written whole.
+    public func report(_ line: String, wraps: Bool = true) {
         let output = renderer.mode == .json ? FileDescriptorOutput.standardError : .standardOutput
         let text = TerminalText.printable(line)
-        let lines = output.size().map { Self.wrapped(text, toColumns: max(20, $0.columns - 1)) } ?? [text]
+        let columns = wraps ? output.size()?.columns : nil
+        let lines = columns.map { Self.wrapped(text, toColumns: max(20, $0 - 1)) } ?? [text]
         FileHandle(fileDescriptor: output.descriptor, closeOnDealloc: false)
             .write(Data(lines.map { $0 + "\n" }.joined().utf8))
     }
@@ -119,18 +120,22 @@ public final class ExampleDisplay: Sendable {
 }
 
 extension ExampleDisplay {
-    /// `text` in lines of at most `columns` display columns, broken at spaces; a word longer than a line
-    /// (a long path) is broken where the line ends.
-    static func wrapped(_ text: String, toColumns columns: Int) -> [String] {
+    /// `text` in lines of at most `columns` display columns, broken at spaces (the spaces within a line
+    /// kept: a table's columns stay aligned); a word longer than a line (a long path) is broken where the
+    /// line ends.
+    public static func wrapped(_ text: String, toColumns columns: Int) -> [String] {
+        guard DisplayWidth.of(text) > columns else { return [text] }
         var lines: [String] = []
         var line = ""
+        var started = false
         for word in text.split(separator: " ", omittingEmptySubsequences: false).map(String.init) {
-            let candidate = line.isEmpty ? word : line + " " + word
+            let candidate = started ? line + " " + word : word
             if DisplayWidth.of(candidate) <= columns {
                 line = candidate
+                started = true
                 continue
             }
-            if !line.isEmpty { lines.append(line) }
+            if started { lines.append(line) }
             var rest = word
             while DisplayWidth.of(rest) > columns {
                 var head = ""
@@ -141,6 +146,7 @@ extension ExampleDisplay {
                 lines.append(head)
             }
             line = rest
+            started = true
         }
         lines.append(line)
         return lines

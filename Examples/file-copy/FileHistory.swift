@@ -44,13 +44,15 @@ final class FileHistory: Sendable {
     }
 
     /// The lines to print when the pacer shows `label`: a line for the files started since the last one
-    /// printed and not shown, then the label's; nothing for a label already accounted for.
+    /// printed and not shown (the file's own line when it is one), then the label's; nothing for a label
+    /// already accounted for.
     func lines(showing label: String) -> [String] {
         state.withLock { state in
             guard let shown = state.started.last(where: { $0.label == label }), shown.number > state.printed else { return [] }
             let skipped = state.started.filter { $0.number > state.printed && $0.number < shown.number }
             state.printed = shown.number
-            return (skipped.isEmpty ? [] : [moreFiles(skipped, of: state.fileCount)]) + [label]
+            let more = skipped.count == 1 ? [skipped[0].label] : skipped.isEmpty ? [] : [moreFiles(skipped, of: state.fileCount)]
+            return more + [label]
         }
     }
 

@@ -57,7 +57,7 @@ struct LoadingRows {
     /// The table, on standard output (standard error in json mode, where standard output holds the JSON
     /// lines).
     static func printTable(_ customers: [Archive.Customer], on display: ExampleDisplay) {
-        func print(_ line: String) { display.report(line) }
+        func print(_ line: String) { display.report(line, wraps: false) }
         let header = ["ID", "Name", "City", "Plan", "Joined"]
         let rows = customers.map { [String($0.id), $0.name, $0.city, $0.plan, $0.joined] }
         var widths = header.map(\.count)

@@ -84,9 +84,9 @@ final class ColumnPriorityTests: XCTestCase {
     func test_throughput_and_time_remaining_appear_in_room_kept_for_them() {
         var formatter = LineFormatter(layout: .default, colors: false)
         var files = withoutEstimates
-        for index in files.indices { files[index].describesFiles = true; files[index].readsEstimates = true }
+        for index in files.indices { files[index].readsEstimates = true }
         var withEstimates = copying
-        for index in withEstimates.indices { withEstimates[index].describesFiles = true; withEstimates[index].readsEstimates = true }
+        for index in withEstimates.indices { withEstimates[index].readsEstimates = true }
         XCTAssertEqual(frame(files, columns: 80, formatter: &formatter), [
             "• Copying 9 files…            █████▏░░░░  52% 4.8 MB of 9.3 MB                 ",
             "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 1 MB of 4 MB                     ",
@@ -130,5 +130,27 @@ final class ColumnPriorityTests: XCTestCase {
         XCTAssertEqual(final.map(barStart), first.map(barStart))
         XCTAssertEqual(final.map { $0.firstRange(of: "100%")?.lowerBound.utf16Offset(in: $0) }, first.map { $0.firstRange(of: "%")?.lowerBound.utf16Offset(in: $0) }.map { $0.map { $0 - 3 } })
         XCTAssertEqual(frame(copying, columns: 60, formatter: &formatter), frame(copying, columns: 60))
+    }
+
+    /// A spinner's work, once done, shows "1 of 1": a column that appears only in the final frame is not
+    /// shown, and the bar stays where it was.
+    func test_the_final_frame_makes_no_new_plan_for_a_column_it_alone_shows() {
+        var formatter = LineFormatter(layout: .default, colors: false)
+        let loading = LineContent(
+            depth: 0, label: "Loading customers…", fraction: 0, isIndeterminate: true, status: .running,
+            completedUnitCount: 0, totalUnitCount: 0, describedCounts: nil)
+        var loaded = loading
+        loaded.isIndeterminate = false
+        loaded.status = .finished
+        loaded.fraction = 1
+        loaded.completedUnitCount = 1
+        loaded.totalUnitCount = 1
+        loaded.readsEstimates = true
+        XCTAssertEqual(formatter.format([loading], columns: 60, tick: 0), [
+            "⠋ Loading customers…    ███░░░░░░░░░░░░░░░░░░░░░░░░░░░     ",
+        ])
+        XCTAssertEqual(formatter.format([loaded], columns: 60, tick: 1, final: true), [
+            "✓ Loading customers     ██████████████████████████████ 100%",
+        ])
     }
 }

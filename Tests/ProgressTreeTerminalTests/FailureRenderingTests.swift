@@ -26,9 +26,9 @@ final class FailureRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync · 1 failed  ████████▋░░░░░░░░░░░░░░░░░░░░  30% 0 of 2",
+            "• Sync · 1 failed  █████▋░░░░░░░░░░░░░  30% 0 of 2",
             "  ! a.txt — failed: the disk is full",
-            "  ✗ b.txt          █████▊░░░░░░░░░░░░░░░░░░░░░░░  20% 2 of 10",
+            "  ✗ b.txt          ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
         ])
     }
 
@@ -285,9 +285,9 @@ extension FailureRenderingTests {
         for job in jobs.dropFirst() { job.completedUnitCount = 2 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 1 failed ███████████████▊░░░░░  75% 3 of 4",
+            "• Batch · 1 failed ████████▎░░  75% 3 of 4",
             "  ! job 1 — failed: lost",
-            "  ✓ job 4          █████████████████████ 100% 2 of 2",
+            "  ✓ job 4          ███████████ 100% 2 of 2",
         ])
     }
 
@@ -304,7 +304,7 @@ extension FailureRenderingTests {
         for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 3 failed ███▌░░░░░░░░░░░░░░░░░  16% 1 of 6",
+            "• Batch · 3 failed █▊░░░░░░░░░  16% 1 of 6",
             "  ! job 3 — failed: lost",
             "  ! job 4 — failed: lost",
             "  … +3 more",
@@ -324,7 +324,7 @@ extension FailureRenderingTests {
         photo.fail(Reason(description: "IMG_0004.jpg: the camera stopped answering"))
         renderer.stop()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Import · 1 failed                   ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "• Import · 1 failed         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
             "  ! IMG_0004.jpg — failed: the camera stopped answering",
             "! 1 failed: IMG_0004.jpg: the camera stopped answering",
         ])

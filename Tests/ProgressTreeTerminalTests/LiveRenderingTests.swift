@@ -81,9 +81,9 @@ final class LiveRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync             ███████▉░░░░░░░░░░░░░  37% 0 of 2",
-            "  ‖ first          █████▎░░░░░░░░░░░░░░░  25% 1 of 4",
-            "  ✗ second         ██████████▌░░░░░░░░░░  50% 2 of 4",
+            "• Sync             ████▏░░░░░░  37% 0 of 2",
+            "  ‖ first          ██▊░░░░░░░░  25% 1 of 4",
+            "  ✗ second         █████▌░░░░░  50% 2 of 4",
         ])
     }
 
@@ -140,11 +140,11 @@ final class LiveRenderingTests: XCTestCase {
         for child in children.prefix(3) { child.completedUnitCount = 2 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch            ████████████▌░░░░░░░░  60% 3 of 5",
-            "  ✓ job 2          █████████████████████ 100% 2 of 2",
-            "  ✓ job 3          █████████████████████ 100% 2 of 2",
-            "  • job 4          ░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "    • step         ░░░░░░░░░░░░░░░░░░░░░   0% 0 of 1",
+            "• Batch            ██████▌░░░░  60% 3 of 5",
+            "  ✓ job 2          ███████████ 100% 2 of 2",
+            "  ✓ job 3          ███████████ 100% 2 of 2",
+            "  • job 4          ░░░░░░░░░░░   0% 0 of 2",
+            "    • step         ░░░░░░░░░░░   0% 0 of 1",
         ])
     }
 
@@ -158,7 +158,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines.count, 2)
         child.completedUnitCount = 1
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Batch            ██████████▌░░░░░░░░░░  50% 1 of 2"])
+        XCTAssertEqual(terminal.visibleLines, ["• Batch            █████▌░░░░░  50% 1 of 2"])
         XCTAssertEqual(terminal.cursorRow, 1, "the cursor rests below the live area")
     }
 
@@ -185,7 +185,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines, [
             "first message",
             "second message",
-            "• Work             ██████████▌░░░░░░░░░░  50% 2 of 4",
+            "• Work             █████▌░░░░░  50% 2 of 4",
         ])
     }
 
@@ -274,6 +274,6 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         root.completedUnitCount = 2
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• a b              ██████████▌░░░░░░░░░░  50% 2 of 4"])
+        XCTAssertEqual(terminal.visibleLines, ["• a b              █████▌░░░░░  50% 2 of 4"])
     }
 }

@@ -26,11 +26,8 @@ struct LineContent: Equatable, Sendable {
     var failureReason: String?
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
-    /// Whether the node describes files (`ProgressNode.describesFiles`): its line, and the root's above it,
-    /// may come to show a throughput.
-    var describesFiles = false
-    /// Whether the line is read with its estimates (the root, and nodes that describe files): it may come
-    /// to show a time remaining.
+    /// Whether the line is read with its estimates (the root, and nodes that describe files): with a size,
+    /// it may come to show a throughput and a time remaining.
     var readsEstimates = false
     /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
     /// overrides its ids, time and what this content says (state, label, estimates).

@@ -31,8 +31,7 @@ enum NodeReader {
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
-        content.describesFiles = node.describesFiles
-        content.readsEstimates = depth == 0 || content.describesFiles
+        content.readsEstimates = depth == 0 || node.describesFiles
         guard content.readsEstimates else {
             content.describedCounts = node.additionalDescriptionOverride
             return content

@@ -25,11 +25,12 @@ struct LineFormatter {
     /// labels come, estimates appear or work fails (a failed line takes its own columns for its reason,
     /// never another line's). A plan is made anew only for a new width, or when a line may show a column
     /// that no line could when the plan was made (a search shown by a spinner becomes a copy with
-    /// throughput and time remaining).
-    mutating func format(_ lines: [LineContent], columns: Int, tick: Int) -> [String] {
+    /// throughput and time remaining), but never for the `final` frame: a column that appears only there
+    /// (the "1 of 1" of a spinner's work, once done) is not shown.
+    mutating func format(_ lines: [LineContent], columns: Int, tick: Int, final: Bool = false) -> [String] {
         let width = max(1, columns - 1)
         let wanted = ColumnPlan.columnsShown(by: lines, layout: layout)
-        if plannedColumns != columns || plan.map({ !wanted.isSubset(of: $0.considered) }) ?? true {
+        if plannedColumns != columns || plan.map({ !final && !wanted.isSubset(of: $0.considered) }) ?? true {
             let considered = plannedColumns == columns ? wanted.union(plan?.considered ?? []) : wanted
             plan = ColumnPlan(layout: layout, lines: lines, width: width, considering: considered)
             plannedColumns = columns
@@ -232,9 +233,10 @@ struct LineFormatter {
 /// `LineFormatter.format`): columns are aligned across all lines of every frame.
 ///
 /// The plan makes room for what the lines may come to show, not only for what they show: the counts as
-/// wide as they can grow ("12 of 12" where "0 of 12" is shown, "1.6 MB of 1.6 MB"), a throughput when a
-/// line describes files, a time remaining when a line is read with its estimates and has a size. This is
-/// where the priority of the columns is applied:
+/// wide as they can grow ("12 of 12" where "0 of 12" is shown, "1.6 MB of 1.6 MB"), a throughput and a
+/// time remaining when a running line with a size is read with its estimates (the root, whose throughput
+/// comes from files that may appear later, and nodes that describe files). This is where the priority of
+/// the columns is applied:
 /// 1. Every label stays readable: its text (after its indent and mark) keeps `minimumLabelWidth` columns,
 ///    or all of a shorter one. For that, whole columns go in `TerminalLayout.dropOrder` (the bar is kept
 ///    only at `barWidth.lowerBound` or more).
@@ -255,15 +257,13 @@ struct ColumnPlan {
 
     /// The columns of `layout` that `lines` show or may come to show.
     static func columnsShown(by lines: [LineContent], layout: TerminalLayout) -> Set<TerminalLayout.Column> {
-        let moving = lines.filter { !$0.isIndeterminate && ($0.status == .running || $0.status == .paused) }
+        // A running line with a size that is read with its estimates may come to show both: the root's
+        // throughput comes from the files below it, which may appear later.
+        let estimates = lines.contains { !$0.isIndeterminate && ($0.status == .running || $0.status == .paused) && $0.readsEstimates }
         var shown: Set<TerminalLayout.Column> = [.label, .bar, .percent]
         if lines.contains(where: { !$0.counts.isEmpty }) { shown.insert(.counts) }
-        if lines.contains(where: { $0.throughputText != nil }) || moving.contains(where: \.describesFiles) {
-            shown.insert(.throughput)
-        }
-        if lines.contains(where: { $0.timeRemainingColumnText != nil }) || moving.contains(where: \.readsEstimates) {
-            shown.insert(.timeRemaining)
-        }
+        if estimates || lines.contains(where: { $0.throughputText != nil }) { shown.insert(.throughput) }
+        if estimates || lines.contains(where: { $0.timeRemainingColumnText != nil }) { shown.insert(.timeRemaining) }
         return shown.intersection(layout.columns)
     }
 

@@ -21,7 +21,7 @@ struct LiveFrameLayout {
         for capture: TreeMirror.Capture, size: TerminalSize, capacity: Int, tick: Int, final: Bool, hint: String?
     ) -> [String] {
         let width = max(1, size.columns - 1)
-        var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick)
+        var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick, final: final)
         if capture.hidden > 0 {
             lines.append(
                 TerminalStyle.dim.apply(
