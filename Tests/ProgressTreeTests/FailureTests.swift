@@ -236,10 +236,13 @@ final class FailureTests: XCTestCase {
     /// attached below them later; `cancelledCount` keeps counting every cancelled node.
     func test_nodes_cancelled_by_a_failure_are_counted_apart_from_nodes_cancelled_on_purpose() {
         let album = ProgressNode(totalUnitCount: 2)
-        let failing = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
-        let failingDownload = ProgressNode(totalUnitCount: 10, parent: failing, pendingUnitCount: 9)
-        let cancelled = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
-        let cancelledDownload = ProgressNode(totalUnitCount: 10, parent: cancelled, pendingUnitCount: 9)
+        // A photo of the album: 10 units, 9 of them its download's.
+        func photoWithDownload() -> (photo: ProgressNode, download: ProgressNode) {
+            let photo = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
+            return (photo, ProgressNode(totalUnitCount: 10, parent: photo, pendingUnitCount: 9))
+        }
+        let (failing, failingDownload) = photoWithDownload()
+        let (cancelled, cancelledDownload) = photoWithDownload()
         failing.fail(ArchiveDown())
         let late = ProgressNode(totalUnitCount: 1, parent: failingDownload, pendingUnitCount: 1)
         cancelled.cancel()
