@@ -8,10 +8,10 @@
 // cannot be observed), on Apple platforms it follows it by key-value observation. The mirror node is
 // labelled with the file's name and shows the bytes, throughput and time remaining.
 //
-// Cancelling (Ctrl-C: exit status 130, or `c` while live: 3) cancels the root; the cancellation reaches each task's progress,
-// whose cancellation handler (URLSession's own) cancels the task and closes its connection. A file
-// appears under its name only once complete (see `SavedFile`), and an existing file is never
-// overwritten.
+// Cancelling (Ctrl-C: exit status 130, or `c` while live: 3) cancels the root; the cancellation reaches
+// each task's progress, whose cancellation handler (URLSession's own) cancels the task and closes its
+// connection. A file appears under its name only once complete (see `SavedFile`), and an existing file is
+// never overwritten.
 
 import ExampleSupport
 import Foundation

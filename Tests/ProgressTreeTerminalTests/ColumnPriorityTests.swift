@@ -153,4 +153,18 @@ final class ColumnPriorityTests: XCTestCase {
             "✓ Loading customers     ██████████████████████████████ 100%",
         ])
     }
+
+    /// A count wider than its column (a larger file came later) takes the cells the throughput leaves
+    /// blank on its line, and nothing moves; with a throughput on the line, it is cut.
+    func test_a_count_wider_than_its_column_takes_the_blank_cells_beside_it() {
+        var formatter = LineFormatter(layout: .default, colors: false)
+        _ = formatter.format(copying, columns: 80, tick: 0)
+        var larger = copying
+        larger[1].describedCounts = "12.4 MB of 12.5 MB"
+        larger[1].throughput = nil
+        var cut = larger
+        cut[1].throughput = 12_300_000
+        XCTAssertEqual(formatter.format(larger, columns: 80, tick: 1)[1], "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5 MB            19s")
+        XCTAssertEqual(formatter.format(cut, columns: 80, tick: 2)[1], "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5… 12.3 MB/s    19s")
+    }
 }
