@@ -18,6 +18,10 @@ import Synchronization
 public final class InterruptHandler: Sendable {
     /// Exit statuses shared by the examples.
     public enum ExitStatus {
+        /// The work was cancelled by a key (`c`) or by the parent process that mounted it: no signal was
+        /// received, so not 128 + a signal's number, which a shell reads as "ended by that signal".
+        public static let cancelled: Int32 = 3
+        /// Ctrl-C (`SIGINT`): cancelled, or ended at once on a second Ctrl-C.
         public static let interrupted: Int32 = 130
         public static let terminated: Int32 = 143
         public static let hungUp: Int32 = 129

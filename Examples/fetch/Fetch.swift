@@ -8,10 +8,10 @@
 // cannot be observed), on Apple platforms it follows it by key-value observation. The mirror node is
 // labelled with the file's name and shows the bytes, throughput and time remaining.
 //
-// Cancelling (Ctrl-C, or `c` while live) cancels the root; the cancellation reaches each task's progress,
-// whose cancellation handler (URLSession's own) cancels the task and closes its connection. A file
-// appears under its name only once complete (see `SavedFile`), and an existing file is never
-// overwritten.
+// Cancelling (Ctrl-C: exit status 130, or `c` while live: 3) cancels the root; the cancellation reaches
+// each task's progress, whose cancellation handler (URLSession's own) cancels the task and closes its
+// connection. A file appears under its name only once complete (see `SavedFile`), and an existing file is
+// never overwritten.
 
 import ExampleSupport
 import Foundation
@@ -57,24 +57,18 @@ struct Fetch {
         let amount = "\(saved.count) of \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes)))"
         if root.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))
-            say("Cancelled at \(percent)%: \(amount) downloaded to \(folder.path)")
-            exit(InterruptHandler.ExitStatus.interrupted)
+            display.report("Cancelled at \(percent)%: \(amount) downloaded to \(folder.path)")
+            exit(display.exitStatusAfterCancelling)
         }
         if failed > 0 {
-            say("Downloaded \(amount) to \(folder.path), \(failed) failed")
+            display.report("Downloaded \(amount) to \(folder.path), \(failed) failed")
             exit(1)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        say(
+        display.report(
             "Downloaded \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes))) "
                 + "to \(folder.path) in \(String(format: "%.1f", seconds)) s")
-    }
-
-    /// Prints a line of the summary; URLs and paths come from outside: no control character reaches the
-    /// terminal.
-    static func say(_ line: String) {
-        print(TerminalText.printable(line))
     }
 
     static func fail(_ message: String, status: Int32) -> Never {

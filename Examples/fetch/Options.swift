@@ -12,19 +12,27 @@ struct Options: ExampleOptions, Sendable {
     static let usage = """
         usage: fetch URL… [--output DIR] [--progress auto|live|plain|json|none]
 
-        Downloads each URL (http or https) with URLSession into DIR (default: the current directory),
-        saved under the last component of its path ("index.html" when it has none).
+        Downloads each URL (http or https) with URLSession into DIR (default: the
+        current directory), saved under the last component of its path ("index.html"
+        when it has none).
 
           --output DIR    where to save the files; it must exist
-          --progress M    how to show progress (default auto: live on a terminal, plain otherwise)
+          --progress M    how to show progress (default auto: live on a terminal, plain
+                          otherwise)
 
-        An existing file is never overwritten: that download fails ("already exists") and the others go
-        on. A file appears under its name only once complete. Each transfer's own URLSession progress is
-        a child of the tree shown. Keys while live: c cancel. Ctrl-C cancels the transfers (their
-        connections are closed); a second Ctrl-C, SIGTERM and SIGHUP end it at once.
-        Exit status: 0 all downloaded, 1 a download failed (an HTTP error, a refused connection, a file
-        that exists), 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),
-        129 hung up (SIGHUP: the terminal closed).
+        An existing file is never overwritten: that download fails ("already exists")
+        and the others go on. A file appears under its name only once complete. Each
+        transfer's own URLSession progress is a child of the tree shown.
+        Where it goes: progress on standard error, the summary on standard output.
+          fetch URL 2>&1 | cat            plain lines, as --progress plain
+          fetch URL --progress json | jq  the JSON lines alone on standard output
+                                          (the summary then on standard error)
+        Keys while live: c cancel. Ctrl-C cancels the transfers (their connections are
+        closed); a second Ctrl-C, SIGTERM and SIGHUP end it at once.
+        Exit status: 0 all downloaded, 1 a download failed (an HTTP error, a refused
+        connection, a file that exists), 2 bad arguments, 3 cancelled with c,
+        130 cancelled with Ctrl-C, 143 terminated (SIGTERM), 129 hung up (SIGHUP: the
+        terminal closed).
         """
 
     init(arguments: [String]) throws {

@@ -9,13 +9,14 @@
 // labels the root "Copying 9 files…" with its throughput and time remaining, and each file "Copying
 // “name”…" with its bytes.
 //
-// Per-file labels: file names also go to a `LabelPacer`, whose labels are printed above the live area
-// (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
-// readable history: a folder of thousands of small files scrolls by at most four names a second, each
-// shown as it was being copied (the numbers say how many were skipped), instead of a blur; a big file's
-// name is always printed. Small files are offered to the pacer at most every 50 ms (it shows one each
-// quarter-second at most): each offer is a hand-off to another thread, dearer than copying such a file.
-// The same paced lines make a short plain-mode log in CI.
+// Per-file labels: live, file names also go to a `LabelPacer`, whose labels are printed above the live
+// area (`renderer.print`). The live tree already shows the file being copied; the printed labels are the
+// readable history: a folder of thousands of small files scrolls by at most four names a second instead of
+// a blur, a big file's name is always printed, and the files the pacer skipped are accounted for in one
+// line ("  5–7/8  3 more files (450 KB)", see `FileHistory`). Small files are offered to the pacer at most
+// every 50 ms (it shows one each quarter-second at most): each offer is a hand-off to another thread,
+// dearer than copying such a file. In plain mode (a log, read afterwards) every file gets its line, in
+// order, before its own "started" line.
 //
 // The copy works like `cp -a`: each folder of SOURCE is read once (its names, then one `fstatat` each),
 // each folder of SOURCE and DEST is opened once and its entries are reached from it (`openat`, `mkdirat`,
@@ -25,8 +26,8 @@
 //
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
 // one that exists: see `PartialFile.create`) in their destination folder and renamed, without ever
-// replacing an entry (`renameat2` with `RENAME_NOREPLACE`), when complete. Ctrl-C
-// (or `c`) cancels: the files already copied stay, being complete; the one being copied is removed (130).
+// replacing an entry (`renameat2` with `RENAME_NOREPLACE`), when complete. Ctrl-C (or `c`) cancels: the
+// files already copied stay, being complete; the one being copied is removed (130, or 3 for `c`).
 // A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
 // (the renderer marks it `!` with the reason), then the root; its partial copy is removed, the files
@@ -70,8 +71,10 @@ struct FileCopy {
             root, mode: options.progress, keys: .pauseResumeCancel, exit: { status in partialFile.removeAndExit(status) })
         let renderer = display.renderer
         let labelQueue = DispatchQueue(label: "file-copy.labels")
+        let files = FileHistory()
         let pacer = LabelPacer(queue: labelQueue) { display in
-            if let label = display.label { renderer.print(label) }
+            guard let label = display.label else { return }
+            for line in files.lines(showing: label) { renderer.print(line) }
         }
         func stopShowing() {
             display.stop()
@@ -83,8 +86,8 @@ struct FileCopy {
             plan = try await scan(options, showingOn: root)
         } catch is CancellationError {
             stopShowing()
-            say("Cancelled while looking for files in \(options.source): nothing was copied.")
-            exit(InterruptHandler.ExitStatus.interrupted)
+            display.report("Cancelled while looking for files in \(options.source): nothing was copied.")
+            exit(display.exitStatusAfterCancelling)
         } catch {
             root.cancel()  // the display marks the search as stopped
             stopShowing()
@@ -110,32 +113,20 @@ struct FileCopy {
         // A tree without a single byte still shows its files: one unit, completed at the end.
         root.totalUnitCount = max(plan.totalBytes, 1)
 
-        let digits = ProgressFormat.count(plan.fileCount).count
-        // A small file's name is offered to the pacer at most every fifth of the time a label stays on
-        // screen: the pacer shows at most one name in that time anyway, and each offer is a hand-off to its
-        // queue, which would cost more than copying a small file. A file of one chunk (1 MiB) or more is
-        // always offered: it may stay on screen a while.
-        let labelInterval = pacer.minimumDisplayTime / 5
-        let lastOffer = Mutex<ContinuousClock.Instant?>(nil)
+        files.fileCount = plan.fileCount
         let copier = Copier(
             plan: plan, partialFile: partialFile,
             onFileStart: { number, path, size in
-                if size < 1 << 20 {
-                    let now = ContinuousClock.now
-                    let due = lastOffer.withLock { last in
-                        guard last.map({ now - $0 >= labelInterval }) ?? true else { return false }
-                        last = now
-                        return true
-                    }
-                    guard due else { return }
-                }
-                let number = ProgressFormat.count(number)
-                let position = String(repeating: " ", count: digits - number.count) + number
-                pacer.send(
-                    progress: nil,
+                if renderer.mode == .plain {
+                    // A log is read afterwards, not as it scrolls: every file, in order, before its own
+                    // "started" line (printed now, before its node exists).
+                    renderer.print(files.label(number: number, path: path(), size: size))
+                } else if files.started(number: number, size: size) {
                     // A name is one line, whatever it holds (the renderer would split it at a line break).
-                    label: "  \(position)/\(ProgressFormat.count(plan.fileCount))  \(TerminalText.printable(path()))  "
-                        + "(\(bytes(size)))")
+                    let label = files.label(number: number, path: path(), size: size)
+                    files.offered(number: number, label: label)
+                    pacer.send(progress: nil, label: label)
+                }
             },
             limit: options.limit, pauseAfterBytes: options.pauseAfterBytes, failAfterBytes: options.failAfterBytes)
 
@@ -146,6 +137,7 @@ struct FileCopy {
         if plan.totalBytes == 0 && !root.isCancelled && !root.isFailed { root.completedUnitCount = 1 }
         pacer.invalidate()
         labelQueue.sync {}  // a label being printed lands before the final frame
+        for line in files.remainingLines() { renderer.print(line) }  // the files the pacer did not show
         stopShowing()
 
         let copied =
@@ -157,20 +149,20 @@ struct FileCopy {
         }
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
-            say("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
-            exit(InterruptHandler.ExitStatus.interrupted)
+            display.report("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
+            exit(display.exitStatusAfterCancelling)
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let bytesPerSecond = seconds > 0 ? Int(Double(plan.totalBytes) / seconds) : 0
         let rate = ProgressFormat.throughput(bytesPerSecond).map { ", \($0)" } ?? ""
-        say(
+        display.report(
             "Copied \(ProgressFormat.count(plan.fileCount)) \(plan.fileCount == 1 ? "file" : "files") "
                 + "(\(bytes(plan.totalBytes))) to \(plan.destination) "
                 + "in \(String(format: "%.1f", seconds)) s\(rate)")
         if !plan.skipped.isEmpty {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
-            say("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
+            display.report("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
         }
     }
 
@@ -197,13 +189,7 @@ struct FileCopy {
     /// A byte count as the summaries say it: like the display ("4.2 MB"), but "0 bytes" for nothing (the
     /// display's formatter says "Zero KB", as Apple's does).
     static func bytes(_ count: Int64) -> String {
-        count == 0 ? "0 bytes" : ProgressFormat.byteCount(count)
-    }
-
-    /// Prints a line of the summary. Paths come from outside: no control character in them reaches the
-    /// terminal.
-    static func say(_ line: String) {
-        print(TerminalText.printable(line))
+        FileHistory.bytes(count)
     }
 
     /// Reports an error and exits. The message's lines are kept; control characters in them (from paths)

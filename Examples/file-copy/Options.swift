@@ -20,21 +20,32 @@ struct Options: ExampleOptions, Sendable {
     var pauseAfterEntries: Int?
 
     static let usage = """
-        usage: file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
+        usage: file-copy SOURCE DEST [--limit RATE]
+                         [--progress auto|live|plain|json|none]
 
-        Copies the directory tree SOURCE to DEST, which must not exist yet (file-copy never overwrites).
+        Copies the directory tree SOURCE to DEST, which must not exist yet (file-copy
+        never overwrites).
 
-          --limit RATE    copy at most RATE bytes a second; suffixes K, M, G (1000s): --limit 50M
-          --progress M    how to show progress (default auto: live on a terminal, plain otherwise)
+          --limit RATE    copy at most RATE bytes a second; suffixes K, M, G (1000s):
+                          --limit 50M
+          --progress M    how to show progress (default auto: live on a terminal, plain
+                          otherwise)
 
-        Each file is written under a temporary name in its destination folder and renamed when complete,
-        so DEST never holds a partially written file. Keys while live: p pause, r resume, c cancel.
-        Ctrl-C cancels: the files already copied stay, the one being copied is removed (also on a second
-        Ctrl-C, SIGTERM and SIGHUP, which end it at once).
-        An error (a file that cannot be read or written) stops the copy: that file is marked failed with
-        the error, its partial copy is removed, and the files already copied stay.
-        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments, 130 cancelled (Ctrl-C or c),
-        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
+        Each file is written under a temporary name in its destination folder and
+        renamed when complete, so DEST never holds a partially written file. Keys while
+        live: p pause, r resume, c cancel. Ctrl-C cancels: the files already copied
+        stay, the one being copied is removed (also on a second Ctrl-C, SIGTERM and
+        SIGHUP, which end it at once). An error (a file that cannot be read or written)
+        stops the copy: that file is marked failed with the error, its partial copy is
+        removed, and the files already copied stay.
+        Where it goes: progress on standard error, the summary on standard output.
+          file-copy SOURCE DEST 2>&1 | cat            plain lines, as --progress plain
+          file-copy SOURCE DEST --progress json | jq  the JSON lines alone on standard
+                                                      output (the summary on standard
+                                                      error)
+        Exit status: 0 copied, 1 error (nothing deleted), 2 bad arguments,
+        3 cancelled with c, 130 cancelled with Ctrl-C, 143 terminated (SIGTERM),
+        129 hung up (SIGHUP: the terminal closed).
         """
 
 

@@ -6,8 +6,10 @@
 // The size of the work is unknown, so there is no bar: `performActivity` makes the node indeterminate
 // while the fetch runs (the renderer draws a spinner) and finishes it when the rows arrive, back on the
 // caller's actor; an error fails it (`--fail`: the renderer marks the load failed with the reason, and the
-// program exits with status 1) and a cancellation cancels it. The table goes to standard output and the
-// progress to standard error, so `loading-rows > rows.txt` writes only the table.
+// program exits with status 1; the error is printed only where no display showed it, with --progress none
+// or json) and a cancellation cancels it. The table goes to standard output and the progress to standard
+// error, so `loading-rows > rows.txt` writes only the table (in json mode the JSON lines take standard
+// output and the table goes to standard error).
 
 import Dispatch
 import ExampleSupport
@@ -41,17 +43,21 @@ struct LoadingRows {
 
         switch result {
         case .success(let customers):
-            printTable(customers)
+            printTable(customers, on: display)
         case .failure(is CancellationError):
             FileHandle.standardError.write(Data("Cancelled: no rows loaded.\n".utf8))
-            exit(InterruptHandler.ExitStatus.interrupted)
+            exit(display.exitStatusAfterCancelling)
         case .failure(let error):
-            FileHandle.standardError.write(Data("loading-rows: \(error)\n".utf8))
+            // Live and plain, the load's line says it failed and why: said once. Otherwise it is said here.
+            if !display.showsOutcome { FileHandle.standardError.write(Data("loading-rows: \(error)\n".utf8)) }
             exit(1)
         }
     }
 
-    static func printTable(_ customers: [Archive.Customer]) {
+    /// The table, on standard output (standard error in json mode, where standard output holds the JSON
+    /// lines).
+    static func printTable(_ customers: [Archive.Customer], on display: ExampleDisplay) {
+        func print(_ line: String) { display.report(line, wraps: false) }
         let header = ["ID", "Name", "City", "Plan", "Joined"]
         let rows = customers.map { [String($0.id), $0.name, $0.city, $0.plan, $0.joined] }
         var widths = header.map(\.count)

@@ -10,17 +10,26 @@ struct Options: ExampleOptions, Sendable {
     var showHelp = false
 
     static let usage = """
-        usage: loading-rows [--rows N] [--delay SECONDS] [--fail] [--progress auto|live|plain|json|none]
+        usage: loading-rows [--rows N] [--delay SECONDS] [--fail]
+                            [--progress auto|live|plain|json|none]
 
           --rows N           how many rows to fetch (default 12)
           --delay SECONDS    how long the simulated archive takes to answer (default 2)
-          --fail             make the archive fail: the load is shown as failed (exit status 1)
-          --progress M       how to show progress (default auto: live on a terminal, plain otherwise)
+          --fail             make the archive fail: the load is shown as failed (exit
+                             status 1)
+          --progress M       how to show progress (default auto: live on a terminal,
+                             plain otherwise)
 
-        The rows are printed as a table on standard output; progress goes to standard error.
-        Ctrl-C cancels the fetch; a second Ctrl-C ends it at once.
-        Exit status: 0 loaded, 1 the archive failed, 2 bad arguments, 130 cancelled (Ctrl-C),
-        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
+        Where it goes: the table on standard output, progress on standard error.
+          loading-rows > rows.txt            only the table in the file
+          loading-rows 2>&1 | cat            plain lines, as --progress plain
+          loading-rows --progress json | jq  the JSON lines alone on standard output
+                                             (the table then on standard error)
+        A failed load is shown by the display with its reason (printed on standard
+        error only with --progress none or json). Ctrl-C cancels the fetch; a second
+        Ctrl-C ends it at once.
+        Exit status: 0 loaded, 1 the archive failed, 2 bad arguments, 130 cancelled
+        (Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 

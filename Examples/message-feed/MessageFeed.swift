@@ -73,15 +73,16 @@ struct MessageFeed {
         let elapsed = String(format: "%.1f", seconds(start.duration(to: .now)))
         let report = stats.report
         if inbox.isCancelled {
-            print("Stopped after \(received) of \(options.messages) messages.")
+            display.report("Stopped after \(received) of \(options.messages) messages.")
         } else {
-            print("Received \(received) messages in \(bursts) bursts in \(elapsed) s.")
+            let messages = received == 1 ? "message" : "messages"
+            display.report("Received \(received) \(messages) in \(bursts) \(bursts == 1 ? "burst" : "bursts") in \(elapsed) s.")
         }
-        print(
+        display.report(
             "Labels shown: \(report.shown), dropped: \(report.sent - report.shown) "
                 + "(each on screen ≥ \(milliseconds(minimumDisplayTime)) ms; "
                 + "longest wait \(milliseconds(report.longestWait)) ms, limit \(options.maximumLag) ms)")
-        if inbox.isCancelled { exit(InterruptHandler.ExitStatus.interrupted) }
+        if inbox.isCancelled { exit(display.exitStatusAfterCancelling) }
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -10,17 +10,24 @@ struct Options: ExampleOptions, Sendable {
     var showHelp = false
 
     static let usage = """
-        usage: message-feed [--messages N] [--speed X] [--max-lag MS] [--progress auto|live|plain|json|none]
+        usage: message-feed [--messages N] [--speed X] [--max-lag MS]
+                            [--progress auto|live|plain|json|none]
 
           --messages N    how many messages arrive (default 120)
           --speed X       how fast they arrive (default 1.0; 10 is ten times faster)
-          --max-lag MS    the most the label may lag behind the newest message (default 250, the time each
-                          label stays on screen; larger values show more labels, older ones)
-          --progress M    how to show progress (default auto: live on a terminal, plain otherwise)
+          --max-lag MS    the most the label may lag behind the newest message (default
+                          250, the time each label stays on screen; larger values show
+                          more labels, older ones)
+          --progress M    how to show progress (default auto: live on a terminal, plain
+                          otherwise)
 
+        Where it goes: progress on standard error, the summary on standard output.
+          message-feed 2>&1 | cat            plain lines, as --progress plain
+          message-feed --progress json | jq  the JSON lines alone on standard output
+                                             (the summary then on standard error)
         Ctrl-C stops the feed; a second Ctrl-C ends it at once.
-        Exit status: 0 all received, 2 bad arguments, 130 stopped (Ctrl-C), 143 terminated (SIGTERM),
-        129 hung up (SIGHUP: the terminal closed).
+        Exit status: 0 all received, 2 bad arguments, 130 stopped (Ctrl-C),
+        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 

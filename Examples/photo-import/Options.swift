@@ -26,17 +26,27 @@ struct Options: ExampleOptions, Sendable {
                             [--progress auto|live|plain|json|none]
 
           --photos N        how many photos to import (default 12)
-          --speed X         how fast the simulated work goes (default 1.0; 10 is ten times faster)
-          --fail-every N    make every Nth photo's download fail half way: that photo is marked failed,
-                            the others are imported, and the exit status is 1
-          --workers N       import in N worker processes of this program (each its share of the album),
-                            shown as one tree: keys and Ctrl-C reach every worker; a worker that dies
-                            is shown failed while the others go on
-          --progress M      how to show progress (default auto: live on a terminal, plain otherwise;
-                            json: a line for each change of any node, for other programs)
+          --speed X         how fast the simulated work goes (default 1.0; 10 is ten
+                            times faster)
+          --fail-every N    make every Nth photo's download fail half way: that photo
+                            is marked failed, the others are imported, and the exit
+                            status is 1
+          --workers N       import in N worker processes of this program (each its
+                            share of the album), shown as one tree: keys and Ctrl-C
+                            reach every worker; a worker that dies is shown failed
+                            while the others go on
+          --progress M      how to show progress (default auto: live on a terminal,
+                            plain otherwise; json: a line for each change of any node,
+                            for other programs)
 
-        Keys while live: p pause, r resume, c cancel. Ctrl-C cancels; a second Ctrl-C ends it at once.
-        Exit status: 0 imported, 1 some photos (or workers) failed, 2 bad arguments, 130 cancelled (Ctrl-C or c), 143 terminated (SIGTERM),
+        Where it goes: progress on standard error, the summary on standard output.
+          photo-import 2>&1 | cat            plain lines, as --progress plain
+          photo-import --progress json | jq  the JSON lines alone on standard output
+                                             (the summary then on standard error)
+        Keys while live: p pause, r resume, c cancel. Ctrl-C cancels; a second Ctrl-C
+        ends it at once.
+        Exit status: 0 imported, 1 some photos (or workers) failed, 2 bad arguments,
+        3 cancelled with c, 130 cancelled with Ctrl-C, 143 terminated (SIGTERM),
         129 hung up (SIGHUP: the terminal closed).
         """
 

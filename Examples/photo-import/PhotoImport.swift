@@ -14,7 +14,7 @@
 // workers through the mirrored nodes; `kill -9` on a worker shows it failed ("worker 2 exited with signal
 // 9") while the others go on, and the exit status is then 1.
 //
-// Keys while live: p pause, r resume, c cancel. Ctrl-C cancels cleanly.
+// Keys while live: p pause, r resume, c cancel (exit status 3). Ctrl-C cancels cleanly (130).
 //
 // `--fail-every N` makes every Nth download fail half way: that photo is marked failed (its download and
 // filter are cancelled), the import goes on with the others, and at the end the album is failed too, since
@@ -52,15 +52,16 @@ struct PhotoImport {
             let elapsed = start.duration(to: .now)
             if album.isCancelled {
                 let percent = Int((album.fractionCompleted * 100).rounded(.down))
-                print("Cancelled at \(percent)%: \(outcome.imported) of \(options.photos) photos imported")
-                exit(InterruptHandler.ExitStatus.interrupted)
+                display.report("Cancelled at \(percent)%: \(outcome.imported) of \(options.photos) photos imported")
+                exit(display.exitStatusAfterCancelling)
             } else if outcome.failedWorkers > 0 {
-                print(
-                    "Imported \(outcome.imported) of \(options.photos) photos with \(workers) workers, "
-                        + "\(outcome.failedWorkers) failed, in \(seconds(elapsed)) s")
+                let failed = outcome.failedWorkers == 1 ? "1 worker" : "\(outcome.failedWorkers) workers"
+                display.report(
+                    "Imported \(outcome.imported) of \(options.photos) photos with \(workers) workers "
+                        + "in \(seconds(elapsed)) s; \(failed) failed")
                 exit(1)
             } else {
-                print("Imported \(outcome.imported) photos with \(workers) workers in \(seconds(elapsed)) s")
+                display.report("Imported \(outcome.imported) photos with \(workers) workers in \(seconds(elapsed)) s")
             }
             return
         }
@@ -82,15 +83,16 @@ struct PhotoImport {
         let quiet = renderer.isPublishing  // a worker: its parent shows the tree and the summary
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
-            if !quiet { print("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported") }
-            exit(InterruptHandler.ExitStatus.interrupted)
+            if !quiet { display.report("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported") }
+            exit(display.exitStatusAfterCancelling)
         } else if outcome.failed > 0 {
             if !quiet {
-                print("Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
+                display.report(
+                    "Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
             }
             exit(1)
         } else if !quiet {
-            print("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
+            display.report("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
         }
     }
 

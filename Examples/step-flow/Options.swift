@@ -15,15 +15,19 @@ struct Options: ExampleOptions, Sendable {
     static let usage = """
         usage: step-flow [--keys] [--speed X] [--progress auto|live|plain]
 
-          --keys          drive the flow with keys instead of the script (on a terminal):
-                          n next, b back, s swipe back half way and let go, f swipe back, q quit
+          --keys          drive the flow with keys instead of the script (on a
+                          terminal): n next, b back, s swipe back half way and let go,
+                          f swipe back, q quit
           --speed X       how fast the script goes (default 1.0; 2 is twice as fast)
-          --progress M    auto (default): live on a terminal, plain otherwise; live animates one line in
-                          place; plain prints the script's frames as lines (simulated time) and exits
+          --progress M    auto (default): live on a terminal, plain otherwise; live
+                          animates one line in place; plain prints the script's frames
+                          as lines (simulated time) and exits
 
+        Where it goes: the flow is drawn on standard output (live) or printed there as
+        lines (plain); nothing goes to standard error.
         Ctrl-C quits; a second Ctrl-C ends it at once.
-        Exit status: 0 done (or q), 2 bad arguments, 130 quit with Ctrl-C, 143 terminated (SIGTERM),
-        129 hung up (SIGHUP: the terminal closed).
+        Exit status: 0 done (or q), 2 bad arguments, 130 quit with Ctrl-C,
+        143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
 

@@ -113,12 +113,15 @@ struct StepFlowDemo {
             if let event = flow.update(at: now) { events.append(event) }
             // An event replaces the step's line, and the keys line under it is cleared too (`ESC [J`: to the end
             // of the screen), since a long event wraps onto it; the frame then draws both below the event.
-            for event in events { terminal.write("\r\u{1B}[J  ▸ " + event + "\n") }
             // Cut to the width of the moment (read at each frame, so it follows a resize): a wrapped line
-            // could not be redrawn in place.
+            // could not be redrawn in place. An event is wrapped at spaces, never inside a word.
+            let columns = max(1, (output.size()?.columns ?? 80) - 1)
+            for event in events {
+                let lines = ExampleDisplay.wrapped("  ▸ " + event, toColumns: max(20, columns - 4))  // room for the indent of the lines after the first
+                terminal.write("\r\u{1B}[J" + lines.joined(separator: "\n    ") + "\n")
+            }
             // Each line is cleared after its text (the rest of a longer line before); the frame ends with
             // the cursor at the start of the step's line, where the next event or frame begins.
-            let columns = max(1, (output.size()?.columns ?? 80) - 1)
             let line = DisplayWidth.truncate(flow.line(at: now, columns: columns), toColumns: columns)
             var frame = "\r" + line + "\u{1B}[K"
             if let hint {

@@ -55,7 +55,7 @@ struct CarriedMetadata: Equatable, Sendable {
 
     /// A `userInfo` value as `ProgressNode` stores it, for a key both sides know; `nil` for another key or
     /// a value of a type the node would not read back.
-    static func nodeValue(_ value: Any, forKey key: ProgressUserInfoKey) -> (any Sendable)? {
+    static func nodeValue(_ value: Any, forKey key: Foundation.ProgressUserInfoKey) -> (any Sendable)? {
         switch key {
         case .fileOperationKindKey: string(value).map(ProgressNode.FileOperationKind.init(rawValue:))
         case .fileURLKey: url(value)
@@ -66,13 +66,13 @@ struct CarriedMetadata: Equatable, Sendable {
     }
 
     /// A node's `userInfo` as a Progress's: the same raw keys; `FileOperationKind` values as Foundation's.
-    static func foundationUserInfo(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]) -> [ProgressUserInfoKey: Any] {
-        var result: [ProgressUserInfoKey: Any] = [:]
+    static func foundationUserInfo(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]) -> [Foundation.ProgressUserInfoKey: Any] {
+        var result: [Foundation.ProgressUserInfoKey: Any] = [:]
         for (key, value) in userInfo {
             if let operation = value as? ProgressNode.FileOperationKind {
-                result[ProgressUserInfoKey(rawValue: key.rawValue)] = Progress.FileOperationKind(rawValue: operation.rawValue)
+                result[Foundation.ProgressUserInfoKey(rawValue: key.rawValue)] = Progress.FileOperationKind(rawValue: operation.rawValue)
             } else {
-                result[ProgressUserInfoKey(rawValue: key.rawValue)] = value
+                result[Foundation.ProgressUserInfoKey(rawValue: key.rawValue)] = value
             }
         }
         return result

@@ -103,13 +103,13 @@ final class FollowingProgress: Progress, @unchecked Sendable {
     }
 
     /// Foundation's own entries, and the node's over them.
-    override var userInfo: [ProgressUserInfoKey: Any] {
+    override var userInfo: [Foundation.ProgressUserInfoKey: Any] {
         super.userInfo.merging(CarriedMetadata.foundationUserInfo(node.userInfo)) { _, nodes in nodes }
     }
 
     /// Kept by Foundation; the keys a node knows (file operation, URL, counts, throughput, time remaining)
     /// go to the node too.
-    override func setUserInfoObject(_ objectOrNil: Any?, forKey key: ProgressUserInfoKey) {
+    override func setUserInfoObject(_ objectOrNil: Any?, forKey key: Foundation.ProgressUserInfoKey) {
         super.setUserInfoObject(objectOrNil, forKey: key)
         guard ready else { return }
         let nodeKey = ProgressNode.UserInfoKey(rawValue: key.rawValue)

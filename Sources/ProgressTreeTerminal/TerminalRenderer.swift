@@ -344,7 +344,9 @@ public final class TerminalRenderer: Sendable {
                 }
             case .plain:
                 var lines = state.plain.lines(for: capture.rows, now: elapsed)
-                if final, let root = capture.root, let summary = OutcomeSummary.text(for: root) {
+                if final, let root = capture.root, !OutcomeSummary.repeatsRootLine(root),
+                    let summary = OutcomeSummary.text(for: root)
+                {
                     lines.append(summary)
                 }
                 if !lines.isEmpty { output.write(lines.joined(separator: "\n") + "\n") }
@@ -369,7 +371,7 @@ public final class TerminalRenderer: Sendable {
 struct RendererState {
     /// Capture: the tree between frames.
     var mirror: TreeMirror
-    /// Layout of live frames (and the sticky column widths).
+    /// Layout of live frames (and the column plan they keep).
     var layout: LiveFrameLayout
     /// Compose: the bytes that replace the live area, the taskbar progress, the log lines.
     var live = LiveFrameComposer()

@@ -45,7 +45,7 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertEqual(try savedFiles(), ["notes.txt", "photo.jpg"])
         XCTAssertEqual(try Data(contentsOf: folder.appendingPathComponent("photo.jpg")), photo)
         XCTAssertEqual(try Data(contentsOf: folder.appendingPathComponent("notes.txt")), notes)
-        let lines = try records(result.standardError)
+        let lines = try records(result.standardOutput)
         let root = try XCTUnwrap(lines.last { $0["parent"] is NSNull })
         XCTAssertEqual(root["fraction"] as? Double, 1.0)
         XCTAssertEqual(root["state"] as? String, "finished")
@@ -53,8 +53,8 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertEqual(photoLine["state"] as? String, "finished")
         XCTAssertEqual(photoLine["total"] as? Int, 300_000, "the task's own byte counts")
         XCTAssertTrue(
-            result.standardOutput.hasPrefix("Downloaded 2 files (301 KB) to \(folder.standardizedFileURL.path) in "),
-            result.standardOutput)
+            result.standardError.hasPrefix("Downloaded 2 files (301 KB) to \(folder.standardizedFileURL.path) in "),
+            "json mode: the JSON lines alone on standard output, the summary on standard error; " + result.standardError)
         XCTAssertEqual(server.served.map(\.completed), [true, true])
     }
 
@@ -67,7 +67,7 @@ final class FetchExampleTests: XCTestCase {
             named: "fetch")
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(try savedFiles(), ["photo.jpg"], "nothing saved for the failures")
-        let lines = try records(result.standardError)
+        let lines = try records(result.standardOutput)
         let missing = try XCTUnwrap(lines.last { $0["name"] as? String == "Downloading “missing.jpg”…" })
         XCTAssertEqual(missing["state"] as? String, "failed")
         XCTAssertEqual(missing["reason"] as? String, "HTTP 404 (Not Found)")
@@ -80,7 +80,7 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertEqual(root["reason"] as? String, "2 of 3 failed")
         XCTAssertEqual(root["failedBelow"] as? Int, 2)
         XCTAssertEqual(
-            result.standardOutput, "Downloaded 1 of 3 files (10 KB) to \(folder.standardizedFileURL.path), 2 failed\n")
+            result.standardError, "Downloaded 1 of 3 files (10 KB) to \(folder.standardizedFileURL.path), 2 failed\n")
     }
 
     func test_an_existing_file_is_never_overwritten() throws {
@@ -114,7 +114,8 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertTrue(fetch.outputText.contains(": 0 of 1 file (0 bytes) downloaded to "), fetch.outputText)
     }
 
-    func test_the_c_key_cancels_a_live_transfer_and_exits_130() throws {
+    /// `c` is not a signal: the exit status is 3 (cancelled), not Ctrl-C's 130.
+    func test_the_c_key_cancels_a_live_transfer_and_exits_3() throws {
         let server = try TestHTTPServer(files: ["big.bin": bytes(4_000_000, seed: 6)], chunkSize: 32_768, pause: .milliseconds(20))
         defer { server.stop() }
         let fetch = try ExampleProcess("fetch", [server.url("big.bin"), "--output", folder.path], terminal: true)
@@ -122,7 +123,7 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertTrue(fetch.waitForOutput(containing: "c cancel"), fetch.outputText)
         fetch.type("c")
         let exit = try XCTUnwrap(fetch.waitForExit(timeout: 30))
-        XCTAssertEqual(exit.status, 130, fetch.outputText)
+        XCTAssertEqual(exit.status, 3, fetch.outputText)
         XCTAssertTrue(fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
         XCTAssertEqual(try savedFiles(), [])
     }

@@ -59,6 +59,20 @@ final class FileCopyTests: XCTestCase {
         XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: destination.path + "/empty-folder").isEmpty)
     }
 
+    /// A log names every file, in order, none skipped, each before its own "started" line: "3/8 …" is
+    /// printed as the file starts, before its node exists.
+    func test_plain_mode_names_every_file_in_order_before_its_started_line() throws {
+        // At 100 MB a second the big file takes half a second: frames see it start.
+        let result = try run(source.path, destination.path, "--progress", "plain", "--limit", "100M")
+        XCTAssertEqual(result.status, 0, result.standardError)
+        let lines = result.standardError.split(separator: "\n").map(String.init)
+        let numbered = lines.compactMap { line in line.firstMatch(of: /^ *(\d+)\/8\s\s/).map { Int($0.1)! } }
+        XCTAssertEqual(numbered, Array(1...8), result.standardError)
+        let big = try XCTUnwrap(lines.firstIndex { $0.hasSuffix("/8  media/video/big.bin  (50 MB)") }, result.standardError)
+        let started = try XCTUnwrap(lines.firstIndex { $0.contains("“big.bin”…: started") }, result.standardError)
+        XCTAssertLessThan(big, started)
+    }
+
     // MARK: Cancelling
 
     /// Ctrl-C in the middle of the 50 MB file: the files already copied stay (complete), the big file's

@@ -35,14 +35,19 @@ final class SignalTests: XCTestCase {
         }
     }
 
-    func test_every_example_help_states_its_exit_codes() throws {
-        for name in ["photo-import", "file-copy", "step-flow", "message-feed", "loading-rows"] {
+    /// Every `--help` states the exit statuses and where each stream goes, in lines that fit 80 columns.
+    func test_every_example_help_states_its_exit_codes_and_streams_in_80_columns() throws {
+        for name in ["photo-import", "file-copy", "step-flow", "message-feed", "loading-rows", "fetch"] {
             let child = try ExampleProcess(name, ["--help"])
             XCTAssertEqual(child.waitForExit()?.status, 0, name)
             let help = child.outputText
             XCTAssertTrue(help.contains("Exit status: 0 "), "\(name): \(help)")
             for status in ["2 bad arguments", "130 ", "143 terminated (SIGTERM)", "129 hung up (SIGHUP"] {
                 XCTAssertTrue(help.contains(status), "\(name) --help does not say \(status)")
+            }
+            XCTAssertTrue(help.contains("standard output") || help.contains("standard error"), "\(name): streams")
+            for line in help.split(separator: "\n") {
+                XCTAssertLessThanOrEqual(line.count, 80, "\(name) --help: \(line)")
             }
         }
     }

@@ -48,15 +48,16 @@ final class StepFlowExampleTests: XCTestCase {
             }
             XCTAssertTrue(shown, "\(size): \(screen())")
 
-            // A swipe back abandoned half way: three events, two of them longer than 40 columns.
+            // A swipe back abandoned half way: three events, two of them longer than 40 columns, wrapped at
+            // spaces under their arrow.
             child.type("n")
             XCTAssertTrue(child.waitForOutput(containing: "next → profile"))
             child.type("s")
             shown = child.wait(timeout: 15) {
                 let lines = screen()
                 guard lines.count >= 7 else { return false }
-                let lastEvent = lines[lines.count - 3]  // or, wrapped in 40 columns, its end
-                return (lastEvent.hasPrefix("  ▸ back exactly where it was: 40%") || lastEvent == "shown")
+                let lastEvent = lines[lines.count - 3]  // or, wrapped at a space in 40 columns, its end
+                return (lastEvent.hasPrefix("  ▸ back exactly where it was: 40%") || lastEvent == "    bar shown")
                     && lines[lines.count - 2].hasPrefix("Step 2 of 5  [") && lines[lines.count - 1].hasPrefix(keys)
             }
             XCTAssertTrue(shown, "\(size): \(screen())")

@@ -15,8 +15,8 @@ import XCTest
 final class WireFormatExampleTests: XCTestCase {
     private let failure = "IMG_0004.jpg: the camera stopped answering (simulated with --fail-every 4)"
 
-    /// Runs photo-import with `arguments` and reads its stream (standard error, or standard output when
-    /// `publishing` on `PROGRESSTREE_FD=1`); fails the test for every rule the stream broke and every
+    /// Runs photo-import with `arguments` and reads its stream (standard output: json mode writes the JSON
+    /// lines there, and so does a program `publishing` on `PROGRESSTREE_FD=1`); fails the test for every rule the stream broke and every
     /// failure or cancellation the root counts that the stream did not name.
     private func stream(
         _ arguments: [String], publishing: Bool = false, status: Int32, file: StaticString = #filePath,
@@ -25,7 +25,7 @@ final class WireFormatExampleTests: XCTestCase {
         let result = try FileCopyProcess.run(
             arguments, named: "photo-import", environment: publishing ? ["PROGRESSTREE_FD": "1"] : [:])
         XCTAssertEqual(result.status, status, result.standardError, file: file, line: line)
-        let reader = WireFormatReader(publishing ? result.standardOutput : result.standardError)
+        let reader = WireFormatReader(result.standardOutput)
         XCTAssertEqual(reader.violations, [], file: file, line: line)
         XCTAssertEqual(reader.unaccountedOutcomes, [], file: file, line: line)
         XCTAssertGreaterThan(reader.lineCount, 0, file: file, line: line)

@@ -46,4 +46,23 @@ final class WordingTests: XCTestCase {
             XCTAssertTrue(child.outputText.contains("usage: \(name)"), child.outputText)
         }
     }
+
+    func test_message_feed_says_1_burst_for_one_burst() throws {
+        let child = try ExampleProcess("message-feed", ["--messages", "1", "--speed", "10", "--progress", "none"])
+        XCTAssertEqual(child.waitForExit()?.status, 0)
+        XCTAssertTrue(child.outputText.hasPrefix("Received 1 message in 1 burst in "), child.outputText)
+    }
+
+    /// On a terminal 40 columns wide, a summary is wrapped at spaces: no word is split at the edge.
+    func test_a_summary_wraps_at_spaces_on_a_narrow_terminal() throws {
+        let child = try ExampleProcess(
+            "message-feed", ["--messages", "3", "--speed", "10", "--progress", "none"], terminal: true, columns: 40)
+        XCTAssertEqual(child.waitForExit()?.status, 0)
+        let lines = child.outputText.split(whereSeparator: \.isNewline).map { String($0) }
+        let summary = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("Labels shown:") }, child.outputText)
+        for line in lines[summary...] { XCTAssertLessThan(line.count, 40, line) }
+        XCTAssertTrue(
+            lines[summary...].joined(separator: " ").contains("(each on screen ≥ 250 ms; longest wait "), child.outputText)
+        XCTAssertGreaterThan(lines.count - summary, 1, "wrapped: \(child.outputText)")
+    }
 }

@@ -13,8 +13,8 @@ struct Reason: Error, CustomStringConvertible {
 final class FailureRenderingTests: XCTestCase {
     // MARK: Live
 
-    /// The bar kept from the first frame (21 cells: the label had half the line) gives way so that the
-    /// reason shows whole.
+    /// The failed line's reason does not fit its label column: the line takes its bar, percentage and
+    /// counts for it; the other lines keep their columns.
     func test_a_failed_node_has_its_own_mark_and_its_reason_cleaned_of_control_characters() {
         let terminal = VirtualTerminal(columns: 70, rows: 10)
         let (root, first, second) = makeSyncTree()
@@ -26,9 +26,9 @@ final class FailureRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync · 1 failed                    █████▋░░░░░░░░░░░░░  30% 0 of 2",
-            "  ! a.txt — failed: the disk is full ███████▌░░░░░░░░░░░  40% 4 of 10",
-            "  ✗ b.txt                            ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
+            "• Sync · 1 failed  █████▋░░░░░░░░░░░░░  30% 0 of 2",
+            "  ! a.txt — failed: the disk is full",
+            "  ✗ b.txt          ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
         ])
     }
 
@@ -44,8 +44,8 @@ final class FailureRenderingTests: XCTestCase {
         file.fail(Reason(description: "permission denied"))
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Copy · 1 failed                   15%",
-            "  ! a-rather… — failed: permissio…  30%",
+            "• Copy · 1 failed    █▉░░░░░░░░░░░  15%",
+            "  ! a-rather-lo… — failed: permission …",
         ])
     }
 
@@ -64,8 +64,8 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertNotEqual(TerminalLayout.ColorScheme().failed, TerminalLayout.ColorScheme().finished)
     }
 
-    /// The failure keeps `ColumnPlan.failureLabelWidth` (32) of the label column: counts and bar go
-    /// (`dropOrder`), the percentage stays.
+    /// A failed line takes its whole width for its reason (its bar and percentage give way), and the
+    /// reason is cut to that width.
     func test_a_long_reason_is_cut_to_the_width() {
         let terminal = VirtualTerminal(columns: 40, rows: 10)
         let root = makeRoot("Upload", total: 10)
@@ -74,7 +74,7 @@ final class FailureRenderingTests: XCTestCase {
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         let line = terminal.visibleLines[0]
-        XCTAssertEqual(line, "! Upload — failed: the server sai…  50%")
+        XCTAssertEqual(line, "! Upload — failed: the server said no …")
         XCTAssertEqual(DisplayWidth.of(terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
     }
 
@@ -103,15 +103,21 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertFalse(terminal.visibleLines.joined().contains("failed"))
     }
 
-    func test_a_failed_root_says_failed_with_its_reason_in_the_summary() {
-        let terminal = VirtualTerminal(columns: 60, rows: 10)
-        let root = makeRoot("Loading", total: -1)
-        let renderer = makeTestRenderer(root, output: terminal)
-        renderer.drawFrame()
-        root.fail(Reason(description: "the archive is not answering"))
-        renderer.stop()
-        XCTAssertEqual(terminal.visibleLines, [
-            "! Loading — failed: the archive is not ans… ░░░░░░░░░░",
+    /// A root that failed itself, with nothing failed below it, says why on its own line; a summary would
+    /// say it again, so there is none, unless the line had to cut the reason.
+    func test_a_failed_root_says_why_once_on_its_line_or_in_the_summary_when_its_line_cuts_it() {
+        func finalFrame(columns: Int) -> [String] {
+            let terminal = VirtualTerminal(columns: columns, rows: 10)
+            let root = makeRoot("Loading", total: -1)
+            let renderer = makeTestRenderer(root, output: terminal)
+            renderer.drawFrame()
+            root.fail(Reason(description: "the archive is not answering"))
+            renderer.stop()
+            return terminal.visibleLines
+        }
+        XCTAssertEqual(finalFrame(columns: 60), ["! Loading — failed: the archive is not answering"])
+        XCTAssertEqual(finalFrame(columns: 40), [
+            "! Loading — failed: the archive is not…",
             "! Failed: the archive is not answering",
         ])
     }
@@ -279,9 +285,9 @@ extension FailureRenderingTests {
         for job in jobs.dropFirst() { job.completedUnitCount = 2 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 1 failed            ████████████▊░░░░  75% 3 of 4",
-            "  ! job 1 — failed: lost      ░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  ✓ job 4                     █████████████████ 100% 2 of 2",
+            "• Batch · 1 failed ████████▎░░  75% 3 of 4",
+            "  ! job 1 — failed: lost",
+            "  ✓ job 4          ███████████ 100% 2 of 2",
         ])
     }
 
@@ -298,9 +304,9 @@ extension FailureRenderingTests {
         for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 3 failed            ██▊░░░░░░░░░░░░░░  16% 1 of 6",
-            "  ! job 4 — failed: lost      ░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  • job 5                     ░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "• Batch · 3 failed █▊░░░░░░░░░  16% 1 of 6",
+            "  ! job 3 — failed: lost",
+            "  ! job 4 — failed: lost",
             "  … +3 more",
             "Keys: c cancel",
         ])
@@ -318,8 +324,8 @@ extension FailureRenderingTests {
         photo.fail(Reason(description: "IMG_0004.jpg: the camera stopped answering"))
         renderer.stop()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Import · 1 failed                                     ░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  ! IMG_0004.jpg — failed: the camera stopped answering ░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "• Import · 1 failed         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+            "  ! IMG_0004.jpg — failed: the camera stopped answering",
             "! 1 failed: IMG_0004.jpg: the camera stopped answering",
         ])
     }

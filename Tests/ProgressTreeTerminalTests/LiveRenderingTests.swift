@@ -35,9 +35,9 @@ final class LiveRenderingTests: XCTestCase {
         let renderer = renderer(tree.album, terminal)
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Importing 2 photos                    ████▋░░░░░░░░░░░░░░░░  22% 0 of 2",
-            "  • IMG_0001.jpg                        █████████▍░░░░░░░░░░░  45% 0 of 10",
-            "    • Downloading “IMG_0001.jpg”…       ██████████▌░░░░░░░░░░  50% 1 MB of 2 MB",
+            "• Importing 2 photos              ██▎░░░░░░░  22% 0 of 2",
+            "  • IMG_0001.jpg                  ████▌░░░░░  45% 0 of 10",
+            "    • Downloading “IMG_0001.jpg”… █████░░░░░  50% 1 MB of 2 MB",
         ])
         XCTAssertFalse(terminal.cursorVisible, "the cursor is hidden while live")
         renderer.stop()
@@ -62,9 +62,9 @@ final class LiveRenderingTests: XCTestCase {
         let root = makeRoot("Fetching rows", total: -1)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["⠙ Fetching rows               ░███░░░░░░░░░░░░░░░░░░░░"])
+        XCTAssertEqual(terminal.visibleLines, ["⠙ Fetching rows         ░███░░░░░░░░░░░░░░░░░░░░░░░░░░"])
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["⠹ Fetching rows               ░░███░░░░░░░░░░░░░░░░░░░"])
+        XCTAssertEqual(terminal.visibleLines, ["⠹ Fetching rows         ░░███░░░░░░░░░░░░░░░░░░░░░░░░░"])
     }
 
     func test_paused_and_cancelled_nodes_are_marked() {
@@ -81,9 +81,9 @@ final class LiveRenderingTests: XCTestCase {
         second.cancel()
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Sync                        ██████▍░░░░░░░░░░  37% 0 of 2",
-            "  ‖ first                     ████▎░░░░░░░░░░░░  25% 1 of 4",
-            "  ✗ second                    ████████▌░░░░░░░░  50% 2 of 4",
+            "• Sync             ████▏░░░░░░  37% 0 of 2",
+            "  ‖ first          ██▊░░░░░░░░  25% 1 of 4",
+            "  ✗ second         █████▌░░░░░  50% 2 of 4",
         ])
     }
 
@@ -95,7 +95,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines, [
             "• Importing 2 photos      22%",
             "  • IMG_0001.jpg          45%",
-            "    • Downloading “IMG_…  50%",
+            "    • “IMG_0001.jpg”…     50%",
         ])
     }
 
@@ -106,7 +106,7 @@ final class LiveRenderingTests: XCTestCase {
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         let line = terminal.visibleLines[0]
-        XCTAssertEqual(line, "• 写真を読み込…  ██▌░░░░░░░  25% 1 of 4")
+        XCTAssertEqual(line, "• 写真を読み込んで… ███▌░░░░░░░░░░  25%")
         XCTAssertEqual(VirtualTerminal.displayWidth(line), 39)
     }
 
@@ -116,9 +116,9 @@ final class LiveRenderingTests: XCTestCase {
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch              ░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 1            ░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 2            ░░░░░░░░░░░░░░░   0% 0 of 10",
+            "• Batch            ░░░░░░░░░░░░░░░░░░   0%",
+            "  • job 1          ░░░░░░░░░░░░░░░░░░   0%",
+            "  • job 2          ░░░░░░░░░░░░░░░░░░   0%",
             "  … +8 more",
         ])
     }
@@ -140,11 +140,11 @@ final class LiveRenderingTests: XCTestCase {
         for child in children.prefix(3) { child.completedUnitCount = 2 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch                       ██████████▏░░░░░░  60% 3 of 5",
-            "  ✓ job 2                     █████████████████ 100% 2 of 2",
-            "  ✓ job 3                     █████████████████ 100% 2 of 2",
-            "  • job 4                     ░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "    • step                    ░░░░░░░░░░░░░░░░░   0% 0 of 1",
+            "• Batch            ██████▌░░░░  60% 3 of 5",
+            "  ✓ job 2          ███████████ 100% 2 of 2",
+            "  ✓ job 3          ███████████ 100% 2 of 2",
+            "  • job 4          ░░░░░░░░░░░   0% 0 of 2",
+            "    • step         ░░░░░░░░░░░   0% 0 of 1",
         ])
     }
 
@@ -158,7 +158,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines.count, 2)
         child.completedUnitCount = 1
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Batch                       ████████▌░░░░░░░░  50% 1 of 2"])
+        XCTAssertEqual(terminal.visibleLines, ["• Batch            █████▌░░░░░  50% 1 of 2"])
         XCTAssertEqual(terminal.cursorRow, 1, "the cursor rests below the live area")
     }
 
@@ -185,7 +185,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines, [
             "first message",
             "second message",
-            "• Work                        ████████▌░░░░░░░░  50% 2 of 4",
+            "• Work             █████▌░░░░░  50% 2 of 4",
         ])
     }
 
@@ -202,7 +202,7 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         XCTAssertEqual(terminal.writes, [])
         renderer.stop()
-        XCTAssertEqual(terminal.visibleLines, ["✓ Quick                       █████████████████ 100% 1 of 1"])
+        XCTAssertEqual(terminal.visibleLines, ["✓ Quick            ████████████████████████████ 100% 1 of 1"])
         XCTAssertTrue(terminal.cursorVisible)
     }
 
@@ -232,7 +232,7 @@ final class LiveRenderingTests: XCTestCase {
         layout.spinner = ["-", "\\", "|", "/"]
         let terminal = VirtualTerminal(columns: 50, rows: 5)
         renderer(root, terminal, layout: layout).drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Work                    25% ####---------------"])
+        XCTAssertEqual(terminal.visibleLines, ["• Work                   25% #####---------------"])
     }
 
     func test_a_cancelled_indeterminate_node_shows_an_empty_bar_and_its_mark_instead_of_a_pulse() {
@@ -242,7 +242,7 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         root.cancel()
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["✗ Fetching rows               ░░░░░░░░░░░░░░░░░░░░░░░░"])
+        XCTAssertEqual(terminal.visibleLines, ["✗ Fetching rows         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░"])
     }
 
     /// "+N more … and finished lines give way first": when the tree is taller than the terminal, finished
@@ -255,12 +255,12 @@ final class LiveRenderingTests: XCTestCase {
         for child in children.prefix(3) { child.completedUnitCount = 10 }
         renderer.drawFrame()
         XCTAssertEqual(terminal.visibleLines, [
-            "• Batch                       ████░░░░░░░░░░░░  25% 3 of 12",
-            "  • job 04                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 05                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 06                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 07                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 08                    ░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "• Batch            ████▊░░░░░░░░░░░░░░  25% 3 of 12",
+            "  • job 04         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 05         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 06         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 07         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+            "  • job 08         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
             "  … +7 more",
         ])
     }
@@ -274,6 +274,6 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         root.completedUnitCount = 2
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• a b                         ████████▌░░░░░░░░  50% 2 of 4"])
+        XCTAssertEqual(terminal.visibleLines, ["• a b              █████▌░░░░░  50% 2 of 4"])
     }
 }

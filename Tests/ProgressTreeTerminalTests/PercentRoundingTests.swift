@@ -13,7 +13,7 @@ final class PercentRoundingTests: XCTestCase {
         root.completedUnitCount = 29
         let terminal = VirtualTerminal(columns: 60, rows: 5)
         makeTestRenderer(root, output: terminal).drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Work                       ████▎░░░░░░░░░░  29% 29 of 100"])
+        XCTAssertEqual(terminal.visibleLines, ["• Work             ████▉░░░░░░░░░░░░  29% 29 of 100"])
 
         let log = VirtualTerminal(columns: 80, rows: 10, isTerminal: false)
         makeTestRenderer(root, mode: .plain, output: log).drawFrame()

@@ -16,7 +16,7 @@ final class PrintedMessageTests: XCTestCase {
         renderer.print(hostile)
         XCTAssertEqual(terminal.visibleLines, [
             "esc [31mRED.txt",
-            "• Work                        ░░░░░░░░░░░░░░░░░   0% 0 of 4",
+            "• Work             ░░░░░░░░░░░   0% 0 of 4",
         ])
         XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")
     }
@@ -35,7 +35,7 @@ final class PrintedMessageTests: XCTestCase {
             "lines",
             "carriage",
             "return",
-            "• Work                        ████████▌░░░░░░░░  50% 2 of 4",
+            "• Work             █████▌░░░░░  50% 2 of 4",
         ])
     }
 
@@ -67,7 +67,7 @@ final class PrintedMessageTests: XCTestCase {
         renderer.stop()
         renderer.print("Imported 1 photo")
         XCTAssertEqual(terminal.visibleLines, [
-            "✓ Work                        █████████████████ 100% 1 of 1",
+            "✓ Work             ███████████ 100% 1 of 1",
             "Imported 1 photo",
         ])
     }

@@ -86,13 +86,16 @@ final class FailureConcurrencyTests: XCTestCase {
             XCTAssertEqual(leaves.filter(\.isCancelled).count, 4)
             XCTAssertEqual(leaves.filter(\.isFailed).count, 0)
             XCTAssertNotEqual(node.isFailed, node.isCancelled, "exactly one final outcome")
-            XCTAssertEqual(node.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 4))
+            XCTAssertEqual(
+                node.descendantOutcomes,
+                ProgressNode.DescendantOutcomes(cancelledCount: 4, cancelledByFailureCount: node.isFailed ? 4 : 0))
             if node.isFailed {
                 XCTAssertEqual(nodeCalls.value, 0)
                 XCTAssertEqual(
                     root.descendantOutcomes,
                     ProgressNode.DescendantOutcomes(
-                        failedCount: 1, cancelledCount: 4, firstFailureDescription: "the archive is not answering"))
+                        failedCount: 1, cancelledCount: 4, cancelledByFailureCount: 4,
+                        firstFailureDescription: "the archive is not answering"))
             } else {
                 XCTAssertEqual(nodeCalls.value, 1)
                 XCTAssertEqual(root.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 5))
@@ -147,7 +150,7 @@ final class FailureConcurrencyTests: XCTestCase {
                 XCTAssertEqual(
                     root.descendantOutcomes,
                     ProgressNode.DescendantOutcomes(
-                        failedCount: 1, cancelledCount: cancelled,
+                        failedCount: 1, cancelledCount: cancelled, cancelledByFailureCount: cancelled,
                         firstFailureDescription: "the archive is not answering"))
             } else {
                 XCTAssertEqual(cancelled, 0)

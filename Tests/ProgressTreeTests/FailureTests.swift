@@ -227,8 +227,34 @@ final class FailureTests: XCTestCase {
             XCTAssertTrue(child.isCancelled)
             XCTAssertFalse(child.isFailed, "the descendants are cancelled, not failed")
         }
-        XCTAssertEqual(node.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 3))
-        XCTAssertEqual(b.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1))
+        XCTAssertEqual(node.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 3, cancelledByFailureCount: 3))
+        XCTAssertEqual(b.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
+    }
+
+    /// What a person would call cancelled is work somebody cancelled: the nodes a failure cancelled below
+    /// the failed node (a photo's download) are counted apart, in `cancelledByFailureCount`, also those
+    /// attached below them later; `cancelledCount` keeps counting every cancelled node.
+    func test_nodes_cancelled_by_a_failure_are_counted_apart_from_nodes_cancelled_on_purpose() {
+        let album = ProgressNode(totalUnitCount: 2)
+        // A photo of the album: 10 units, 9 of them its download's.
+        func photoWithDownload() -> (photo: ProgressNode, download: ProgressNode) {
+            let photo = ProgressNode(totalUnitCount: 10, parent: album, pendingUnitCount: 1)
+            return (photo, ProgressNode(totalUnitCount: 10, parent: photo, pendingUnitCount: 9))
+        }
+        let (failing, failingDownload) = photoWithDownload()
+        let (cancelled, cancelledDownload) = photoWithDownload()
+        failing.fail(ArchiveDown())
+        let late = ProgressNode(totalUnitCount: 1, parent: failingDownload, pendingUnitCount: 1)
+        cancelled.cancel()
+        XCTAssertTrue(late.isCancelled && cancelledDownload.isCancelled)
+        XCTAssertEqual(
+            album.descendantOutcomes,
+            ProgressNode.DescendantOutcomes(
+                failedCount: 1, cancelledCount: 3, cancelledByFailureCount: 1,
+                firstFailureDescription: "the archive is not answering"))
+        XCTAssertEqual(failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 2, cancelledByFailureCount: 2))
+        XCTAssertEqual(failingDownload.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
+        XCTAssertEqual(cancelled.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1))
     }
 
     func test_failing_cancels_the_tasks_linked_to_the_descendants() async throws {
@@ -252,6 +278,7 @@ final class FailureTests: XCTestCase {
         XCTAssertTrue(late.isCancelled)
         XCTAssertTrue(adopted.isCancelled)
         XCTAssertEqual(node.descendantOutcomes.cancelledCount, 2)
+        XCTAssertEqual(node.descendantOutcomes.cancelledByFailureCount, 2)
         XCTAssertEqual(
             root.descendantOutcomes, ProgressNode.DescendantOutcomes(failedCount: 1, firstFailureDescription: "the archive is not answering"),
             "a failed node is detached: what happens below it later does not reach its ancestors")
@@ -401,10 +428,11 @@ final class FailureTests: XCTestCase {
 
         failing.fail(ArchiveDown())
         let afterFailure = ProgressNode.DescendantOutcomes(
-            failedCount: 1, cancelledCount: 1, firstFailureDescription: "the archive is not answering")
+            failedCount: 1, cancelledCount: 1, cancelledByFailureCount: 1,
+            firstFailureDescription: "the archive is not answering")
         XCTAssertEqual(root.descendantOutcomes, afterFailure)
         XCTAssertEqual(mid.descendantOutcomes, afterFailure)
-        XCTAssertEqual(failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1))
+        XCTAssertEqual(failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
         XCTAssertTrue(below.isCancelled)
 
         other.cancel()

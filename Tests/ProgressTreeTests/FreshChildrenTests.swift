@@ -227,7 +227,8 @@ final class FreshChildrenTests: XCTestCase {
         failed.fail(TestFailure())
         XCTAssertEqual(failedChildren.map(\.isCancelled), [true, true, true])
         XCTAssertEqual(failedChildren.map(\.isFailed), [false, false, false])
-        XCTAssertEqual(failed.descendantOutcomes, ProgressNode.DescendantOutcomes(failedCount: 0, cancelledCount: 3))
+        XCTAssertEqual(
+            failed.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 3, cancelledByFailureCount: 3))
     }
 
     // MARK: Concurrency
@@ -497,7 +498,8 @@ final class FreshChildrenTests: XCTestCase {
             XCTAssertEqual(children.value.filter(\.isCancelled).count, perRound)
             XCTAssertEqual(children.value.filter(\.isFailed).count, 0)
             XCTAssertEqual(
-                root.descendantOutcomes, ProgressNode.DescendantOutcomes(failedCount: 0, cancelledCount: perRound))
+                root.descendantOutcomes,
+                ProgressNode.DescendantOutcomes(cancelledCount: perRound, cancelledByFailureCount: perRound))
             XCTAssertEqual(grandparent.descendantOutcomes.failedCount, 1)
             XCTAssertEqual(grandparent.completedUnitCount, 0)
             XCTAssertEqual(grandparent.fractionCompleted, 0)

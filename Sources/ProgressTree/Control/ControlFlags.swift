@@ -22,6 +22,11 @@ struct ControlFlags: OptionSet, Sendable {
     /// attached to it later are cancelled as they attach, as below a cancelled node. Permanent, as
     /// cancellation is.
     static let cancelledThrough = ControlFlags(rawValue: 1 << 4)
+    /// Set with `cancelled` or `cancelledThrough` when the cancellation that set them was a failure's (the
+    /// failure of an ancestor, or a node it cancelled): the children attached later are cancelled by that
+    /// failure too (`DescendantOutcomes.cancelledByFailureCount`). Permanent; the first cancellation to
+    /// reach a node decides it.
+    static let cancelledByFailure = ControlFlags(rawValue: 1 << 5)
 
     /// Whether the node stands for a paused node to the nodes below it: paused itself (and not cancelled
     /// since, which keeps the bit for good), or passed through by a pause.
@@ -31,6 +36,10 @@ struct ControlFlags: OptionSet, Sendable {
 
     /// Whether a child attached below this node is cancelled as it attaches.
     var cancelsBelow: Bool { !isDisjoint(with: [.cancelled, .failed, .cancelledThrough]) }
+
+    /// Whether that cancellation is a failure's: the node failed, or a failure cancelled it (or passed
+    /// through it).
+    var cancelsBelowByFailure: Bool { !isDisjoint(with: [.failed, .cancelledByFailure]) }
 }
 
 // Memory ordering of `controlFlags`.

@@ -14,15 +14,26 @@ extension ProgressNode {
         /// How many descendants failed (`fail(_:)`).
         public var failedCount: Int
         /// How many descendants were cancelled, by `cancel()` on them or an ancestor, or by the failure of
-        /// an ancestor (which cancels the nodes below it).
+        /// an ancestor (which cancels the nodes below it): every cancelled node, `cancelledByFailureCount`
+        /// included.
         public var cancelledCount: Int
+        /// How many of the `cancelledCount` descendants were cancelled by a failure: the nodes below a node
+        /// that failed, cancelled as it failed or as they were attached below it (or below a node it
+        /// cancelled). What a person calls cancelled is the rest, `cancelledCount - cancelledByFailureCount`:
+        /// a photo's download cancelled because the photo failed is part of that failure, not work
+        /// somebody cancelled.
+        public var cancelledByFailureCount: Int
         /// The `Snapshot.failureDescription` of the first descendant that failed, or `nil` when none has.
         public var firstFailureDescription: String?
 
         /// Outcomes with the given counts.
-        public init(failedCount: Int = 0, cancelledCount: Int = 0, firstFailureDescription: String? = nil) {
+        public init(
+            failedCount: Int = 0, cancelledCount: Int = 0, cancelledByFailureCount: Int = 0,
+            firstFailureDescription: String? = nil
+        ) {
             self.failedCount = failedCount
             self.cancelledCount = cancelledCount
+            self.cancelledByFailureCount = cancelledByFailureCount
             self.firstFailureDescription = firstFailureDescription
         }
     }
@@ -36,7 +47,7 @@ struct OutcomeState {
     var failure: (any Error)?
     /// `failure`'s description, computed once (outside the lock) when the node failed.
     var failureDescription: String?
-    /// Counted into this node's outcomes by `record(failed:cancelled:firstFailure:)`.
+    /// Counted into this node's outcomes by `record(failed:cancelled:byFailure:firstFailure:)`.
     var descendants = ProgressNode.DescendantOutcomes()
     /// This node's share in its parent when it failed (`pendingUnitCount × fraction`), until the parent's
     /// sums hold it (`ChildSums.failedUnits`; see `ProgressNode.retire(_:crediting:failedShare:)`).
@@ -44,9 +55,12 @@ struct OutcomeState {
     /// The failed children that left this node most recently (see `FailedChildren.swift`).
     var failedChildren = FailedChildren()
 
-    mutating func record(failed: Int, cancelled: Int, firstFailure: String?) {
+    /// Counts `failed` failures and `cancelled` cancellations below the node; `byFailure`: the
+    /// cancellations are a failure's (see `DescendantOutcomes.cancelledByFailureCount`).
+    mutating func record(failed: Int, cancelled: Int, byFailure: Bool = false, firstFailure: String?) {
         descendants.failedCount += failed
         descendants.cancelledCount += cancelled
+        if byFailure { descendants.cancelledByFailureCount += cancelled }
         if descendants.firstFailureDescription == nil { descendants.firstFailureDescription = firstFailure }
     }
 }

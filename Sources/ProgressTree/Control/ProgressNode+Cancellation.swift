@@ -36,17 +36,21 @@ extension ProgressNode {
     }
 
     /// `cancel()` as its parent's cancellation would reach this node: a node held by its parent is final
-    /// then, and a node out of its parent's reach is not touched.
-    func cancelFromAbove() {
-        cancel(fromAbove: true)
+    /// then, and a node out of its parent's reach is not touched. `byFailure`: the parent's cancellation
+    /// is a failure's (`ControlFlags.cancelsBelowByFailure`).
+    func cancelFromAbove(byFailure: Bool) {
+        cancel(fromAbove: true, byFailure: byFailure)
     }
 
-    private func cancel(fromAbove: Bool) {
+    private func cancel(fromAbove: Bool, byFailure: Bool = false) {
         var effects = ControlTransitionEffects()
         // Marks the subtree and counts it in its own nodes' outcomes, then in the ancestors' (see
         // `ProgressNode+Failure.swift`); all before the effects, so a handler sees the counts.
-        let (cancelled, parent) = cancelSubtrees([self], rootsFromAbove: fromAbove, effects: &effects)
-        if cancelled > 0 { Self.recordOutcomes(from: parent, failed: 0, cancelled: cancelled, firstFailure: nil) }
+        let (cancelled, parent) = cancelSubtrees(
+            [self], rootsFromAbove: fromAbove, byFailure: byFailure, effects: &effects)
+        if cancelled > 0 {
+            Self.recordOutcomes(from: parent, failed: 0, cancelled: cancelled, byFailure: byFailure, firstFailure: nil)
+        }
         effects.perform(waitersThrow: true)
     }
 

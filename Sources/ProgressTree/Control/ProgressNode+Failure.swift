@@ -125,9 +125,12 @@ extension ProgressNode {
         guard let failed else { return }
         effects.changedNodes.append(self)
 
-        let (cancelledBelow, _) = cancelSubtrees(failed.children, rootsFromAbove: true, effects: &effects)
+        let (cancelledBelow, _) = cancelSubtrees(
+            failed.children, rootsFromAbove: true, byFailure: true, effects: &effects)
         if cancelledBelow > 0 {
-            state.withLock { $0.control.outcomes.record(failed: 0, cancelled: cancelledBelow, firstFailure: nil) }
+            state.withLock {
+                $0.control.outcomes.record(failed: 0, cancelled: cancelledBelow, byFailure: true, firstFailure: nil)
+            }
         }
         if let parent = failed.parent {
             // Read before the parent's lock (it takes this node's): the lines a writer of the wire format
@@ -141,12 +144,14 @@ extension ProgressNode {
                 state.children.remove(self)
                 state.fileSums?.leave(self)  // its files leave the summary (Descriptions/FileSums.swift)
                 state.control.outcomes.failedChildren.record(departure)
-                state.control.outcomes.record(failed: 1, cancelled: cancelledBelow, firstFailure: description)
+                state.control.outcomes.record(
+                    failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
                 let emptied = parent.isHeld && state.children.isEmpty
                 return (state.link.kind == .attached ? parent.parentUnderOwnLock() : nil, emptied)
             }
             effects.changedNodes.append(parent)
-            Self.recordOutcomes(from: next, failed: 1, cancelled: cancelledBelow, firstFailure: description)
+            Self.recordOutcomes(
+                from: next, failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
             if parentEmptied { parent.releaseFromHolderIfEmpty() }
         }
         effects.perform(waitersThrow: true)
@@ -199,9 +204,10 @@ extension ProgressNode {
     /// reached from above: visited only while attached or held (see ProgressNode+HeldChildren.swift).
     ///
     /// Returns how many nodes it cancelled, `roots` included, and the attached parent of the first root, read
-    /// under that root's lock when it was visited (where the caller goes on counting upward).
+    /// under that root's lock when it was visited (where the caller goes on counting upward). `byFailure`:
+    /// the cancellation is a failure's (`ControlFlags.cancelledByFailure`).
     func cancelSubtrees(
-        _ roots: [ProgressNode], rootsFromAbove: Bool, effects: inout ControlTransitionEffects
+        _ roots: [ProgressNode], rootsFromAbove: Bool, byFailure: Bool = false, effects: inout ControlTransitionEffects
     ) -> (cancelled: Int, firstRootParent: ProgressNode?) {
         // The visit, in preorder: each node with the index of its parent in `visited` (-1 for a root).
         var visited: [(node: ProgressNode, parent: Int, cancelled: Bool)] = []
@@ -215,7 +221,7 @@ extension ProgressNode {
                     guard state.link.kind == .attached || node.isHeld else { return (false, []) }
                 }
                 if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock() }
-                let cancelled = node.markCancelled(&state, fromAbove: fromAbove, effects: &effects)
+                let cancelled = node.markCancelled(&state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
                 node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
                 return (cancelled, state.children.entries.map(\.node))
             }
@@ -232,7 +238,7 @@ extension ProgressNode {
         }
         for index in visited.indices where below[index] > 0 {
             visited[index].node.state.withLock {
-                $0.control.outcomes.record(failed: 0, cancelled: below[index], firstFailure: nil)
+                $0.control.outcomes.record(failed: 0, cancelled: below[index], byFailure: byFailure, firstFailure: nil)
             }
         }
         return (total, firstRootParent)
@@ -241,14 +247,18 @@ extension ProgressNode {
     /// Cancels this node unless it is final (cancelled, failed, finished, or held and reached from above);
     /// under its lock. Returns whether it did. A finished or held node is marked passed through instead
     /// (`ControlFlags.cancelledThrough`), so that the children attached to it later are cancelled.
-    func markCancelled(_ state: inout NodeState, fromAbove: Bool, effects: inout ControlTransitionEffects) -> Bool {
+    /// `byFailure` marks the cancellation a failure's (`ControlFlags.cancelledByFailure`).
+    func markCancelled(
+        _ state: inout NodeState, fromAbove: Bool, byFailure: Bool = false, effects: inout ControlTransitionEffects
+    ) -> Bool {
         let flags = currentControlFlags
         guard flags.isDisjoint(with: [.cancelled, .failed]) else { return false }
+        let cause: ControlFlags = byFailure ? .cancelledByFailure : []
         if isFinalForTransitions(fromAbove: fromAbove) {
-            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: .cancelledThrough) }
+            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: cause.union(.cancelledThrough)) }
             return false
         }
-        _ = updateControlFlags(inserting: .cancelled)
+        _ = updateControlFlags(inserting: cause.union(.cancelled))
         effects.callHandler(of: self, .cancellation, state: &state.control)
         effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
         state.control.linkedTaskCancellations = [:]
@@ -258,11 +268,14 @@ extension ProgressNode {
     }
 
     /// Adds outcomes to `first` and each ancestor above it, one lock at a time, while attached.
-    static func recordOutcomes(from first: ProgressNode?, failed: Int, cancelled: Int, firstFailure: String?) {
+    static func recordOutcomes(
+        from first: ProgressNode?, failed: Int, cancelled: Int, byFailure: Bool = false, firstFailure: String?
+    ) {
         var next = first
         while let node = next {
             next = node.state.withLock { state in
-                state.control.outcomes.record(failed: failed, cancelled: cancelled, firstFailure: firstFailure)
+                state.control.outcomes.record(
+                    failed: failed, cancelled: cancelled, byFailure: byFailure, firstFailure: firstFailure)
                 return state.link.kind == .attached ? node.parentUnderOwnLock() : nil
             }
         }

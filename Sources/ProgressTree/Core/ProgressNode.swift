@@ -139,6 +139,17 @@ public final class ProgressNode: Sendable {
         }
     }
 
+    /// Foundation's `Progress()` (`NSObject`'s `init()`) has no counterpart: a node is made with a total or
+    /// a parent. This declaration only turns a ported `ProgressNode()` into an error that says what to
+    /// write instead.
+    @available(
+        *, unavailable,
+        message: "ProgressNode has no init(): write ProgressNode.discreteProgress(totalUnitCount: 0) (never attaches to the current node) or ProgressNode(totalUnitCount: 0) (attaches as Progress(totalUnitCount:) does), then set totalUnitCount"
+    )
+    public convenience init() {
+        fatalError("unavailable")
+    }
+
     /// Creates a node with counts of 0 of 0 and, when `parent` is given, attaches it to `parent` with the
     /// pending count of `parent`'s current scope (Foundation's semantics).
     ///

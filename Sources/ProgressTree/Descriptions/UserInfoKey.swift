@@ -26,3 +26,9 @@ extension ProgressNode {
         public static let fileCompletedCountKey = UserInfoKey("NSProgressFileCompletedCountKey")
     }
 }
+
+/// `ProgressNode.UserInfoKey` under Foundation's name, so that code ported from Foundation compiles
+/// (`[ProgressUserInfoKey: any Sendable]`). In a file that also imports Foundation, which declares a type
+/// of that name, import ProgressTreeFoundation too, or write `ProgressNode.UserInfoKey` (see
+/// `Docs/Migrating.md`).
+public typealias ProgressUserInfoKey = ProgressNode.UserInfoKey

@@ -26,6 +26,9 @@ struct LineContent: Equatable, Sendable {
     var failureReason: String?
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
+    /// Whether the line is read with its estimates (the root, and nodes that describe files): with a size,
+    /// it may come to show a throughput and a time remaining.
+    var readsEstimates = false
     /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
     /// overrides its ids, time and what this content says (state, label, estimates).
     var wire: ProgressWireRecord?

@@ -31,7 +31,8 @@ enum NodeReader {
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
-        guard depth == 0 || node.describesFiles else {
+        content.readsEstimates = depth == 0 || node.describesFiles
+        guard content.readsEstimates else {
             content.describedCounts = node.additionalDescriptionOverride
             return content
         }

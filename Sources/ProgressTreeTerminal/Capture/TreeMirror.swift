@@ -55,12 +55,13 @@ struct TreeMirror {
     /// Which lines give way when the tree is taller than `rowLimit` is decided here, and only here:
     /// - At most `rowLimit` rows are returned; the others are only counted (`hidden`), not read: a frame
     ///   costs O(visible lines) reads, however large the tree. The walk reads up to `rowLimit` nodes,
-    ///   keeping the finished lines it meets on the way (they cost no read), then hides lines kept without
-    ///   a read until the rows fit: finished and cancelled ones first, oldest first, then failed ones (a
-    ///   failure stays in sight longest), then from the bottom. The root's line and lines with rows of
-    ///   their own below them stay.
+    ///   keeping the finished lines it meets on the way (they cost no read), and past the limit still
+    ///   takes the failed lines kept below the rows it shows (a failure and its reason come before
+    ///   running lines); then lines give way until the rows fit (`nextGivingWay`): finished and cancelled
+    ///   ones first, oldest first, then running ones from the bottom, then failed ones, oldest first. The
+    ///   root's line and lines with rows of their own below them stay.
     /// - With `reservesMoreLine` (live frames), when lines are hidden one more row gives way to the
-    ///   "+N more" line that says so: the last finished line below the root, else the bottom row.
+    ///   "+N more" line that says so, chosen the same way.
     ///
     /// Nodes deeper than `depthLimit` are neither read nor counted.
     ///
@@ -80,13 +81,8 @@ struct TreeMirror {
         var capture = walk(
             rowLimit: rowLimit, depthLimit: depthLimit, reportsCollapsedChildren: reportsCollapsedChildren,
             reportsDepartedFailures: reportsDepartedFailures, read: read)
-        if reservesMoreLine, capture.hidden > 0 {
-            let rows = capture.rows
-            if let finished = rows.indices.dropFirst().last(where: { rows[$0].content.status == .finished }) {
-                capture.rows.remove(at: finished)
-            } else {
-                capture.rows.removeLast()
-            }
+        if reservesMoreLine, capture.hidden > 0, let index = Self.nextGivingWay(capture.rows) {
+            capture.rows.remove(at: index)
             capture.hidden += 1
         }
         return capture
@@ -103,7 +99,14 @@ struct TreeMirror {
         while let (id, depth) = stack.popLast() {
             guard records[id] != nil else { continue }
             if rows.count - keptLines >= rowLimit {
-                hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
+                // A failed line kept after its node left costs no read: it stays in sight, and running
+                // lines give way to it below.
+                if let record = records[id], record.node == nil, let content = record.content, content.status == .failed {
+                    keptLines += 1
+                    rows.append(Row(id: id, parentID: record.parentID, content: content))
+                } else {
+                    hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
+                }
                 continue
             }
             var collapsed: [Row] = []
@@ -138,23 +141,25 @@ struct TreeMirror {
             }
         }
         let root = rows.first?.content
-        let excess = rows.count - rowLimit
-        if excess > 0 {
-            // Only lines kept without a read (finished, cancelled or failed) are over the limit: they give
-            // way as `update` describes.
-            let leaves = rows.indices.dropFirst().filter { index in
-                index + 1 == rows.count || rows[index + 1].content.depth <= rows[index].content.depth
-            }
-            let quiet = leaves.filter { [.finished, .cancelled].contains(rows[$0].content.status) }
-            let failed = leaves.filter { rows[$0].content.status == .failed }
-            var givingWay = Set((quiet + failed).prefix(excess))
-            for index in rows.indices.dropFirst().reversed() where givingWay.count < excess {
-                givingWay.insert(index)
-            }
-            rows = rows.indices.filter { !givingWay.contains($0) }.map { rows[$0] }
-            hidden += givingWay.count
+        // Lines kept without a read put the rows over the limit: lines give way as `update` describes.
+        while rows.count > rowLimit, let index = Self.nextGivingWay(rows) {
+            rows.remove(at: index)
+            hidden += 1
         }
         return Capture(rows: rows, hidden: hidden, root: root)
+    }
+
+    /// The row that gives way next when the rows do not fit: of the rows without rows of their own below
+    /// them (never the root's), the oldest finished or cancelled one, else the bottom running or paused
+    /// one, else the oldest failed one: a failure and its reason stay in sight longest.
+    static func nextGivingWay(_ rows: [Row]) -> Int? {
+        let leaves = rows.indices.dropFirst().filter { index in
+            index + 1 == rows.count || rows[index + 1].content.depth <= rows[index].content.depth
+        }
+        let status = { (index: Int) in rows[index].content.status }
+        return leaves.first { [.finished, .cancelled].contains(status($0)) }
+            ?? leaves.last { [.running, .paused].contains(status($0)) }
+            ?? leaves.first
     }
 
     /// The last rows of the known descendants of `id`, depth first, down to `depthLimit`: live ones read

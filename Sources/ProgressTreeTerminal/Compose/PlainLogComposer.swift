@@ -40,7 +40,7 @@ struct PlainLogComposer {
             }
             let content = row.content
             let parentPath = row.parentID.flatMap { labels[$0] } ?? ""
-            let ownLabel = content.label.isEmpty ? "(\(row.parentID == nil ? "progress" : "step"))" : content.label
+            let ownLabel = content.name.isEmpty ? "(\(row.parentID == nil ? "progress" : "step"))" : content.name
             let path = parentPath.isEmpty ? ownLabel : parentPath + " › " + ownLabel
             labels[row.id] = path
             guard content.depth <= maximumDepth else { continue }

@@ -79,6 +79,30 @@ public enum DisplayWidth {
         return result + "…"
     }
 
+    /// `text` cut to at most `columns` columns by taking out its middle, which becomes "…": the start and the
+    /// end stay ("IMG_0…01.jpg"), the end getting the odd column.
+    static func truncateMiddle(_ text: String, toColumns columns: Int) -> String {
+        guard columns > 0 else { return "" }
+        if of(text) <= columns { return text }
+        let characters = Array(text)
+        let headRoom = (columns - 1) / 2
+        var head = ""
+        var used = 0
+        for character in characters {
+            guard used + of(character) <= headRoom else { break }
+            head.append(character)
+            used += of(character)
+        }
+        var tail: [Character] = []
+        var tailUsed = 0
+        for character in characters.reversed() {
+            guard tailUsed + of(character) <= columns - 1 - used else { break }
+            tail.append(character)
+            tailUsed += of(character)
+        }
+        return head + "…" + String(tail.reversed())
+    }
+
     /// `text` padded with spaces (or cut) to exactly `columns` columns.
     public static func pad(_ text: String, toColumns columns: Int) -> String {
         let cut = truncate(text, toColumns: columns)

@@ -5,11 +5,10 @@
 struct LineFormatter {
     let layout: TerminalLayout
     let colors: Bool
-    /// Widths carried from frame to frame while the terminal keeps its width (see `format`): the least
-    /// width of each text column and the label's need, and the width the bar keeps.
-    private var stickyWidths: [TerminalLayout.Column: Int] = [:]
-    /// The terminal width `stickyWidths` were measured at.
-    private var stickyColumns = 0
+    /// The plan every frame at `plannedColumns` uses (see `format`).
+    private var plan: ColumnPlan?
+    /// The terminal width `plan` was made for.
+    private var plannedColumns = 0
 
     init(layout: TerminalLayout, colors: Bool) {
         self.layout = layout
@@ -20,81 +19,151 @@ struct LineFormatter {
     /// of visible text (the last column stays free, so a full line never wraps). `tick` advances spinners
     /// and pulses (one step per frame).
     ///
-    /// Widths are sticky while the terminal keeps its width: the text columns and the label's need never
-    /// narrow, and the bar keeps the width of the first frame (it narrows only when a column that appeared
-    /// later leaves the label less than its minimum, or for a failure: see `ColumnPlan`), so the bar does
-    /// not jump as numbers and labels change length: the label gives way. A new terminal width starts
-    /// afresh. The `final` frame keeps no width for text columns whose values are gone (the counts,
-    /// throughput and time remaining of finished work): nothing moves after it, and the room goes to the
-    /// labels.
+    /// Steady: the first frame at a width plans the columns (`ColumnPlan`) for what its lines may come to
+    /// show, and every later frame at that width, the final one included, uses the same plan: the bar
+    /// starts at the same column with the same width, and no column moves as values change length, longer
+    /// labels come, estimates appear or work fails (a failed line takes its own columns for its reason,
+    /// never another line's). A plan is made anew only for a new width, or when a line may show a column
+    /// that no line could when the plan was made (a search shown by a spinner becomes a copy with
+    /// throughput and time remaining), but never for the `final` frame: a column that appears only there
+    /// (the "1 of 1" of a spinner's work, once done) is not shown.
     mutating func format(_ lines: [LineContent], columns: Int, tick: Int, final: Bool = false) -> [String] {
-        if stickyColumns != columns {
-            stickyWidths = [:]
-            stickyColumns = columns
-        }
-        if final {
-            for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
-                stickyWidths[column] = nil
-            }
-        }
         let width = max(1, columns - 1)
-        let plan = ColumnPlan(layout: layout, lines: lines, width: width, minimums: stickyWidths)
-        for column in [TerminalLayout.Column.counts, .throughput, .timeRemaining] {
-            if let used = plan.widths[column] { stickyWidths[column] = max(stickyWidths[column] ?? 0, used) }
+        let wanted = ColumnPlan.columnsShown(by: lines, layout: layout)
+        if plannedColumns != columns || plan.map({ !final && !wanted.isSubset(of: $0.considered) }) ?? true {
+            let considered = plannedColumns == columns ? wanted.union(plan?.considered ?? []) : wanted
+            plan = ColumnPlan(layout: layout, lines: lines, width: width, considering: considered)
+            plannedColumns = columns
         }
-        stickyWidths[.label] = max(stickyWidths[.label] ?? 0, plan.labelNeed)
-        if let bar = plan.widths[.bar] { stickyWidths[.bar] = bar }
-        return lines.map { render($0, plan: plan, width: width, tick: tick) }
+        return lines.map { render($0, plan: plan!, width: width, tick: tick) }
+    }
+
+    /// One column of one line before it is drawn: its planned width, and its text when it is a text
+    /// column (counts, throughput, time remaining).
+    private struct Cell {
+        let column: TerminalLayout.Column
+        var width: Int
+        let text: String?
+        let alignsRight: Bool
     }
 
     private func render(_ line: LineContent, plan: ColumnPlan, width: Int, tick: Int) -> String {
-        var parts: [String] = []
-        for column in layout.columns where plan.widths[column] != nil {
-            let columnWidth = plan.widths[column]!
+        var cells: [Cell] = []
+        for column in layout.columns {
+            guard let columnWidth = plan.widths[column] else { continue }
             switch column {
+            case .label, .bar, .percent:
+                cells.append(Cell(column: column, width: columnWidth, text: nil, alignsRight: false))
+            case .counts:
+                cells.append(Cell(column: column, width: columnWidth, text: line.counts, alignsRight: false))
+            case .throughput:
+                cells.append(Cell(column: column, width: columnWidth, text: line.throughputText ?? "", alignsRight: true))
+            case .timeRemaining:
+                cells.append(
+                    Cell(column: column, width: columnWidth, text: line.timeRemainingColumnText ?? "", alignsRight: true))
+            }
+        }
+        // A failed line whose reason does not fit its label column takes the rest of its own line for it:
+        // its bar, percentage and counts give way to why it stopped. Other lines keep their columns.
+        if line.status == .failed, let index = cells.firstIndex(where: { $0.column == .label }),
+            DisplayWidth.of(line.shownLabel) > labelRoom(line, width: cells[index].width, tick: tick)
+        {
+            let rest = cells[index...].reduce(0) { $0 + $1.width + 1 } - 1
+            cells = Array(cells[...index])
+            cells[index].width = rest
+        }
+        Self.lend(&cells)
+        var parts: [String] = []
+        for cell in cells {
+            switch cell.column {
             case .label:
-                parts.append(label(line, width: columnWidth, tick: tick))
+                parts.append(label(line, width: cell.width, tick: tick))
             case .bar:
-                parts.append(bar(line, width: columnWidth, tick: tick))
+                parts.append(bar(line, width: cell.width, tick: tick))
             case .percent:
                 let percent = WholePercent.of(line.fraction, isFinished: line.status == .finished)
-                let text = line.isIndeterminate ? "" : "\(percent)%"
-                parts.append(leftPad(text, columnWidth))
-            case .counts:
-                parts.append(style(DisplayWidth.pad(line.counts, toColumns: columnWidth), layout.colors.secondary))
-            case .throughput:
-                parts.append(style(leftPad(line.throughputText ?? "", columnWidth), layout.colors.secondary))
-            case .timeRemaining:
-                parts.append(style(leftPad(line.timeRemainingColumnText ?? "", columnWidth), layout.colors.secondary))
+                parts.append(leftPad(line.isIndeterminate ? "" : "\(percent)%", cell.width))
+            case .counts, .throughput, .timeRemaining:
+                let text = cell.text ?? ""
+                let padded = cell.alignsRight ? leftPad(text, cell.width) : DisplayWidth.pad(text, toColumns: cell.width)
+                parts.append(style(padded, layout.colors.secondary))
             }
         }
         return parts.joined(separator: " ")
     }
 
+    /// Room left empty on a line goes to what the line had to cut: a text wider than its column takes the
+    /// cells its neighbour leaves blank on this line (a left-aligned text those of the column to its right,
+    /// a right-aligned one those of the column to its left), when that neighbour is a text column too.
+    /// The columns keep their places: only the blank cells change hands.
+    private static func lend(_ cells: inout [Cell]) {
+        for index in cells.indices {
+            guard let text = cells[index].text else { continue }
+            let missing = DisplayWidth.of(text) - cells[index].width
+            guard missing > 0 else { continue }
+            let neighbour = cells[index].alignsRight ? index - 1 : index + 1
+            guard cells.indices.contains(neighbour), let other = cells[neighbour].text else { continue }
+            let blank = cells[neighbour].width - DisplayWidth.of(other)
+            let lent = min(missing, max(0, blank))
+            cells[neighbour].width -= lent
+            cells[index].width += lent
+        }
+    }
+
+    /// The columns the label's text has in a label column `width` wide (after the indent and the mark).
+    private func labelRoom(_ line: LineContent, width: Int, tick: Int) -> Int {
+        width - indent(line, width: width).count - DisplayWidth.of(mark(line, tick: tick).0) - 1
+    }
+
+    private func indent(_ line: LineContent, width: Int) -> String {
+        String(repeating: " ", count: min(line.depth * layout.indentation, max(0, width - 4)))
+    }
+
     private func label(_ line: LineContent, width: Int, tick: Int) -> String {
-        let indent = String(repeating: " ", count: min(line.depth * layout.indentation, max(0, width - 4)))
+        let indent = indent(line, width: width)
         let (mark, markStyle) = self.mark(line, tick: tick)
         // A mark is one column, except spinner frames, which may be wide (emoji are two).
-        let room = width - indent.count - DisplayWidth.of(mark) - 1
-        let text = DisplayWidth.pad(Self.fit(line, toColumns: max(0, room)), toColumns: max(0, room))
+        let room = max(0, labelRoom(line, width: width, tick: tick))
+        let text = DisplayWidth.pad(Self.fit(line, toColumns: room), toColumns: room)
         let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
         return indent + style(mark, markStyle) + " " + style(text, labelStyle)
     }
 
-    /// The label column's text cut to `columns`. On a line that tells of a failure, the name is cut before
-    /// the failure: the name keeps what the failure leaves, but at least as much as the reason gets after
-    /// " — failed: " (or its own width).
+    /// The label column's text cut to `columns`. The name is cut so that it stays readable (see
+    /// `cut(_:toColumns:)`). On a line that tells of a failure, the name is cut before the failure: the
+    /// name keeps what the failure leaves, but at least as much as the reason gets after " — failed: " (or
+    /// its own width).
     static func fit(_ line: LineContent, toColumns columns: Int) -> String {
         let whole = line.shownLabel
-        guard line.showsFailure, !line.label.isEmpty, DisplayWidth.of(whole) > columns else {
-            return DisplayWidth.truncate(whole, toColumns: columns)
+        guard DisplayWidth.of(whole) > columns else { return whole }
+        guard line.showsFailure, !line.name.isEmpty else {
+            return line.name.isEmpty ? DisplayWidth.truncate(whole, toColumns: columns) : cut(line.name, toColumns: columns)
         }
         let failure = line.failureText
         let lead = DisplayWidth.of(line.failureReason == nil ? failure : LineContent.failedLead)
         let nameRoom = min(
-            DisplayWidth.of(line.label), max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
-        return DisplayWidth.truncate(line.label, toColumns: nameRoom)
-            + DisplayWidth.truncate(failure, toColumns: columns - nameRoom)
+            DisplayWidth.of(line.name), max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
+        let name = cut(line.name, toColumns: nameRoom)
+        return name + DisplayWidth.truncate(failure, toColumns: columns - DisplayWidth.of(name))
+    }
+
+    /// `name` cut to `columns` so that what tells it apart stays: in a label that quotes a name
+    /// ("Downloading “IMG_0001.jpg”…", the default label of a file), the words before the quote go first,
+    /// then the middle of the quoted name, which keeps its start and its end (the extension, a number);
+    /// any other label keeps its start and ends in "…".
+    static func cut(_ name: String, toColumns columns: Int) -> String {
+        guard DisplayWidth.of(name) > columns else { return name }
+        if let open = name.firstIndex(of: "“"), let close = name[open...].firstIndex(of: "”") {
+            let suffix = String(name[name.index(after: close)...])
+            let quoted = String(name[open...close])
+            if DisplayWidth.of(quoted + suffix) <= columns { return quoted + suffix }
+            let room = columns - 2 - DisplayWidth.of(suffix)
+            if room >= 3 {
+                return "“" + DisplayWidth.truncateMiddle(String(quoted.dropFirst().dropLast()), toColumns: room) + "”"
+                    + suffix
+            }
+        }
+        return DisplayWidth.truncate(name, toColumns: columns)
     }
 
     private func mark(_ line: LineContent, tick: Int) -> (String, TerminalStyle) {
@@ -160,95 +229,104 @@ struct LineFormatter {
     }
 }
 
-/// The width of each shown column for one frame: columns are aligned across all lines of the frame.
+/// The width of each column, planned once for a terminal width and kept by every frame drawn at it (see
+/// `LineFormatter.format`): columns are aligned across all lines of every frame.
 ///
-/// This is where the priority of the columns is applied (see `TerminalLayout.dropOrder`): the label keeps
-/// at least `minimumLabelWidth`; to make room for it, the bar first shrinks to `barWidth.lowerBound`,
-/// then whole columns go in `dropOrder`. Room left over goes to the label up to half the line (room for
-/// longer labels that appear later, not only for the labels shown: the bar keeps its width), then to the
-/// bar up to `barWidth.upperBound`, then to the label again. The part of that room the shown labels do
-/// not need is a guess: it leaves the bar at least half its full width (`barKeptFromGuess`).
-///
-/// A failure is part of the label (priority 1): a line that tells of one ("— failed: reason", "· 1 failed")
-/// asks for its whole label, past half the line, and keeps at least `failureLabelWidth` of it (or all of a
-/// shorter one). For that minimum columns go in `dropOrder` as for the label's; for the rest of the label
-/// the bar gives way down to `barWidth.lowerBound`, also a bar kept from earlier frames.
+/// The plan makes room for what the lines may come to show, not only for what they show: the counts as
+/// wide as they can grow ("12 of 12" where "0 of 12" is shown, "1.6 MB of 1.6 MB"), a throughput and a
+/// time remaining when a running line with a size is read with its estimates (the root, whose throughput
+/// comes from files that may appear later, and nodes that describe files). This is where the priority of
+/// the columns is applied:
+/// 1. Every label stays readable: its text (after its indent and mark) keeps `minimumLabelWidth` columns,
+///    or all of a shorter one. For that, whole columns go in `TerminalLayout.dropOrder` (the bar is kept
+///    only at `barWidth.lowerBound` or more).
+/// 2. The room left goes to the labels shown, whole, up to half the line; then to the bar, up to
+///    `barWidth.upperBound`; then to the labels, for longer ones to come.
+/// A failure takes no room of the plan: a failed line that cannot show its reason in its label column
+/// takes its own other columns for it (`LineFormatter.render`).
 struct ColumnPlan {
     private(set) var widths: [TerminalLayout.Column: Int] = [:]
-    /// The width the labels asked for (kept from frame to frame as the label column's minimum).
-    private(set) var labelNeed = 0
+    /// The columns this plan made room for (whether they got it or gave way): a frame whose lines may show
+    /// another needs a new plan.
+    let considered: Set<TerminalLayout.Column>
 
-    /// `minimums` holds what earlier frames at this width used: the least width of each text column and
-    /// of the label's need, and for `.bar` the width the bar keeps.
-    init(layout: TerminalLayout, lines: [LineContent], width: Int, minimums: [TerminalLayout.Column: Int] = [:]) {
+    /// The width reserved for a throughput not known yet: "12.3 MB/s".
+    static let throughputReserve = 9
+    /// The width reserved for a time remaining not known yet: "1m 05s".
+    static let timeRemainingReserve = 6
+
+    /// The columns of `layout` that `lines` show or may come to show.
+    static func columnsShown(by lines: [LineContent], layout: TerminalLayout) -> Set<TerminalLayout.Column> {
+        // A running line with a size that is read with its estimates may come to show both: the root's
+        // throughput comes from the files below it, which may appear later.
+        let estimates = lines.contains { !$0.isIndeterminate && ($0.status == .running || $0.status == .paused) && $0.readsEstimates }
+        var shown: Set<TerminalLayout.Column> = [.label, .bar, .percent]
+        if lines.contains(where: { !$0.counts.isEmpty }) { shown.insert(.counts) }
+        if estimates || lines.contains(where: { $0.throughputText != nil }) { shown.insert(.throughput) }
+        if estimates || lines.contains(where: { $0.timeRemainingColumnText != nil }) { shown.insert(.timeRemaining) }
+        return shown.intersection(layout.columns)
+    }
+
+    /// The widest the counts of `line` can become while its total stays: "0 of 12" as "12 of 12",
+    /// "197 KB of 1.6 MB" as "1.6 MB of 1.6 MB".
+    static func countsReserve(_ line: LineContent) -> Int {
+        let text = line.counts
+        guard let of = text.firstRange(of: " of ") else { return DisplayWidth.of(text) }
+        let done = text[..<of.lowerBound]
+        let words = done.split(separator: " ").count
+        let total = text[of.upperBound...].split(separator: " ").prefix(words).joined(separator: " ")
+        return DisplayWidth.of(text) - DisplayWidth.of(done) + max(DisplayWidth.of(done), DisplayWidth.of(total))
+    }
+
+    init(
+        layout: TerminalLayout, lines: [LineContent], width: Int,
+        considering considered: Set<TerminalLayout.Column>
+    ) {
+        self.considered = considered
         func widest(_ text: (LineContent) -> String?) -> Int {
             lines.map { DisplayWidth.of(text($0) ?? "") }.max() ?? 0
         }
         var natural: [TerminalLayout.Column: Int] = [:]
-        for column in layout.columns {
+        for column in layout.columns where considered.contains(column) {
             switch column {
-            case .label: natural[.label] = layout.minimumLabelWidth
+            case .label: natural[.label] = 0
             case .bar: natural[.bar] = layout.barWidth.lowerBound
             case .percent: natural[.percent] = 4
-            case .counts: natural[.counts] = max(widest { $0.counts }, minimums[.counts] ?? 0)
-            case .throughput: natural[.throughput] = max(widest { $0.throughputText }, minimums[.throughput] ?? 0)
+            case .counts: natural[.counts] = max(1, lines.map(Self.countsReserve).max() ?? 0)
+            case .throughput: natural[.throughput] = max(widest { $0.throughputText }, Self.throughputReserve)
             case .timeRemaining:
-                natural[.timeRemaining] = max(widest { $0.timeRemainingColumnText }, minimums[.timeRemaining] ?? 0)
+                natural[.timeRemaining] = max(widest { $0.timeRemainingColumnText }, Self.timeRemainingReserve)
             }
-        }
-        // Columns with nothing to show take no room.
-        for (column, value) in natural where value == 0 && column != .label { natural[column] = nil }
-
-        // Indent, mark (a spinner frame may be two columns wide), a space, the label.
-        let spinnerWidth = layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1
-        func need(_ line: LineContent) -> Int {
-            let mark = line.isIndeterminate && line.status == .running ? spinnerWidth : 1
-            return line.depth * layout.indentation + mark + 1 + DisplayWidth.of(line.shownLabel)
-        }
-        let labelCap = max(layout.minimumLabelWidth, width / 2)
-        let labelNeed = min(max(lines.map(need).max() ?? 0, minimums[.label] ?? 0), labelCap)
-        self.labelNeed = labelNeed
-        let failureNeed = min(width, lines.filter(\.showsFailure).map(need).max() ?? 0)
-        let labelMinimum = max(layout.minimumLabelWidth, min(failureNeed, Self.failureLabelWidth(layout, width: width)))
-        let labelWanted = max(labelNeed, failureNeed)
-        func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
-            columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }
         guard natural[.label] != nil else {
             widths = natural
             return
         }
-        // The label's minimum first: columns go, least needed first, until it fits.
+        // Indent, mark (a spinner frame may be two columns wide), a space, the label.
+        let spinnerWidth = layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1
+        func lead(_ line: LineContent) -> Int {
+            line.depth * layout.indentation + (line.isIndeterminate && line.status == .running ? spinnerWidth : 1) + 1
+        }
+        // A label column is never narrower than a readable label of the root, so that labels to come
+        // (children not shown yet) stay readable too.
+        let readable = lines.map { lead($0) + min(DisplayWidth.of($0.name), layout.minimumLabelWidth) }.max() ?? 0
+        let labelMinimum = min(width, max(readable, 2 + layout.minimumLabelWidth))
+        let whole = lines.map { lead($0) + DisplayWidth.of($0.name) }.max() ?? 0
+        func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
+            columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
+        }
+        // Readable labels first: columns go, least needed first, until they fit.
         var drops = layout.dropOrder[...]
         while width - used(natural) < labelMinimum, let column = drops.popFirst() {
             natural[column] = nil
         }
+        // The labels shown, whole (up to half the line); then the bar; the rest goes to the labels.
+        let labelShown = max(labelMinimum, min(whole, width / 2))
+        let room = max(0, width - used(natural) - labelShown)
         if let bar = natural[.bar] {
-            let room = width - used(natural) - labelMinimum
-            // The width kept from earlier frames (narrowed for a failure's label), or, at the first frame,
-            // what the label leaves when it is given room for what later, longer labels will need (its
-            // share of the line, `labelCap`), not only for what the first labels need: the bar keeps this
-            // width, so labels that appear later are not cut to their minimum. That room is a guess, so it
-            // takes the bar no narrower than half its full width; what the shown labels need may.
-            let kept = minimums[.bar].map { min($0, bar + room - max(0, failureNeed - labelMinimum)) }
-            let besideShownLabels = bar + room - max(0, labelWanted - labelMinimum)
-            let besideLaterLabels = bar + room - max(0, max(labelWanted, labelCap) - labelMinimum)
-            let wanted = kept ?? max(besideLaterLabels, min(besideShownLabels, Self.barKeptFromGuess(layout)))
-            natural[.bar] = bar + max(0, min(room, min(wanted, layout.barWidth.upperBound) - bar))
+            natural[.bar] = bar + min(room, max(0, layout.barWidth.upperBound - bar))
         }
         natural[.label] = max(1, width - used(natural))
         widths = natural
-    }
-
-    /// The least width the room guessed for later labels leaves the bar at the first frame (labels shown
-    /// may take it further, down to `barWidth.lowerBound`): half the bar's full width.
-    static func barKeptFromGuess(_ layout: TerminalLayout) -> Int {
-        max(layout.barWidth.lowerBound, layout.barWidth.upperBound / 2)
-    }
-
-    /// The least width of the label column on a line that tells of a failure, indent and mark included:
-    /// half the line, and at least twice `minimumLabelWidth`: room for the name and some of the reason.
-    static func failureLabelWidth(_ layout: TerminalLayout, width: Int) -> Int {
-        max(2 * layout.minimumLabelWidth, width / 2)
     }
 }

@@ -2,9 +2,16 @@ import ProgressTree
 
 /// How the values of a captured line read on screen and in logs: the one place they are formatted.
 extension LineContent {
-    /// The label column's text: the label, then the failure's reason ("IMG_0005.jpg — failed: timed out")
+    /// The label column's text: the name, then the failure's reason ("IMG_0005.jpg — failed: timed out")
     /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").
-    var shownLabel: String { label + failureText }
+    var shownLabel: String { name + failureText }
+
+    /// The label as the line shows it: a line whose work ended (finished, failed, cancelled) drops the
+    /// label's trailing ellipsis, which says the work goes on ("✓ Copying 8 files", not "Copying 8 files…").
+    var name: String {
+        guard status != .running, status != .paused, label.hasSuffix("…") else { return label }
+        return String(label.dropLast())
+    }
 
     /// What the line says about failure, after the label: `" — failed: reason"` (`"failed: reason"` without a
     /// label), `" · 2 failed"` (`"2 failed"`), or `""` when nothing failed.

@@ -1,5 +1,5 @@
 /// The text lines of a live frame, each exactly `columns - 1` columns wide: the rows the mirror captured
-/// (aligned by `LineFormatter`, which keeps the sticky column widths), a "+N more" line for the lines
+/// (aligned by `LineFormatter`, which keeps one column plan per terminal width), a "+N more" line for the lines
 /// hidden, the summary of a run with failures (final frame) and the hint.
 struct LiveFrameLayout {
     /// The most lines the summary of a run with failures takes in the final frame.
@@ -27,7 +27,9 @@ struct LiveFrameLayout {
                 TerminalStyle.dim.apply(
                     to: DisplayWidth.pad("  … +\(capture.hidden) more", toColumns: width), colors: colors))
         }
-        if final, let root = capture.root, let summary = OutcomeSummary.text(for: root) {
+        if final, let root = capture.root, !OutcomeSummary.repeatsRootLine(root, columns: width),
+            let summary = OutcomeSummary.text(for: root)
+        {
             // The last lines of a run with failures say so (wrapped onto at most `summaryLineLimit` lines,
             // fewer if the terminal is short); they take the place of the last rows when the frame is as
             // tall as the terminal allows.

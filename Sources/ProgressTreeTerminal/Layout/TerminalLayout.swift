@@ -5,10 +5,11 @@
 /// ⠹ Importing 12 photos      ██████████▌░░░░░░░░░  52%  6 of 12 photos  1.2 MB/s  4 s
 ///     ✓ IMG_0001.jpg         ████████████████████ 100%  2.1 MB
 /// ```
-/// When the terminal is narrow, what a person needs most survives: the label keeps `minimumLabelWidth`,
-/// the bar shrinks to `barWidth.lowerBound`, and then columns go in `dropOrder` — throughput, counts, the
-/// bar, time remaining, and last the percentage. A failure ("— failed: reason") is part of the label and
-/// keeps room of its own (see `ColumnPlan`).
+/// When the terminal is narrow, what a person needs most survives: every label keeps `minimumLabelWidth`
+/// columns of text, and for that columns go in `dropOrder` — throughput, counts, time remaining, the bar,
+/// and last the percentage. The widths are planned once per terminal width and kept by every frame (see
+/// `Docs/Terminal.md`, "Steady columns"). A failed line whose reason does not fit its label column takes
+/// the rest of its own line for it.
 public struct TerminalLayout: Sendable {
     /// A column of a line.
     public enum Column: Sendable, Hashable, CaseIterable {
@@ -28,14 +29,18 @@ public struct TerminalLayout: Sendable {
 
     /// The columns, left to right.
     public var columns: [Column] = [.label, .bar, .percent, .counts, .throughput, .timeRemaining]
-    /// Which columns to give up first when the line does not fit: the least needed first. By default the
-    /// throughput (the time remaining says more), then the counts (the percentage says how far), then the
-    /// bar (the same again, drawn), then the time remaining, and last the percentage.
-    public var dropOrder: [Column] = [.throughput, .counts, .bar, .timeRemaining, .percent]
-    /// The width of the bar: as wide as the upper bound when there is room once the label has half the line
-    /// (room for longer labels to come: see `ColumnPlan`), never narrower than the lower.
+    /// Which columns to give up first when the labels cannot stay readable (see `minimumLabelWidth`): the
+    /// least needed first. By default the throughput (the time remaining says more), then the counts (the
+    /// percentage says how far), then the time remaining (an estimate, absent at first), then the bar (the
+    /// percentage again, drawn), and last the percentage.
+    public var dropOrder: [Column] = [.throughput, .counts, .timeRemaining, .bar, .percent]
+    /// The width of the bar: as wide as the upper bound when there is room once the labels shown have what
+    /// they need (up to half the line), never narrower than the lower (below it, the bar gives way).
     public var barWidth: ClosedRange<Int> = 10...30
-    /// The least width given to the label column before other columns are dropped.
+    /// How much of a label stays readable before other columns give way: the columns of its text after
+    /// its indentation and mark (a shorter label is shown whole). A label cut to fit keeps what tells it
+    /// apart: a quoted file name before the words around it ("“IMG_0001.jpg”…" for "Downloading
+    /// “IMG_0001.jpg”…"), the start and end of a long name ("IMG_2024…0001.jpg").
     public var minimumLabelWidth = 16
     /// The characters of the bar.
     public var bar = BarStyle.blocks
