@@ -24,6 +24,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import ProgressTree
+import ProgressTreeStreaming
 import ProgressTreeTerminal
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Dispatch
 import ProgressTree
+import ProgressTreeStreaming
 import Synchronization
 
 /// Shows a `ProgressNode` tree in a terminal: live bars that redraw in place, plain lines for logs, or

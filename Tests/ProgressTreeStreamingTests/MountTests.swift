@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import ProgressTree
+import ProgressTree
+@testable import ProgressTreeStreaming
 
 /// Publishing and mounting (Docs/Mounting.md) over real sockets, pipes and processes: composition with the right
 /// weight, the control channel, failures of the stream, and every kind of bad input.

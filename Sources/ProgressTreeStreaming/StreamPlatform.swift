@@ -5,11 +5,12 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #else
-#error("ProgressTree's streaming needs a POSIX C library (Glibc, Musl or Darwin)")
+#error("ProgressTreeStreaming needs a POSIX C library (Glibc, Musl or Darwin)")
 #endif
 import Dispatch
+import ProgressTree
 
-/// The C library calls of publishing and mounting, and the only file of the model module that imports the
+/// The C library calls of publishing and mounting, and the only file of this module that imports the
 /// C library (the pattern of `ProgressTreeTerminal`'s `Platform`): descriptors, sockets, processes.
 ///
 /// Invariants: every descriptor this file creates is close-on-exec, so that a process started by another

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ProgressTree
 
 /// A mount's map from the stream's node ids to the mirrored nodes, owned by the mount's reading thread
 /// (never shared, so never locked).

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import Synchronization
+import ProgressTree
 
 /// Another program's progress tree, mounted as a weighted child: a subtree of real `ProgressNode`s that
 /// mirrors the wire-format lines (`Docs/WireFormat.md`) read from a stream, and sends commands back.

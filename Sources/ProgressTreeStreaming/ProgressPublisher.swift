@@ -1,4 +1,5 @@
 import Dispatch
+import ProgressTree
 
 /// Publishes a node's subtree as wire-format lines (`Docs/WireFormat.md`) to a byte sink — a pipe, a
 /// socket, any file descriptor — and applies the commands that come back, so that another process can
