@@ -30,7 +30,9 @@ let package = Package(
         // Publishing and mounting across processes: the wire format's reader, sockets, processes (the POSIX
         // code the model keeps out). The model keeps what is pure: a node's line and the walker that
         // decides what a writer writes (also used by the terminal's json mode).
-        .target(name: "ProgressTreeStreaming", dependencies: ["ProgressTree"]),
+        .target(name: "ProgressTreeStreaming", dependencies: ["ProgressTree", "CProgressTreeStreaming"]),
+        // The calls Swift cannot make (fork and prctl between them, epoll, peer credentials): C, no Swift.
+        .target(name: "CProgressTreeStreaming"),
         // Depends on ProgressTreeStreaming for `PROGRESSTREE_FD` (a renderer started by a mounting parent
         // publishes instead of drawing) and to print a mounted program's output lines.
         .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree", "ProgressTreeStreaming"]),

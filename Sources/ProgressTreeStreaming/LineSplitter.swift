@@ -1,30 +1,41 @@
 /// Splits a byte stream into lines of at most `maximumLineLength` bytes, in bounded memory.
 ///
-/// Invariants: the buffer never holds more than `maximumLineLength` bytes; a longer line is reported once
-/// as `.oversized` and its bytes are dropped up to the next newline (never buffered); a line is reported
-/// without its newline (and without a `\r` before it).
+/// Invariants: the buffer never holds more than `maximumLineLength` bytes; a line is reported without its
+/// newline (and without a `\r` before it). A longer line is, by `longLines`, either reported once as
+/// `.oversized` with its bytes dropped up to the next newline (never buffered), or cut into lines of at
+/// most `maximumLineLength` bytes, each cut before a UTF-8 sequence, never inside one.
 struct LineSplitter {
     enum Piece: Equatable {
         case line([UInt8])
         case oversized(Int)
     }
 
+    /// What becomes of a line longer than the limit.
+    enum LongLines {
+        /// Dropped and reported as `.oversized` (a line of the wire format cannot be read in part).
+        case dropped
+        /// Cut into lines (a program's output: nothing of it is lost).
+        case cut
+    }
+
     let maximumLineLength: Int
+    let longLines: LongLines
     private var buffer: [UInt8] = []
     /// Dropping an oversized line: how many bytes of it were dropped so far.
     private var dropping: Int?
 
-    init(maximumLineLength: Int) {
-        self.maximumLineLength = maximumLineLength
+    init(maximumLineLength: Int, longLines: LongLines = .dropped) {
+        self.maximumLineLength = max(4, maximumLineLength)
+        self.longLines = longLines
     }
 
     /// The complete lines in what came before and `bytes`.
-    mutating func append(_ bytes: ArraySlice<UInt8>) -> [Piece] {
+    mutating func append(_ bytes: UnsafeRawBufferPointer) -> [Piece] {
         var pieces: [Piece] = []
-        var start = bytes.startIndex
-        while start < bytes.endIndex {
+        var start = 0
+        while start < bytes.count {
             let newline = bytes[start...].firstIndex(of: 0x0A)
-            let end = newline ?? bytes.endIndex
+            let end = newline ?? bytes.count
             if let dropped = dropping {
                 if newline != nil {
                     pieces.append(.oversized(dropped + (end - start)))
@@ -33,11 +44,23 @@ struct LineSplitter {
                     dropping = dropped + (end - start)
                 }
             } else if buffer.count + (end - start) > maximumLineLength {
-                dropping = buffer.count + (end - start)
-                buffer = []
-                if newline != nil {
-                    pieces.append(.oversized(dropping!))
-                    dropping = nil
+                switch longLines {
+                case .dropped:
+                    dropping = buffer.count + (end - start)
+                    buffer = []
+                    if newline != nil {
+                        pieces.append(.oversized(dropping!))
+                        dropping = nil
+                    }
+                case .cut:
+                    // Fill the buffer up to the limit, cut it before a UTF-8 sequence, and go on with the rest.
+                    let room = maximumLineLength - buffer.count
+                    buffer.append(contentsOf: bytes[start..<start + room])
+                    let cut = Self.completeCharacters(buffer)
+                    pieces.append(.line(Array(buffer[..<cut])))
+                    buffer = Array(buffer[cut...])
+                    start += room
+                    continue
                 }
             } else {
                 buffer.append(contentsOf: bytes[start..<end])
@@ -47,9 +70,25 @@ struct LineSplitter {
                     buffer = []
                 }
             }
-            start = newline.map { $0 + 1 } ?? bytes.endIndex
+            start = newline.map { $0 + 1 } ?? bytes.count
         }
         return pieces
+    }
+
+    /// How many of `bytes` make whole UTF-8 sequences: all of them, or up to the last sequence, which
+    /// is cut short (bytes that are not UTF-8 count as whole: there is nothing to keep together).
+    static func completeCharacters(_ bytes: [UInt8]) -> Int {
+        var lead = bytes.count - 1
+        while lead >= 0, lead >= bytes.count - 4, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
+        guard lead > 0, lead >= bytes.count - 4 else { return bytes.count }
+        let byte = bytes[lead]
+        let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+        return lead + length <= bytes.count ? bytes.count : lead
+    }
+
+    /// The complete lines in what came before and `bytes`.
+    mutating func append(_ bytes: ArraySlice<UInt8>) -> [Piece] {
+        bytes.withUnsafeBytes { append($0) }
     }
 
     /// What is left at the end of the stream: a line cut short (no newline), if any.

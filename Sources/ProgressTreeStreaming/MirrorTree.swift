@@ -41,8 +41,12 @@ struct MirrorTree {
     private var endedOrder: [Int] = []
     private var endedNext = 0
 
-    init(root: ProgressNode) {
+    /// The mount's name, shown before the description of the stream's root.
+    private let name: String
+
+    init(root: ProgressNode, name: String) {
         self.root = root
+        self.name = name
     }
 
     /// Applies one record. Returns the mirrored node it created, and its mirrored parent, if it created one
@@ -185,11 +189,14 @@ struct MirrorTree {
             previous.map { $0[keyPath: key] != record[keyPath: key] } ?? true
         }
         if changed(\.label) || changed(\.localizedDescription) {
-            // The label of a generic node comes from the description set by its program.
-            if let description = record.localizedDescription ?? (record.kind == nil ? record.label : nil) {
+            // The label of a generic node comes from the description set by its program. The stream's root
+            // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the
+            // name alone when its program sets no description.
+            let description = record.localizedDescription ?? (record.kind == nil ? record.label : nil)
+            if node === root {
+                node.localizedDescription = description.map { "\(name): \($0)" } ?? name
+            } else {
                 node.localizedDescription = description
-            } else if previous != nil || node !== root {
-                node.localizedDescription = nil
             }
         }
         if changed(\.localizedAdditionalDescription) { node.localizedAdditionalDescription = record.localizedAdditionalDescription }

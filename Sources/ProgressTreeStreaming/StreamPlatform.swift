@@ -7,76 +7,118 @@ import Darwin
 #else
 #error("ProgressTreeStreaming needs a POSIX C library (Glibc, Musl or Darwin)")
 #endif
+import CProgressTreeStreaming
 import Dispatch
-import ProgressTree
+import Synchronization
 
-/// The C library calls of publishing and mounting, and the only file of this module that imports the
-/// C library (the pattern of `ProgressTreeTerminal`'s `Platform`): descriptors, sockets, processes.
+/// The C library calls of publishing and mounting, and the only file of this module that imports the C
+/// library (the pattern of `ProgressTreeTerminal`'s `Platform`): descriptors, sockets, processes, and the
+/// calls Swift cannot make itself, in `CProgressTreeStreaming` (`fork` and `prctl`, epoll, peer
+/// credentials).
 ///
 /// Invariants: every descriptor this file creates is close-on-exec, so that a process started by another
-/// thread never inherits it by accident; only `spawn` hands one on, under a number of its choosing.
+/// thread never inherits it by accident; only `spawn` hands some on, under numbers of its choosing.
 enum StreamPlatform {
-    /// Writes all of `bytes` (retrying `EINTR` and partial writes); `false` once the descriptor fails (the
-    /// reader went away). Sockets are written with `MSG_NOSIGNAL`, so a closed peer is an error, not a
-    /// `SIGPIPE`; for pipes, `ignoreBrokenPipeSignal()` must have been called.
+    /// Writes all of `bytes` (retrying `EINTR` and partial writes, waiting while a non-blocking
+    /// descriptor is full); `false` once the descriptor fails (the reader went away). Sockets are written
+    /// with `MSG_NOSIGNAL`, so a closed peer is an error, not a `SIGPIPE`; for pipes,
+    /// `ignoreBrokenPipeSignal()` must have been called.
     static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            switch write(descriptor, bytes, from: offset, blocking: true) {
+            case .wrote(let count): offset += count
+            case .full: _ = waitReady(descriptor, writable: true, milliseconds: 100)
+            case .failed: return false
+            }
+        }
+        return true
+    }
+
+    /// What one attempt to write gave.
+    enum WriteResult: Equatable {
+        /// This many bytes (at least one) were taken.
+        case wrote(Int)
+        /// None could be taken now (the reader is behind).
+        case full
+        /// The descriptor failed: the reader went away.
+        case failed(Int32)
+    }
+
+    /// One attempt to write `bytes` from `offset`. Unless `blocking`, it never waits: sockets are written
+    /// with `MSG_DONTWAIT`; other descriptors (pipes) only when `poll` says there is room, and at most
+    /// `PIPE_BUF` bytes at a time, which a pipe with room takes without waiting.
+    static func write(_ descriptor: Int32, _ bytes: [UInt8], from offset: Int, blocking: Bool) -> WriteResult {
         bytes.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return true }
-            var offset = 0
-            var useSend = true
-            while offset < buffer.count {
-                var written: Int
-                if useSend {
-                    #if canImport(Darwin)
-                    written = send(descriptor, base + offset, buffer.count - offset, 0)
-                    #else
-                    written = send(descriptor, base + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                    #endif
-                    if written < 0 && errno == ENOTSOCK {
-                        useSend = false
-                        continue
-                    }
-                } else {
-                    written = write(descriptor, base + offset, buffer.count - offset)
+            guard let base = buffer.baseAddress, offset < buffer.count else { return .wrote(0) }
+            while true {
+                var flags: Int32 = 0
+                #if !canImport(Darwin)
+                flags |= Int32(MSG_NOSIGNAL)
+                #endif
+                if !blocking { flags |= Int32(MSG_DONTWAIT) }
+                var written = send(descriptor, base + offset, buffer.count - offset, flags)
+                if written < 0 && errno == ENOTSOCK {
+                    if !blocking && !waitReady(descriptor, writable: true, milliseconds: 0) { return .full }
+                    let length = blocking ? buffer.count - offset : min(buffer.count - offset, 4096)
+                    written = Glibc_write(descriptor, base + offset, length)
                 }
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && (errno == EINTR || errno == EAGAIN) {
-                    if errno == EAGAIN { _ = waitReadable(descriptor, writable: true, milliseconds: 100) }
-                    continue
-                } else {
-                    return false
+                if written > 0 { return .wrote(written) }
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return .full
+                default: return .failed(errno)
                 }
             }
-            return true
         }
     }
 
-    /// Reads once into `buffer`: the count, 0 at the end, -1 on an error other than `EINTR`.
-    static func read(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
+    private static func Glibc_write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.write(descriptor, buffer, count)
+        #elseif canImport(Musl)
+        Musl.write(descriptor, buffer, count)
+        #elseif canImport(Darwin)
+        Darwin.write(descriptor, buffer, count)
+        #endif
+    }
+
+    /// Reads once into `buffer`: the count, 0 at the end, -1 on an error other than `EINTR` (`errno`
+    /// says which; `EAGAIN` when a non-blocking descriptor has nothing).
+    static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc_read(descriptor, $0.baseAddress, $0.count) }
+            #if canImport(Glibc)
+            let count = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            #elseif canImport(Musl)
+            let count = Musl.read(descriptor, buffer.baseAddress, buffer.count)
+            #elseif canImport(Darwin)
+            let count = Darwin.read(descriptor, buffer.baseAddress, buffer.count)
+            #endif
             if count < 0 && errno == EINTR { continue }
             return count
         }
     }
 
-    private static func Glibc_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        #if canImport(Glibc)
-        Glibc.read(descriptor, buffer, count)
-        #elseif canImport(Musl)
-        Musl.read(descriptor, buffer, count)
-        #elseif canImport(Darwin)
-        Darwin.read(descriptor, buffer, count)
-        #endif
+    /// Reads once into `buffer` (see `read(_:into:)`).
+    static func read(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
+        buffer.withUnsafeMutableBytes { read(descriptor, into: $0) }
     }
 
-    /// Waits until `descriptor` is readable (or writable), has hung up, or `milliseconds` pass; `true`
-    /// unless the time ran out.
-    static func waitReadable(_ descriptor: Int32, writable: Bool = false, milliseconds: Int32) -> Bool {
+    /// Waits until `descriptor` is readable (or writable), has hung up, or `milliseconds` pass (-1: no
+    /// limit); `true` unless the time ran out.
+    static func waitReady(_ descriptor: Int32, writable: Bool = false, milliseconds: Int32) -> Bool {
         var entry = pollfd(fd: descriptor, events: Int16(writable ? POLLOUT : POLLIN), revents: 0)
-        let result = poll(&entry, 1, milliseconds)
-        return result != 0
+        while true {
+            let result = poll(&entry, 1, milliseconds)
+            if result < 0 && errno == EINTR { continue }
+            return result != 0
+        }
+    }
+
+    /// Waits `milliseconds` (no descriptor).
+    static func sleep(milliseconds: Int32) {
+        var none = pollfd(fd: -1, events: 0, revents: 0)
+        _ = poll(&none, 1, milliseconds)
     }
 
     static func close(_ descriptor: Int32) {
@@ -104,6 +146,17 @@ enum StreamPlatform {
         if flags != -1 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
     }
 
+    /// Makes reads and writes of `descriptor` return at once instead of waiting (`O_NONBLOCK`, which
+    /// belongs to the open file: only for descriptors this library owns).
+    static func setNonBlocking(_ descriptor: Int32) {
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags != -1 { _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// Whether `ignoreBrokenPipeSignal()` set `SIGPIPE` to be ignored: programs started then get the
+    /// default action back.
+    private static let ignoredBrokenPipe = Atomic<Bool>(false)
+
     /// Sets `SIGPIPE` to be ignored if it has its default action (which would end the process when a pipe's
     /// reader goes away); a handler the program installed is kept.
     static func ignoreBrokenPipeSignal() {
@@ -114,7 +167,10 @@ enum StreamPlatform {
         #else
         let isDefault = current.__sigaction_handler.sa_handler == nil
         #endif
-        if isDefault { _ = signal(SIGPIPE, SIG_IGN) }
+        if isDefault {
+            _ = signal(SIGPIPE, SIG_IGN)
+            ignoredBrokenPipe.store(true, ordering: .relaxed)
+        }
     }
 
     /// A connected pair of stream sockets, both close-on-exec.
@@ -131,28 +187,40 @@ enum StreamPlatform {
         return (descriptors[0], descriptors[1])
     }
 
+    /// A pipe, both ends close-on-exec: (read end, write end).
+    static func pipe() throws(StreamSetupError) -> (read: Int32, write: Int32) {
+        var descriptors: [Int32] = [-1, -1]
+        let result = progresstree_pipe(&descriptors)
+        guard result == 0 else { throw .system("pipe", result) }
+        return (descriptors[0], descriptors[1])
+    }
+
     // MARK: Processes
 
-    /// Starts `path` with `arguments` (without argv[0]) and `environment` ("NAME=value"), with `handOn`
-    /// duplicated to descriptor `as` in the child and standard input from /dev/null; the other descriptors
-    /// of this process stay out (they are close-on-exec where this library made them).
+    /// The signal a program started by `spawn` gets when this process ends (Linux).
+    static let parentDeathSignal = SIGTERM
+
+    /// Starts `path` with `arguments` (without argv[0]) and `environment` ("NAME=value"). Each
+    /// `(source, target)` of `handOn` becomes descriptor `target` in the new process (a source of -1:
+    /// /dev/null); the other descriptors of this process stay out (they are close-on-exec where this
+    /// library made them). On Linux the program gets `parentDeathSignal` when the thread that starts it
+    /// ends: `StreamReactor` starts every program from its own thread, which lasts as long as the process.
     static func spawn(
-        path: String, arguments: [String], environment: [String], handOn: Int32, as target: Int32
+        path: String, arguments: [String], environment: [String], handOn: [(source: Int32, target: Int32)]
     ) throws(StreamSetupError) -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, handOn, target)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
+        let sources = handOn.map(\.source)
+        let targets = handOn.map(\.target)
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard result == 0 else { throw .system("posix_spawn \(path)", result) }
+        let result = progresstree_spawn(
+            path, argv, envp, sources, targets, Int32(handOn.count), parentDeathSignal,
+            ignoredBrokenPipe.load(ordering: .relaxed) ? 1 : 0, &pid)
+        guard result == 0 else { throw .system("cannot start \(path)", result) }
         return pid
     }
 
@@ -162,14 +230,26 @@ enum StreamPlatform {
         case signalled(Int32)
     }
 
-    /// Waits for process `pid` to end (retrying `EINTR`).
-    static func waitForExit(_ pid: Int32) -> ExitStatus {
+    /// Waits for process `pid` to end (retrying `EINTR`); with `blocking: false`, `nil` while it runs.
+    static func waitForExit(_ pid: Int32, blocking: Bool = true) -> ExitStatus? {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            if errno != EINTR { return .exited(-1) }
+        while true {
+            let result = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if result == 0 { return nil }
+            if result == -1 {
+                if errno == EINTR { continue }
+                return .exited(-1)
+            }
+            break
         }
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
+    }
+
+    /// A descriptor that becomes readable when child `pid` ends (Linux 5.3 or later), or `nil`.
+    static func processDescriptor(_ pid: Int32) -> Int32? {
+        let descriptor = progresstree_process_descriptor(pid)
+        return descriptor >= 0 ? descriptor : nil
     }
 
     /// Sends `signal` to `pid`.
@@ -195,7 +275,58 @@ enum StreamPlatform {
         _ = unsetenv(name)
     }
 
-    // MARK: TCP
+    // MARK: The reactor's poller
+
+    /// An epoll descriptor (Linux), or `nil` where the reactor polls with `poll`.
+    static func makePoller() -> Int32? {
+        let descriptor = progresstree_poller_create()
+        return descriptor >= 0 ? descriptor : nil
+    }
+
+    /// Adds `descriptor` to `poller`: 0, or `errno` (`EPERM`: a regular file, always readable).
+    static func pollerAdd(_ poller: Int32, _ descriptor: Int32) -> Int32 {
+        progresstree_poller_add(poller, descriptor)
+    }
+
+    static func pollerRemove(_ poller: Int32, _ descriptor: Int32) {
+        _ = progresstree_poller_remove(poller, descriptor)
+    }
+
+    /// Stores the descriptors of `poller` ready within `milliseconds` (-1: no limit) at the start of
+    /// `ready`; how many.
+    static func pollerWait(_ poller: Int32, into ready: inout [Int32], milliseconds: Int32) -> Int {
+        let capacity = Int32(ready.count)
+        let count = ready.withUnsafeMutableBufferPointer {
+            progresstree_poller_wait(poller, $0.baseAddress, capacity, milliseconds)
+        }
+        return max(0, Int(count))
+    }
+
+    /// Of `descriptors`, those readable or hung up within `milliseconds` (-1: no limit), with `poll`.
+    static func pollReadable(_ descriptors: [Int32], milliseconds: Int32) -> [Int32] {
+        var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let count = poll(&entries, nfds_t(entries.count), milliseconds)
+        guard count > 0 else { return [] }
+        return entries.filter { $0.revents != 0 }.map(\.fd)
+    }
+
+    // MARK: Sockets
+
+    /// `errno` of the last failed call on this thread.
+    static var lastError: Int32 { errno }
+
+    /// The `errno` of a read that found nothing on a non-blocking descriptor.
+    static let wouldBlock = EAGAIN
+
+    /// Whether a read failed with `error` because the descriptor cannot be read at all (a pipe's write
+    /// end, a directory), rather than because its other end went away.
+    static func isUnreadable(_ error: Int32) -> Bool {
+        error == EBADF || error == EINVAL || error == EISDIR
+    }
+
+    static func errorText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
 
     /// A TCP socket connected to `host` (a numeric IPv4 or IPv6 address, or a name) and `port`.
     static func connect(host: String, port: UInt16) throws(StreamSetupError) -> Int32 {
@@ -216,7 +347,7 @@ enum StreamPlatform {
             let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
             if descriptor >= 0 {
                 setCloseOnExec(descriptor)
-                if Glibc_connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return descriptor }
+                if connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return descriptor }
                 lastError = errno
                 close(descriptor)
             } else {
@@ -227,7 +358,7 @@ enum StreamPlatform {
         throw .system("connect to \(host):\(port)", lastError)
     }
 
-    private static func Glibc_connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    private static func connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
         while true {
             #if canImport(Glibc)
             let result = Glibc.connect(descriptor, address, length)
@@ -240,53 +371,77 @@ enum StreamPlatform {
         }
     }
 
-    /// A TCP socket listening on the IPv4 address `host` (numeric) and `port` (0: any free port), and the
-    /// port it got.
-    static func listen(host: String, port: UInt16) throws(StreamSetupError) -> (Int32, UInt16) {
-        #if canImport(Darwin)
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #else
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        #endif
-        guard descriptor >= 0 else { throw .system("socket", errno) }
-        var yes: Int32 = 1
-        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(descriptor)
+    /// A TCP socket listening on the numeric IPv4 or IPv6 address `host` and `port` (0: any free port),
+    /// non-blocking, and the port it got.
+    static func listen(host: String, port: UInt16, backlog: Int32) throws(StreamSetupError) -> (Int32, UInt16) {
+        var address4 = sockaddr_in()
+        var address6 = sockaddr_in6()
+        let family: Int32
+        if inet_pton(AF_INET, host, &address4.sin_addr) == 1 {
+            family = AF_INET
+            address4.sin_family = sa_family_t(AF_INET)
+            address4.sin_port = port.bigEndian
+        } else if inet_pton(AF_INET6, host, &address6.sin6_addr) == 1 {
+            family = AF_INET6
+            address6.sin6_family = sa_family_t(AF_INET6)
+            address6.sin6_port = port.bigEndian
+        } else {
             throw .resolve(host, 0)
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        let descriptor = try streamSocket(family: family)
+        var yes: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let bound =
+            family == AF_INET
+            ? withUnsafePointer(to: &address4) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
-        }
-        guard bound == 0, Glibc_listen(descriptor) == 0 else {
+            : withUnsafePointer(to: &address6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+        guard bound == 0, listen(descriptor, backlog: backlog) == 0 else {
             let error = errno
             close(descriptor)
-            throw .system("bind/listen \(host):\(port)", error)
+            throw .system("listen on \(host):\(port)", error)
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        var storage = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
-        return (descriptor, UInt16(bigEndian: address.sin_port))
+        // The port is at the same place in both address structures.
+        setNonBlocking(descriptor)
+        return (descriptor, UInt16(bigEndian: storage.sin6_port))
     }
 
-    private static func Glibc_listen(_ descriptor: Int32) -> Int32 {
+    private static func streamSocket(family: Int32) throws(StreamSetupError) -> Int32 {
+        #if canImport(Darwin)
+        let descriptor = socket(family, SOCK_STREAM, 0)
+        if descriptor >= 0 { setCloseOnExec(descriptor) }
+        #else
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #endif
+        guard descriptor >= 0 else { throw .system("socket", errno) }
+        return descriptor
+    }
+
+    private static func listen(_ descriptor: Int32, backlog: Int32) -> Int32 {
         #if canImport(Glibc)
-        Glibc.listen(descriptor, 16)
+        Glibc.listen(descriptor, backlog)
         #elseif canImport(Musl)
-        Musl.listen(descriptor, 16)
+        Musl.listen(descriptor, backlog)
         #elseif canImport(Darwin)
-        Darwin.listen(descriptor, 16)
+        Darwin.listen(descriptor, backlog)
         #endif
     }
 
-    /// Accepts one connection on a listening socket (close-on-exec).
-    static func accept(_ descriptor: Int32) throws(StreamSetupError) -> Int32 {
+    /// Accepts one connection on a listening socket (close-on-exec, blocking); `nil` when none waits on a
+    /// non-blocking one.
+    static func accept(_ descriptor: Int32) throws(StreamSetupError) -> Int32? {
         while true {
             #if canImport(Glibc)
             let connection = Glibc.accept(descriptor, nil, nil)
@@ -297,63 +452,161 @@ enum StreamPlatform {
             #endif
             if connection >= 0 {
                 setCloseOnExec(connection)
+                // A socket accepted from a non-blocking one may inherit the flag (BSD): clear it.
+                let flags = fcntl(connection, F_GETFL)
+                if flags != -1 { _ = fcntl(connection, F_SETFL, flags & ~O_NONBLOCK) }
                 return connection
             }
-            if errno != EINTR { throw .system("accept", errno) }
+            switch errno {
+            case EINTR, ECONNABORTED: continue
+            case EAGAIN, EWOULDBLOCK: return nil
+            default: throw .system("accept", errno)
+            }
         }
     }
 
-    /// `errno` of the last failed call on this thread.
-    static var lastError: Int32 { errno }
+    /// The user id of this process's effective user.
+    static var effectiveUser: UInt32 { UInt32(geteuid()) }
 
-    static func errorText(_ code: Int32) -> String {
-        String(cString: strerror(code))
+    /// The user at the other end of a Unix-domain socket, if the system says.
+    static func peerUser(_ descriptor: Int32) -> UInt32? {
+        var user: uid_t = 0
+        return progresstree_peer_user(descriptor, &user) == 0 ? UInt32(user) : nil
+    }
+
+    /// The longest path of a Unix-domain socket.
+    static var maximumSocketPathLength: Int { MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1 }
+
+    private static func unixAddress(_ path: String) throws(StreamSetupError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count <= maximumSocketPathLength else {
+            throw .unsafePath(path, "longer than \(maximumSocketPathLength) bytes")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// Checks that only this user can write in the directory of `path`: it is a directory of this user's
+    /// with no write permission for anyone else (so nobody else can put a socket of theirs there, or
+    /// remove this one).
+    static func checkPrivateDirectory(of path: String) throws(StreamSetupError) {
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var status = stat()
+        guard lstat(directory, &status) == 0 else { throw .system("cannot read \(directory)", errno) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw .unsafePath(path, "\(directory) is not a directory") }
+        guard UInt32(status.st_uid) == effectiveUser else {
+            throw .unsafePath(path, "\(directory) belongs to another user")
+        }
+        guard status.st_mode & 0o022 == 0 else {
+            throw .unsafePath(path, "others may write in \(directory) (it needs mode 700 or 755)")
+        }
+    }
+
+    /// A Unix-domain socket listening at `path`, non-blocking, mode 0600, in a directory only this user
+    /// can write (`checkPrivateDirectory`). A socket left at `path` by a listener that is gone is replaced;
+    /// anything else there is an error.
+    static func listen(path: String, backlog: Int32) throws(StreamSetupError) -> Int32 {
+        try checkPrivateDirectory(of: path)
+        var address = try unixAddress(path)
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            let isOurSocket = status.st_mode & S_IFMT == S_IFSOCK && UInt32(status.st_uid) == effectiveUser
+            guard isOurSocket, (try? connect(path: path)).map({ close($0) }) == nil else {
+                throw .system("listen at \(path)", EADDRINUSE)
+            }
+            unlink(path)
+        }
+        let descriptor = try streamSocket(family: AF_UNIX)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        // The directory keeps everyone else out already; the mode says so on the socket itself.
+        guard bound == 0, chmod(path, 0o600) == 0, listen(descriptor, backlog: backlog) == 0 else {
+            let error = errno
+            close(descriptor)
+            if bound == 0 { unlink(path) }
+            throw .system("listen at \(path)", error)
+        }
+        setNonBlocking(descriptor)
+        return descriptor
+    }
+
+    /// A connection to the Unix-domain socket at `path`, which must belong to this user, in a directory
+    /// only this user can write: a tree read from anyone else's socket, or commands sent to it, are not
+    /// this user's.
+    static func connect(path: String) throws(StreamSetupError) -> Int32 {
+        try checkPrivateDirectory(of: path)
+        var status = stat()
+        guard lstat(path, &status) == 0 else { throw .system("connect to \(path)", errno) }
+        guard status.st_mode & S_IFMT == S_IFSOCK, UInt32(status.st_uid) == effectiveUser else {
+            throw .unsafePath(path, "not a socket of this user's")
+        }
+        var address = try unixAddress(path)
+        let descriptor = try streamSocket(family: AF_UNIX)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let error = errno
+            close(descriptor)
+            throw .system("connect to \(path)", error)
+        }
+        return descriptor
+    }
+
+    static func removeFile(_ path: String) {
+        unlink(path)
+    }
+
+    /// A directory of this user's that only this user can enter, for sockets: `$XDG_RUNTIME_DIR` (the
+    /// per-user runtime directory, mode 700) or, without it, `progresstree-<uid>` in `$TMPDIR` or /tmp,
+    /// created with mode 700; checked with `checkPrivateDirectory` either way.
+    static func privateDirectory() throws(StreamSetupError) -> String {
+        if let runtime = environmentValue("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
+            var status = stat()
+            if lstat(runtime, &status) == 0, status.st_mode & S_IFMT == S_IFDIR,
+                UInt32(status.st_uid) == effectiveUser, status.st_mode & 0o077 == 0
+            {
+                return runtime
+            }
+        }
+        var temporary = environmentValue("TMPDIR") ?? "/tmp"
+        while temporary.count > 1 && temporary.hasSuffix("/") { temporary.removeLast() }
+        let directory = temporary + "/progresstree-\(effectiveUser)"
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw .system("cannot create \(directory)", errno) }
+        var status = stat()
+        guard lstat(directory, &status) == 0 else { throw .system("cannot read \(directory)", errno) }
+        guard status.st_mode & S_IFMT == S_IFDIR, UInt32(status.st_uid) == effectiveUser, status.st_mode & 0o077 == 0
+        else { throw .unsafePath(directory, "not a directory of this user's with mode 700") }
+        return directory
     }
 }
 
-/// Why a stream could not be set up (a process not started, a connection not made).
+/// Why a stream could not be set up (a process not started, a connection not made, a socket refused).
 public enum StreamSetupError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A system call failed: what was tried and `errno`.
     case system(String, Int32)
     /// A host name or address could not be resolved.
     case resolve(String, Int32)
+    /// A Unix-domain socket path that others could replace or reach: the path and why.
+    case unsafePath(String, String)
 
     /// A sentence for logs.
     public var description: String {
         switch self {
         case .system(let what, let code): "\(what): \(StreamPlatform.errorText(code))"
         case .resolve(let host, _): "cannot resolve \(host)"
+        case .unsafePath(let path, let why): "\(path): \(why)"
         }
-    }
-}
-
-/// TCP helpers for publishing and mounting across machines (`Docs/Mounting.md`, "TCP"): a listening
-/// socket, accepting on it, and closing. `ProgressNode.mountConnection(host:port:…)` connects.
-/// Every descriptor made here is close-on-exec.
-public enum ProgressSocket {
-    /// A TCP socket listening on the numeric IPv4 address `host` (by default the loopback interface) and
-    /// `port` (0: a free port), and the port it got.
-    public static func listen(host: String = "127.0.0.1", port: UInt16 = 0) throws(StreamSetupError) -> (
-        descriptor: Int32, port: UInt16
-    ) {
-        let (descriptor, bound) = try StreamPlatform.listen(host: host, port: port)
-        return (descriptor, bound)
-    }
-
-    /// Waits for one connection on a listening socket and returns it.
-    public static func accept(_ listening: Int32) throws(StreamSetupError) -> Int32 {
-        try StreamPlatform.accept(listening)
-    }
-
-    /// A TCP connection to `host`:`port`.
-    public static func connect(host: String, port: UInt16) throws(StreamSetupError) -> Int32 {
-        try StreamPlatform.connect(host: host, port: port)
-    }
-
-    /// Closes a descriptor made here (shutting a connection down first, so a blocked reader wakes).
-    public static func close(_ descriptor: Int32) {
-        StreamPlatform.shutdownBoth(descriptor)
-        StreamPlatform.close(descriptor)
     }
 }
 
@@ -364,9 +617,9 @@ extension StreamPlatform {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Runs `body` on a new detached thread of its own. Used for loops that block in `poll` and `read`:
-    /// on a dispatch queue they would hold threads of the shared pool (which Swift concurrency uses too)
-    /// for as long as a stream lasts.
+    /// Runs `body` on a new detached thread of its own: the reactor's loop, and a process's wait where
+    /// the system gives no descriptor for it. On a dispatch queue they would hold threads of the shared
+    /// pool (which Swift concurrency uses too) for as long as they last.
     static func detachThread(_ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         #if canImport(Darwin)
@@ -393,6 +646,15 @@ extension StreamPlatform {
         if let thread { pthread_detach(thread) }
         #else
         pthread_detach(thread)
+        #endif
+    }
+
+    /// An identifier of the calling thread, to compare with one taken earlier.
+    static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
         #endif
     }
 }

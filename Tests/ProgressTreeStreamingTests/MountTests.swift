@@ -265,7 +265,7 @@ final class MountTests: XCTestCase {
         write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while !received.contains(0x0A), StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+        while !received.contains(0x0A), StreamPlatform.waitReady(a, milliseconds: 10_000) {
             let count = StreamPlatform.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
@@ -302,7 +302,7 @@ final class MountTests: XCTestCase {
         // The command reached the publisher once, before the mount closed its end.
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+        while StreamPlatform.waitReady(a, milliseconds: 10_000) {
             let count = StreamPlatform.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
@@ -424,7 +424,7 @@ final class MountTests: XCTestCase {
         let grandchild = try XCTUnwrap(mirrored.children.first)
         XCTAssertEqual(grandchild.completedUnitCount, 1)  // 5 of 2, held below the total: not finished
         XCTAssertFalse(grandchild.isFinished)
-        XCTAssertEqual(mount.node.localizedDescription, "Root")
+        XCTAssertEqual(mount.node.localizedDescription, "raw: Root")  // the mount's name first
         StreamPlatform.close(socket)
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "raw stopped before the end")
