@@ -29,6 +29,9 @@ struct LineSplitter {
         self.longLines = longLines
     }
 
+    /// Whether a line over the limit is being dropped (its end has not come yet).
+    var isDroppingLine: Bool { dropping != nil }
+
     /// The complete lines in what came before and `bytes`.
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> [Piece] {
         var pieces: [Piece] = []
@@ -82,7 +85,7 @@ struct LineSplitter {
         while lead >= 0, lead >= bytes.count - 4, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
         guard lead > 0, lead >= bytes.count - 4 else { return bytes.count }
         let byte = bytes[lead]
-        let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+        let length = (0xC2...0xDF).contains(byte) ? 2 : (0xE0...0xEF).contains(byte) ? 3 : (0xF0...0xF4).contains(byte) ? 4 : 1
         return lead + length <= bytes.count ? bytes.count : lead
     }
 

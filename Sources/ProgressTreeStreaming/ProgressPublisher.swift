@@ -330,20 +330,22 @@ public final class ProgressPublisher: Sendable {
             if let disconnection { disconnected(disconnection) }
             return .stopWatching
         }
-        let pieces = commandLines.withLock { $0.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
-        var commands: [(ProgressWireCommand, Int)] = []
-        for piece in pieces {
-            switch piece {
-            case .line(let line):
-                if let command = ProgressWireCommand.parse(line) { commands.append(command) }
-            case .oversized:
-                let disconnection = state.withLock { state -> Disconnection? in
-                    guard !state.isFinished, state.disconnection == nil else { return nil }
-                    return state.disconnect(.oversizedCommand)
-                }
-                if let disconnection { disconnected(disconnection) }
-                return .stopWatching
+        let (pieces, isOversized) = commandLines.withLock { splitter in
+            let pieces = splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            return (pieces, splitter.isDroppingLine || pieces.contains { if case .oversized = $0 { true } else { false } })
+        }
+        // A line over the limit cuts the reader off as soon as it passes the limit, not at its end.
+        if isOversized {
+            let disconnection = state.withLock { state -> Disconnection? in
+                guard !state.isFinished, state.disconnection == nil else { return nil }
+                return state.disconnect(.oversizedCommand)
             }
+            if let disconnection { disconnected(disconnection) }
+            return .stopWatching
+        }
+        var commands: [(ProgressWireCommand, Int)] = []
+        for case .line(let line) in pieces {
+            if let command = ProgressWireCommand.parse(line) { commands.append(command) }
         }
         if !commands.isEmpty {
             // On the publisher's queue, in order: the handlers they run never hold up the reactor.
