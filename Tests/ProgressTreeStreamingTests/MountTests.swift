@@ -103,6 +103,29 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
     }
 
+    /// Two mounts of programs that describe their roots alike read apart: the mount's name comes first,
+    /// and alone while a root sets no description. (Both read "Importing 3 photos".)
+    func test_two_mounts_of_alike_roots_show_their_names_before_the_roots_description() throws {
+        let album = ProgressNode.discreteProgress(totalUnitCount: 3)
+        var connections: [(ProgressPublisher, ProgressMount, Int32)] = []
+        for index in 1...3 {
+            let remote = ProgressNode.discreteProgress(totalUnitCount: 3)
+            if index < 3 { remote.localizedDescription = "Importing 3 photos" }
+            connections.append(try connect(remote, under: album, pending: 1, name: "worker \(index)"))
+        }
+        for (publisher, mount, _) in connections {
+            publisher.publishChanges()
+            wait("the root's line") { mount.diagnostics.acceptedLines == 1 }
+        }
+        XCTAssertEqual(
+            connections.map(\.1.node.localizedDescription),
+            ["worker 1: Importing 3 photos", "worker 2: Importing 3 photos", "worker 3"])
+        for (publisher, _, socket) in connections {
+            publisher.finish()
+            StreamPlatform.close(socket)
+        }
+    }
+
     /// The mirrored fraction equals the publisher's after every walk, while children finish one by one and
     /// together (a finished child's share moves into its parent's count on both sides, never twice).
     func test_the_mirrored_fraction_follows_the_publisher_exactly_as_children_finish() throws {
