@@ -32,16 +32,34 @@ struct LineSplitter {
     /// Whether a line over the limit is being dropped (its end has not come yet).
     var isDroppingLine: Bool { dropping != nil }
 
+    /// A line as `forEachPiece` hands it over: valid only during the call.
+    enum BorrowedPiece {
+        case line(UnsafeRawBufferPointer)
+        case oversized(Int)
+    }
+
     /// The complete lines in what came before and `bytes`.
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> [Piece] {
         var pieces: [Piece] = []
+        forEachPiece(in: bytes) { piece in
+            switch piece {
+            case .line(let line): pieces.append(.line(Array(line)))
+            case .oversized(let length): pieces.append(.oversized(length))
+            }
+        }
+        return pieces
+    }
+
+    /// Calls `body` with each complete line in what came before and `bytes`, in order. A line that lies
+    /// whole in `bytes` is handed over where it is, without a copy.
+    mutating func forEachPiece(in bytes: UnsafeRawBufferPointer, _ body: (BorrowedPiece) -> Void) {
         var start = 0
         while start < bytes.count {
             let newline = bytes[start...].firstIndex(of: 0x0A)
             let end = newline ?? bytes.count
             if let dropped = dropping {
                 if newline != nil {
-                    pieces.append(.oversized(dropped + (end - start)))
+                    body(.oversized(dropped + (end - start)))
                     dropping = nil
                 } else {
                     dropping = dropped + (end - start)
@@ -49,33 +67,38 @@ struct LineSplitter {
             } else if buffer.count + (end - start) > maximumLineLength {
                 switch longLines {
                 case .dropped:
-                    dropping = buffer.count + (end - start)
+                    let length = buffer.count + (end - start)
                     buffer = []
                     if newline != nil {
-                        pieces.append(.oversized(dropping!))
-                        dropping = nil
+                        body(.oversized(length))
+                    } else {
+                        dropping = length
                     }
                 case .cut:
                     // Fill the buffer up to the limit, cut it before a UTF-8 sequence, and go on with the rest.
                     let room = maximumLineLength - buffer.count
                     buffer.append(contentsOf: bytes[start..<start + room])
                     let cut = Self.completeCharacters(buffer)
-                    pieces.append(.line(Array(buffer[..<cut])))
+                    buffer.withUnsafeBytes { body(.line(UnsafeRawBufferPointer(rebasing: $0[..<cut]))) }
                     buffer = Array(buffer[cut...])
                     start += room
                     continue
                 }
+            } else if newline != nil && buffer.isEmpty {
+                // The whole line is in `bytes`: no copy.
+                var line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                if line.last == 0x0D { line = UnsafeRawBufferPointer(rebasing: line.dropLast()) }
+                body(.line(line))
             } else {
                 buffer.append(contentsOf: bytes[start..<end])
                 if newline != nil {
                     if buffer.last == 0x0D { buffer.removeLast() }
-                    pieces.append(.line(buffer))
-                    buffer = []
+                    buffer.withUnsafeBytes { body(.line($0)) }
+                    buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
                 }
             }
             start = newline.map { $0 + 1 } ?? bytes.count
         }
-        return pieces
     }
 
     /// How many of `bytes` make whole UTF-8 sequences: all of them, or up to the last sequence, which

@@ -184,11 +184,10 @@ struct MirrorTree {
         }
     }
 
+    /// Sets what changed since `previous` (everything for a node's first line): each set costs a lock of
+    /// the node, and most lines change only counts.
     private func applyMetadata(_ record: ProgressWireRecord, previous: ProgressWireRecord?, to node: ProgressNode) {
-        func changed<Value: Equatable>(_ key: KeyPath<ProgressWireRecord, Value>) -> Bool {
-            previous.map { $0[keyPath: key] != record[keyPath: key] } ?? true
-        }
-        if changed(\.label) || changed(\.localizedDescription) {
+        if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription || previous == nil {
             // The label of a generic node comes from the description set by its program. The stream's root
             // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the
             // name alone when its program sets no description.
@@ -199,18 +198,24 @@ struct MirrorTree {
                 node.localizedDescription = description
             }
         }
-        if changed(\.localizedAdditionalDescription) { node.localizedAdditionalDescription = record.localizedAdditionalDescription }
-        if changed(\.kind) { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
-        if changed(\.fileOperationKind) {
+        if previous?.localizedAdditionalDescription != record.localizedAdditionalDescription || previous == nil {
+            node.localizedAdditionalDescription = record.localizedAdditionalDescription
+        }
+        if previous?.kind != record.kind || previous == nil { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
+        if previous?.fileOperationKind != record.fileOperationKind || previous == nil {
             node.fileOperationKind = record.fileOperationKind.map(ProgressNode.FileOperationKind.init(rawValue:))
         }
-        if changed(\.fileURL) { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
-        if changed(\.fileTotalCount) { node.fileTotalCount = record.fileTotalCount }
-        if changed(\.fileCompletedCount) { node.fileCompletedCount = record.fileCompletedCount }
-        if changed(\.throughput) { node.throughput = record.throughput }
-        if changed(\.estimatedTimeRemaining) { node.estimatedTimeRemaining = record.estimatedTimeRemaining }
-        if changed(\.isCancellable) { node.isCancellable = record.isCancellable }
-        if changed(\.isPausable) { node.isPausable = record.isPausable }
+        if previous?.fileURL != record.fileURL || previous == nil { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
+        if previous?.fileTotalCount != record.fileTotalCount || previous == nil { node.fileTotalCount = record.fileTotalCount }
+        if previous?.fileCompletedCount != record.fileCompletedCount || previous == nil {
+            node.fileCompletedCount = record.fileCompletedCount
+        }
+        if previous?.throughput != record.throughput || previous == nil { node.throughput = record.throughput }
+        if previous?.estimatedTimeRemaining != record.estimatedTimeRemaining || previous == nil {
+            node.estimatedTimeRemaining = record.estimatedTimeRemaining
+        }
+        if previous?.isCancellable != record.isCancellable || previous == nil { node.isCancellable = record.isCancellable }
+        if previous?.isPausable != record.isPausable || previous == nil { node.isPausable = record.isPausable }
     }
 
     private mutating func forget(_ id: Int) {

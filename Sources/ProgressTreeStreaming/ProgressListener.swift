@@ -101,15 +101,16 @@ public final class ProgressListener: Sendable {
                 guard let self else { return .stopWatching }
                 return self.acceptConnections()
             },
-            stopped: {
-                StreamPlatform.close(descriptor)
-                if let path { StreamPlatform.removeFile(path) }
-            })
+            stopped: { StreamPlatform.close(descriptor) })
         state.withLock { $0.watch = watch }
     }
 
     deinit {
-        if let watch = state.withLock({ $0.watch }) { StreamReactor.shared.stop(watch) }
+        let watch = state.withLock { state in state.isFinished ? nil : state.watch }
+        if let watch {
+            if let path { StreamPlatform.removeFile(path) }
+            StreamReactor.shared.stop(watch)
+        }
     }
 
     /// How many readers are connected.
@@ -131,9 +132,14 @@ public final class ProgressListener: Sendable {
                 state.watch = nil
                 state.publishers = [:]
             }
-            return (state.watch, Array(state.publishers.values))
+            return (state.isFinished ? nil : state.watch, Array(state.publishers.values))
         }
-        if let watch { StreamReactor.shared.stop(watch) }
+        if let watch {
+            // Here, not when the reactor closes the socket: by then another listener may have made a new
+            // socket at the same path.
+            if let path { StreamPlatform.removeFile(path) }
+            StreamReactor.shared.stop(watch)
+        }
         DispatchQueue.concurrentPerform(iterations: publishers.count) { publishers[$0].finish() }
     }
 

@@ -294,28 +294,33 @@ public final class ProgressMount: Sendable {
     /// children); `.stopWatching` after a line of another major version, or once the stream's root is
     /// final (its work is over, whether or not the publisher closes the stream).
     private func apply(_ bytes: UnsafeRawBufferPointer, to reading: inout MountReading) -> StreamReactor.Next {
-        for piece in reading.splitter.append(bytes) {
+        var records: [ProgressWireRecord] = []
+        var stops = false
+        var found = Diagnostics()
+        reading.splitter.forEachPiece(in: bytes) { piece in
+            guard !stops else { return }
             switch piece {
             case .oversized:
-                reading.diagnostics.oversizedLines += 1
+                found.oversizedLines += 1
             case .line(let line):
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // blank lines are allowed
-                let record: ProgressWireRecord
-                do {
-                    record = try ProgressWireRecord(line: line)
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
+                do throws(ProgressWireError) {
+                    records.append(try ProgressWireRecord(bytes: line))
                 } catch .unsupportedVersion(let version) {
-                    reading.diagnostics.unsupportedVersion = version
-                    reading.endReason = "\(name): " + ProgressWireError.unsupportedVersion(version).description
-                    return .stopWatching
+                    found.unsupportedVersion = version
+                    stops = true
                 } catch .outOfRange {
-                    reading.diagnostics.outOfRangeLines += 1
-                    continue
+                    found.outOfRangeLines += 1
                 } catch {
-                    reading.diagnostics.malformedLines += 1
-                    continue
+                    found.malformedLines += 1
                 }
-                apply(record, to: &reading)
             }
+        }
+        reading.diagnostics.merge(found)
+        for record in records { apply(record, to: &reading) }
+        if let version = found.unsupportedVersion {
+            reading.endReason = "\(name): " + ProgressWireError.unsupportedVersion(version).description
+            return .stopWatching
         }
         return ProgressWireRecord.State.isFinalNode(node) ? .stopWatching : .keepWatching
     }

@@ -115,6 +115,14 @@ enum StreamPlatform {
         }
     }
 
+    /// Whether `first` and `second` hold the same bytes (`memcmp`).
+    @inline(__always)
+    static func sameBytes(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> Bool {
+        guard first.count == second.count else { return false }
+        guard let a = first.baseAddress, let b = second.baseAddress else { return true }
+        return memcmp(a, b, first.count) == 0
+    }
+
     /// Waits `milliseconds` (no descriptor).
     static func sleep(milliseconds: Int32) {
         var none = pollfd(fd: -1, events: 0, revents: 0)

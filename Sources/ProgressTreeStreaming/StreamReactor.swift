@@ -146,6 +146,15 @@ final class StreamReactor: Sendable {
             return entry
         }
 
+        // Under load (more than `busyWakes` wake-ups in the last `window`), the loop pauses `pause` after
+        // each turn so that the next one finds many descriptors ready at once: a thousand publishers cost
+        // a few hundred turns a second instead of one per line, and their lines at most `pause` more.
+        let window = Duration.milliseconds(100)
+        let busyWakes = 20
+        let pause: Int32 = 5
+        var windowStart = ContinuousClock.now
+        var wakes = 0
+        var isBusy = false
         while true {
             let timeout: Int32 = alwaysReady.isEmpty ? -1 : 0
             var ready: ArraySlice<Int32>
@@ -172,6 +181,14 @@ final class StreamReactor: Sendable {
                     entry.stopped()
                 }
             }
+            let now = ContinuousClock.now
+            wakes += 1
+            if now - windowStart >= window {
+                isBusy = wakes > busyWakes
+                windowStart = now
+                wakes = 0
+            }
+            if isBusy && !woken { StreamPlatform.sleep(milliseconds: pause) }
             guard woken else { continue }
             var drain = [UInt8](repeating: 0, count: 64)
             while StreamPlatform.read(wakeRead, &drain) > 0 {}
