@@ -371,6 +371,27 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 2)
     }
 
+    /// A tool that never writes a line fails its mount when it exits, whatever its status, as the recipe of
+    /// Docs/Mounting.md says (it said the node finishes, and in the same sentence that it fails).
+    func test_a_tool_that_never_writes_fails_when_it_exits_as_the_guide_says() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let quiet = try mountShell("exit 0", under: parent, name: "tool")
+        let failing = try mountShell("exit 3", under: parent, name: "tool")
+        XCTAssertTrue(quiet.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(failing.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertEqual((quiet.node.failure as? ProgressMount.Failure)?.reason, "tool exited before its work was done")
+        XCTAssertEqual((failing.node.failure as? ProgressMount.Failure)?.reason, "tool exited with status 3")
+        let guide = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Docs/Mounting.md"), encoding: .utf8)
+        let recipe = try XCTUnwrap(guide.components(separatedBy: "### A tool that runs tools").last?.components(separatedBy: "###").first)
+        XCTAssertTrue(
+            recipe.contains(
+                "**fails** when it exits — \"… exited before its work was done\" after status 0, \"… exited with status 3\""),
+            recipe)
+        XCTAssertFalse(recipe.contains("finishes"), recipe)
+    }
+
     func test_a_child_that_finishes_ends_its_mount_finished() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let done = #"{"v":1,"id":1,"parent":null,"completed":4,"total":4,"state":"finished"}"#
