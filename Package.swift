@@ -6,8 +6,9 @@ import PackageDescription
 let package = Package(
     name: "ProgressTree",
     // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
-    // visionOS; on tvOS and watchOS every module but ProgressTreeStreaming (which starts processes) is meant to
-    // build; see README.md, "Requirements".
+    // visionOS; on tvOS and watchOS the model, Presentation and Foundation modules are meant to build, not
+    // ProgressTreeStreaming (it starts processes with fork) nor the terminal, which depends on it; see
+    // README.md, "Requirements".
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
