@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
 #include <sys/socket.h>
 
 #if defined(__linux__)
@@ -158,6 +159,16 @@ int progresstree_peer_user(int descriptor, uid_t *user) {
 #else
     gid_t group;
     return getpeereid(descriptor, user, &group) == 0 ? 0 : errno;
+#endif
+}
+
+void progresstree_name_thread(const char *name) {
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name);
+#elif defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    (void)name;
 #endif
 }
 

@@ -150,12 +150,14 @@ struct MirrorTree {
             completed = 0
             diagnostics.outOfRangeLines += 1
         }
-        // Ordered so that no intermediate pair of counts says finished.
-        if total >= node.totalUnitCount {
-            node.totalUnitCount = total
-            node.completedUnitCount = completed
+        // Ordered so that no intermediate pair of counts says finished; a count that did not change is not
+        // written (most lines change one count).
+        let currentTotal = node.totalUnitCount
+        if total >= currentTotal {
+            if total != currentTotal { node.totalUnitCount = total }
+            if completed != node.completedUnitCount { node.completedUnitCount = completed }
         } else {
-            node.completedUnitCount = completed
+            if completed != node.completedUnitCount { node.completedUnitCount = completed }
             node.totalUnitCount = total
         }
     }
@@ -258,7 +260,11 @@ struct MirrorTree {
     }
 
     static func cleaned(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        // Control characters are C0 and DEL (one byte each) or C1 (0xC2 then 0x80...0x9F): a look at the
+        // bytes finds the usual text clean without decoding it.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }),
+            text.unicodeScalars.contains(where: isControl)
+        else { return text }
         var out = String.UnicodeScalarView()
         var scalars = text.unicodeScalars.makeIterator()
         while let scalar = scalars.next() {

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import Synchronization
 
 /// Another program's progress tree, mounted as a weighted child: a subtree of real `ProgressNode`s that
 /// mirrors the wire-format lines (`Docs/WireFormat.md`) read from a stream, and sends commands back.
@@ -131,6 +132,12 @@ public final class ProgressMount: Sendable {
     private let outputHandler: @Sendable (OutputLine) -> Void
     private let shared: Lock<MountShared>
     private let writeLock = Lock<Bool>(false)  // true once the command descriptor is closed
+    /// Set by the reactor's thread while it applies lines: the handlers of mirrored nodes that run on that
+    /// thread then send nothing back (the state came from the publisher). Handlers on other threads send.
+    private let applying = Atomic<Bool>(false)
+    /// Whether `MountShared.sentCommands` may hold a pause or resume not confirmed yet (set under the shared
+    /// lock with it; the reading thread takes the lock only then).
+    private let hasSentCommands = Atomic<Bool>(false)
     /// What only the reactor's thread touches: the splitters, the mirror (an uncontended lock).
     private let reading: Lock<MountReading>
     private let ended = DispatchGroup()
@@ -220,7 +227,7 @@ public final class ProgressMount: Sendable {
     /// Sends `command` for remote node `id` (`nil`: the stream's root), unless the mount is applying a
     /// line (the state came from the publisher) or the stream ended.
     private func send(_ command: ProgressWireCommand, remoteID: Int?) {
-        guard commands != nil, MountApplying.mount != ObjectIdentifier(self) else { return }
+        guard commands != nil, !(applying.load(ordering: .relaxed) && StreamReactor.shared.isCurrent) else { return }
         let target = shared.withLock { shared -> Int? in
             guard !shared.hasEnded else { return nil }
             guard let id = remoteID ?? shared.rootID else {
@@ -229,7 +236,10 @@ public final class ProgressMount: Sendable {
                 if command == .cancel { shared.sentRootCancel = true }
                 return nil
             }
-            if command != .cancel { shared.sentCommands[id] = (command, .now + .seconds(1)) }
+            if command != .cancel {
+                shared.sentCommands[id] = (command, .now + .seconds(1))
+                hasSentCommands.store(true, ordering: .releasing)
+            }
             if command == .cancel && remoteID == nil { shared.sentRootCancel = true }
             return id
         }
@@ -280,11 +290,11 @@ public final class ProgressMount: Sendable {
             mergeDiagnostics()
             return .stopWatching
         }
-        let next = MountApplying.$mount.withValue(ObjectIdentifier(self)) {
-            reading.withLock { reading in
-                apply(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), to: &reading)
-            }
+        applying.store(true, ordering: .relaxed)
+        let next = reading.withLock { reading in
+            apply(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), to: &reading)
         }
+        applying.store(false, ordering: .relaxed)
         mergeDiagnostics()
         sendEarlyCommands()
         return next
@@ -328,7 +338,7 @@ public final class ProgressMount: Sendable {
     /// Applies one record to the mirror, installs the handlers of a node it created, and notes what the
     /// commands sent wait for.
     private func apply(_ record: ProgressWireRecord, to reading: inout MountReading) {
-        let sent = shared.withLock { $0.sentCommands }
+        let sent = hasSentCommands.load(ordering: .acquiring) ? shared.withLock { $0.sentCommands } : [:]
         let created = reading.mirror.apply(
             record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent)
         if let (mirrored, parent) = created {
@@ -338,13 +348,23 @@ public final class ProgressMount: Sendable {
             // parent) is sent now (outside the "applying a line" scope, which holds back commands).
             let parentCancelled = parent?.isCancelled ?? false
             let parentPaused = parent?.isPaused ?? false
+            applying.store(false, ordering: .relaxed)
             if mirrored.isCancelled, record.state != .cancelled, !parentCancelled {
-                MountApplying.$mount.withValue(nil) { send(.cancel, remoteID: record.id) }
+                send(.cancel, remoteID: record.id)
             } else if mirrored.isPaused, record.state != .paused, !parentPaused {
-                MountApplying.$mount.withValue(nil) { send(.pause, remoteID: record.id) }
+                send(.pause, remoteID: record.id)
             }
+            applying.store(true, ordering: .relaxed)
         }
+        // What the command senders read: the root's id once known, whether its publisher's root is final,
+        // the commands this line confirms. Taken under the shared lock only when one of them changes.
         let rootID = reading.mirror.rootID
+        let isRootLine = record.id == rootID
+        guard reading.announcedRootID != rootID || (isRootLine && reading.announcedRootFinal != record.state.isFinal)
+            || !sent.isEmpty
+        else { return }
+        reading.announcedRootID = rootID
+        if isRootLine { reading.announcedRootFinal = record.state.isFinal }
         shared.withLock { shared in
             if shared.rootID == nil, let rootID { shared.rootID = rootID }
             if record.id == shared.rootID { shared.streamRootIsFinal = record.state.isFinal }
@@ -353,6 +373,7 @@ public final class ProgressMount: Sendable {
                 (command == .pause) == (record.state == .paused) || record.state.isFinal
             {
                 shared.sentCommands[record.id] = nil
+                if shared.sentCommands.isEmpty { hasSentCommands.store(false, ordering: .releasing) }
             }
         }
     }
@@ -665,6 +686,9 @@ struct MountReading {
     var diagnostics = ProgressMount.Diagnostics()
     /// Why the stream ended, once it did (the reactor stopped watching it).
     var endReason: String?
+    /// The root's id and final state as last written to `MountShared`.
+    var announcedRootID: Int?
+    var announcedRootFinal = false
 
     init(root: ProgressNode, name: String, outputCount: Int) {
         mirror = MirrorTree(root: root, name: name)
@@ -685,9 +709,4 @@ extension ProgressMount.Diagnostics {
         cleanedStrings += other.cleanedStrings
         if let version = other.unsupportedVersion { unsupportedVersion = version }
     }
-}
-
-/// Which mount is applying lines on this thread: the handlers of its nodes then send nothing back.
-enum MountApplying {
-    @TaskLocal static var mount: ObjectIdentifier?
 }

@@ -657,6 +657,11 @@ extension StreamPlatform {
         #endif
     }
 
+    /// Names the calling thread (at most 15 bytes on Linux), as `top -H` and debuggers show it.
+    static func nameCurrentThread(_ name: String) {
+        progresstree_name_thread(name)
+    }
+
     /// An identifier of the calling thread, to compare with one taken earlier.
     static var currentThread: UInt {
         #if canImport(Darwin)

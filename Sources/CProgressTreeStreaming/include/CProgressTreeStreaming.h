@@ -28,6 +28,9 @@ int progresstree_pipe(int descriptors[2]);
 /// or `errno`.
 int progresstree_peer_user(int descriptor, uid_t *user);
 
+/// Names the calling thread (Linux keeps 15 bytes), as `top -H` and debuggers show it.
+void progresstree_name_thread(const char *name);
+
 /// Linux's epoll, for the reactor that waits on every stream of the process: a close-on-exec epoll
 /// descriptor, or -1 (and `errno`; `ENOSYS` where there is no epoll).
 int progresstree_poller_create(void);
