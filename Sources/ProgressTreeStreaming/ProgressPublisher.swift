@@ -171,10 +171,12 @@ public final class ProgressPublisher: Sendable {
     }
 
     deinit {
-        state.withLock { state in
+        let watch = state.withLock { state in
             state.timer?.cancel()
             state.timer = nil
+            return state.commandWatch
         }
+        if let watch { StreamReactor.shared.stop(watch) }
     }
 
     /// Starts publishing: a walk at once, then one every `Options.interval` (unless `publishesOnTimer` is
@@ -209,7 +211,8 @@ public final class ProgressPublisher: Sendable {
     /// Ends the stream with one last walk, then stops: no more walks, no more commands. When the root is
     /// final, that walk writes the last line of every node the stream named, then the root's final line
     /// (unless an earlier walk already did). It waits at most 10 seconds for the reader to take those
-    /// lines. Calling it again does nothing.
+    /// lines. Once it returns, the publisher no longer touches the descriptors. Calling it again does
+    /// nothing.
     public func finish() {
         let timer = state.withLock { state -> (any DispatchSourceTimer)? in
             defer { state.timer = nil }
@@ -217,7 +220,10 @@ public final class ProgressPublisher: Sendable {
         }
         timer?.cancel()
         walk(final: true)
-        stopReadingCommands()
+        if stopReadingCommands() {
+            // The reactor stops watching in order: once this runs there, it reads the channel no more.
+            StreamReactor.shared.performAndWait {}
+        }
     }
 
     /// Whether publishing stopped because the reader went away (or was cut off).
@@ -308,8 +314,12 @@ public final class ProgressPublisher: Sendable {
         }
     }
 
-    private func stopReadingCommands() {
-        if let watch = state.withLock({ $0.commandWatch }) { StreamReactor.shared.stop(watch) }
+    /// Stops reading the command channel; whether it was being read.
+    @discardableResult
+    private func stopReadingCommands() -> Bool {
+        guard let watch = state.withLock({ $0.commandWatch }) else { return false }
+        StreamReactor.shared.stop(watch)
+        return true
     }
 
     /// On the reactor's thread: reads what came on the command channel and applies the commands.

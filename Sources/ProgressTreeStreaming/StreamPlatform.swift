@@ -399,18 +399,7 @@ enum StreamPlatform {
         let descriptor = try streamSocket(family: family)
         var yes: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        let bound =
-            family == AF_INET
-            ? withUnsafePointer(to: &address4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            : withUnsafePointer(to: &address6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
+        let bound = family == AF_INET ? bind(descriptor, to: address4) : bind(descriptor, to: address6)
         guard bound == 0, listen(descriptor, backlog: backlog) == 0 else {
             let error = errno
             close(descriptor)
@@ -424,6 +413,31 @@ enum StreamPlatform {
         // The port is at the same place in both address structures.
         setNonBlocking(descriptor)
         return (descriptor, UInt16(bigEndian: storage.sin6_port))
+    }
+
+    /// Binds `descriptor` to `address` (a `sockaddr_in`, `sockaddr_in6` or `sockaddr_un`).
+    private static func bind<Address>(_ descriptor: Int32, to address: Address) -> Int32 {
+        withSocketAddress(address) { Glibc_bind(descriptor, $0, $1) }
+    }
+
+    /// Calls `body` with `address` (a `sockaddr_in`, `sockaddr_in6` or `sockaddr_un`) seen as a `sockaddr`,
+    /// and its length.
+    private static func withSocketAddress<Address, Result>(
+        _ address: Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
+        withUnsafePointer(to: address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
+        }
+    }
+
+    private static func Glibc_bind(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.bind(descriptor, address, length)
+        #elseif canImport(Musl)
+        Musl.bind(descriptor, address, length)
+        #elseif canImport(Darwin)
+        Darwin.bind(descriptor, address, length)
+        #endif
     }
 
     private static func streamSocket(family: Int32) throws(StreamSetupError) -> Int32 {
@@ -520,7 +534,7 @@ enum StreamPlatform {
     /// anything else there is an error.
     static func listen(path: String, backlog: Int32) throws(StreamSetupError) -> Int32 {
         try checkPrivateDirectory(of: path)
-        var address = try unixAddress(path)
+        let address = try unixAddress(path)
         var status = stat()
         if lstat(path, &status) == 0 {
             let isOurSocket = status.st_mode & S_IFMT == S_IFSOCK && UInt32(status.st_uid) == effectiveUser
@@ -530,11 +544,7 @@ enum StreamPlatform {
             unlink(path)
         }
         let descriptor = try streamSocket(family: AF_UNIX)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = bind(descriptor, to: address)
         // The directory keeps everyone else out already; the mode says so on the socket itself.
         guard bound == 0, chmod(path, 0o600) == 0, listen(descriptor, backlog: backlog) == 0 else {
             let error = errno
@@ -556,13 +566,9 @@ enum StreamPlatform {
         guard status.st_mode & S_IFMT == S_IFSOCK, UInt32(status.st_uid) == effectiveUser else {
             throw .unsafePath(path, "not a socket of this user's")
         }
-        var address = try unixAddress(path)
+        let address = try unixAddress(path)
         let descriptor = try streamSocket(family: AF_UNIX)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = withSocketAddress(address) { connect(descriptor, $0, $1) }
         guard result == 0 else {
             let error = errno
             close(descriptor)

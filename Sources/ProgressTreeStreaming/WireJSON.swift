@@ -42,7 +42,7 @@ enum WireJSON {
         var parser = Parser(bytes: bytes)
         parser.skipSpace()
         guard parser.peek == UInt8(ascii: "{") else { throw Failure(message: "not a JSON object") }
-        try parser.topLevelObject(visit)
+        try parser.objectMembers(depth: 0, visit)
         parser.skipSpace()
         guard parser.index == bytes.count else { throw Failure(message: "text after the object") }
     }
@@ -62,8 +62,12 @@ enum WireJSON {
             index += 1
         }
 
-        /// Parses the top-level object, visiting each member as it is read.
-        mutating func topLevelObject(_ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void) throws(Failure) {
+        /// Parses an object, visiting each member as it is read (nested objects are parsed with a visit
+        /// that keeps nothing).
+        mutating func objectMembers(
+            depth: Int, _ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void
+        ) throws(Failure) {
+            guard depth < WireJSON.maximumDepth else { throw Failure(message: "nested too deeply") }
             try expect(UInt8(ascii: "{"))
             skipSpace()
             if peek == UInt8(ascii: "}") {
@@ -84,38 +88,13 @@ enum WireJSON {
                 }
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
-                let value = try self.value(depth: 1)
+                let value = try self.value(depth: depth + 1)
                 if let spelled {
                     let result = spelled.withUnsafeBytes { name in Result { () throws(Failure) in try visit(name, value) } }
                     try result.get()
                 } else if let plainEnd {
                     try visit(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<plainEnd]), value)
                 }
-                skipSpace()
-                if peek == UInt8(ascii: ",") {
-                    index += 1
-                    continue
-                }
-                try expect(UInt8(ascii: "}"))
-                return
-            }
-        }
-
-        /// Parses (and skips) an object nested in a line.
-        mutating func skipObject(depth: Int) throws(Failure) {
-            guard depth < WireJSON.maximumDepth else { throw Failure(message: "nested too deeply") }
-            try expect(UInt8(ascii: "{"))
-            skipSpace()
-            if peek == UInt8(ascii: "}") {
-                index += 1
-                return
-            }
-            while true {
-                skipSpace()
-                _ = try string()
-                skipSpace()
-                try expect(UInt8(ascii: ":"))
-                _ = try self.value(depth: depth + 1)
                 skipSpace()
                 if peek == UInt8(ascii: ",") {
                     index += 1
@@ -146,7 +125,7 @@ enum WireJSON {
             guard let byte = peek else { throw Failure(message: "truncated") }
             switch byte {
             case UInt8(ascii: "{"):
-                try skipObject(depth: depth)
+                try objectMembers(depth: depth) { (_, _) throws(Failure) in }
                 return .nested
             case UInt8(ascii: "["):
                 try array(depth: depth)

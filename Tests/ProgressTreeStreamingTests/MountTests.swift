@@ -10,21 +10,6 @@ import ProgressTree
 final class MountTests: XCTestCase {
     // MARK: Support
 
-    /// Waits (polling, at most `seconds`) until `condition` holds: the mount reads on its own thread.
-    func wait(
-        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
-        _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline {
-                XCTFail("timed out waiting for: \(what)", file: file, line: line)
-                return
-            }
-            usleep(2_000)
-        }
-    }
-
     /// A publisher of `root` on one end of a socket pair and a mount of the other end under `parent`.
     func connect(
         _ root: ProgressNode, under parent: ProgressNode, pending: Int64, name: String = "worker 1"

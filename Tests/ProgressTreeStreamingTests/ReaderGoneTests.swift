@@ -12,22 +12,8 @@ import XCTest
 
 /// A publisher whose reader goes away stops working for nobody; one whose reader falls behind never
 /// waits for it; a program a mount started ends with the process that started it (Docs/Mounting.md,
-/// "When the reader goes away").
+/// "When the parent goes away").
 final class ReaderGoneTests: XCTestCase {
-    /// Waits (polling, at most `seconds`) until `condition` holds: the other side runs on other threads.
-    private func wait(
-        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline {
-                XCTFail("timed out waiting for: \(what)", file: file, line: line)
-                return
-            }
-            usleep(2_000)
-        }
-    }
-
     private func publisher(
         of root: ProgressNode, on descriptor: Int32, configure: (inout ProgressPublisher.Options) -> Void = { _ in }
     ) -> ProgressPublisher {

@@ -14,19 +14,6 @@ import XCTest
 /// this user's, TCP on loopback unless asked otherwise, a bound on connections, and readers that stall or
 /// send oversized commands cut off and counted.
 final class WhoMayConnectTests: XCTestCase {
-    private func wait(
-        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline {
-                XCTFail("timed out waiting for: \(what)", file: file, line: line)
-                return
-            }
-            usleep(2_000)
-        }
-    }
-
     /// A directory of this user's with `mode`, removed after the test.
     private func directory(mode: mode_t = 0o700) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pt-\(UUID().uuidString.prefix(8))").path

@@ -248,6 +248,24 @@ private func report(_ measurement: Measurement) -> Bool {
     return measurement.cpu <= 10 && measurement.perMount <= 64 * 1024 && latency.p99 <= 200
 }
 
+/// Makes `count` mounts below `album` (`mount(index)`), measures and reports them, and waits for them to
+/// end; whether the goals were met and every mounted root finished.
+private func measureMounts(
+    _ title: String, album: ProgressNode, count: Int, seconds: Double, _ mount: (Int) throws -> ProgressMount
+) throws -> Bool {
+    let baseline = residentBytes()
+    let mounts = try (0..<count).map(mount)
+    print("    \(title):")
+    let ok = report(
+        measure(
+            title, album: album, nodes: { mounts.map(\.node) }, lines: { mounts.reduce(0) { $0 + $1.diagnostics.acceptedLines } },
+            expected: count, baseline: baseline, seconds: seconds))
+    for mount in mounts { mount.waitUntilEnded(timeout: .seconds(60)) }
+    let finished = mounts.filter { $0.node.isFinished }.count
+    print("       \(finished) of \(count) mounted roots finished")
+    return ok && finished == count
+}
+
 /// The parent: parts a, b and c.
 func runScaleScenario(publishers: Int, processes: Int, seconds: Double) {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
@@ -266,22 +284,12 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double) {
         child.standardOutput = output
         try child.run()
         _ = output.fileHandleForReading.availableData  // "listening"
-        let baseline = residentBytes()
-        var mounts: [ProgressMount] = []
-        for index in 0..<publishers {
-            mounts.append(try album.mountConnection(path: path, pendingUnitCount: 1, name: "publisher \(index + 1)"))
-        }
-        print("    a. \(publishers) publishers (one process, a Unix-domain socket each):")
-        ok = report(
-            measure(
-                "a", album: album, nodes: { mounts.map(\.node) }, lines: { mounts.reduce(0) { $0 + $1.diagnostics.acceptedLines } },
-                expected: publishers, baseline: baseline, seconds: seconds))
-            && ok
-        for mount in mounts { mount.waitUntilEnded(timeout: .seconds(60)) }
+        ok =
+            try measureMounts(
+                "a. \(publishers) publishers (one process, a Unix-domain socket each)", album: album, count: publishers,
+                seconds: seconds
+            ) { index in try album.mountConnection(path: path, pendingUnitCount: 1, name: "publisher \(index + 1)") } && ok
         child.waitUntilExit()
-        let finished = mounts.filter { $0.node.isFinished }.count
-        print("       \(finished) of \(publishers) mounted roots finished")
-        ok = ok && finished == publishers
     } catch {
         print("    a. failed: \(error)")
         ok = false
@@ -290,24 +298,13 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double) {
     // b. Processes, each mounted with mountProcess.
     do {
         let album = ProgressNode.discreteProgress(totalUnitCount: Int64(processes))
-        let baseline = residentBytes()
-        var mounts: [ProgressMount] = []
-        for index in 0..<processes {
-            mounts.append(
+        ok =
+            try measureMounts("b. \(processes) processes (mountProcess)", album: album, count: processes, seconds: seconds) {
+                index in
                 try album.mountProcess(
                     path: executable, arguments: ["--scale-worker", "\(lifetime)"], pendingUnitCount: 1,
-                    name: "worker \(index + 1)"))
-        }
-        print("    b. \(processes) processes (mountProcess):")
-        ok = report(
-            measure(
-                "b", album: album, nodes: { mounts.map(\.node) }, lines: { mounts.reduce(0) { $0 + $1.diagnostics.acceptedLines } },
-                expected: processes, baseline: baseline, seconds: seconds))
-            && ok
-        for mount in mounts { mount.waitUntilEnded(timeout: .seconds(60)) }
-        let finished = mounts.filter { $0.node.isFinished }.count
-        print("       \(finished) of \(processes) mounted roots finished")
-        ok = ok && finished == processes
+                    name: "worker \(index + 1)")
+            } && ok
     } catch {
         print("    b. failed: \(error)")
         ok = false
