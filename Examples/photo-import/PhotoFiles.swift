@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ProgressTree
 
 /// The photos written to `--destination`: each photo's bytes go to `<name>.part` as they arrive, and the
 /// file is renamed to `<name>` once the photo is imported. A photo that fails or is cancelled leaves
@@ -18,7 +18,8 @@ final class PhotoFiles: Sendable {
     }
 
     let directory: URL
-    private let files = Mutex(Files())
+    /// `Lock`, not `Mutex`: ThreadSanitizer sees its critical sections (CI runs the examples under it).
+    private let files = Lock(Files())
 
     init(directory: String) {
         self.directory = URL(fileURLWithPath: directory, isDirectory: true)
