@@ -6,12 +6,14 @@ import PackageDescription
 let package = Package(
     name: "ProgressTree",
     // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
-    // visionOS; tvOS and watchOS are listed for that floor only (ProgressTree's streaming calls posix_spawn,
-    // which they lack), Windows and Android not at all: see README.md, "Requirements".
+    // visionOS; on tvOS and watchOS the model, Presentation and Foundation modules are meant to build, not
+    // ProgressTreeStreaming (it starts processes with fork) nor the terminal, which depends on it; see
+    // README.md, "Requirements".
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "ProgressTree", targets: ["ProgressTree"]),
         .library(name: "ProgressTreePresentation", targets: ["ProgressTreePresentation"]),
+        .library(name: "ProgressTreeStreaming", targets: ["ProgressTreeStreaming"]),
         .library(name: "ProgressTreeTerminal", targets: ["ProgressTreeTerminal"]),
         .library(name: "ProgressTreeFoundation", targets: ["ProgressTreeFoundation"]),
         .executable(name: "photo-import", targets: ["photo-import"]),
@@ -26,7 +28,15 @@ let package = Package(
         // Label pacing and step flows: no `ProgressNode` in their API. Depends on ProgressTree only for the
         // package-level `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
         .target(name: "ProgressTreePresentation", dependencies: ["ProgressTree"]),
-        .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree"]),
+        // Publishing and mounting across processes: the wire format's reader, sockets, processes (the POSIX
+        // code the model keeps out). The model keeps what is pure: a node's line and the walker that
+        // decides what a writer writes (also used by the terminal's json mode).
+        .target(name: "ProgressTreeStreaming", dependencies: ["ProgressTree", "CProgressTreeStreaming"]),
+        // The calls Swift cannot make (fork and prctl between them, epoll, peer credentials): C, no Swift.
+        .target(name: "CProgressTreeStreaming"),
+        // Depends on ProgressTreeStreaming for `PROGRESSTREE_FD` (a renderer started by a mounting parent
+        // publishes instead of drawing) and to print a mounted program's output lines.
+        .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree", "ProgressTreeStreaming"]),
         // `Foundation.Progress` as a child of a node, and a node as a `Foundation.Progress`: the whole of
         // Foundation, which the model keeps out (it uses `FoundationEssentials`). Depends on the model's
         // package-level `ThreadScopeCompanion` for Foundation children of current nodes.
@@ -34,7 +44,8 @@ let package = Package(
         // MARK: Examples
         .target(name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
         .executableTarget(
-            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/photo-import"),
+            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/photo-import"),
         .executableTarget(
             name: "file-copy", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/file-copy"),
         .executableTarget(
@@ -49,8 +60,10 @@ let package = Package(
         // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
         .target(name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),
+        .testTarget(name: "ProgressTreeStreamingTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "TestSupport"]),
         .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
-        .testTarget(name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeTerminal", "TestSupport"]),
+        .testTarget(
+            name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "TestSupport"]),
         .testTarget(name: "ProgressTreeFoundationTests", dependencies: ["ProgressTree", "ProgressTreeFoundation"]),
         // Runs the built examples (the executables must be built: it depends on them), and the guides'
         // snippets as programs, compiled against the built library modules.
@@ -58,7 +71,8 @@ let package = Package(
             name: "ExampleTests",
             dependencies: [
                 "file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "fetch", "ProgressTree",
-                "ProgressTreePresentation", "ProgressTreeTerminal", "ProgressTreeFoundation", "TestSupport",
+                "ProgressTreePresentation", "ProgressTreeStreaming", "ProgressTreeTerminal", "ProgressTreeFoundation",
+                "TestSupport",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -42,7 +42,7 @@ let package = Package(
         // Side-by-side table (ContinuousClock timings): `swift run -c release ProgressTreeCompare`.
         .executableTarget(
             name: "ProgressTreeCompare",
-            dependencies: ["Scenarios"],
+            dependencies: ["Scenarios", .product(name: "ProgressTreeStreaming", package: rootPackageIdentity)],
             path: "Sources/ProgressTreeCompare"
         ),
         // package-benchmark suite: wall clock, malloc counts and memory, with p90 thresholds.

@@ -4,6 +4,10 @@ import ProgressTree
 /// Imports an album: a few photos at a time, each a download (9 units) and a filter (1 unit).
 struct Importer: Sendable {
     let options: Options
+    /// Where the photos are written (`--destination`), if anywhere.
+    var files: PhotoFiles?
+    /// Says what was saved (the renderer's `print`: above the live area, or to a parent process).
+    var report: @Sendable (String) -> Void = { _ in }
 
     /// How an import ended.
     struct Outcome: Sendable {
@@ -42,9 +46,11 @@ struct Importer: Sendable {
                         try await photo.withCancellationLink { try await importPhoto(index, into: photo) }
                         return .imported
                     } catch let error as CameraStopped {
+                        files?.discard(Self.fileName(index))
                         photo.fail(error)  // its share stays where it stopped; the album goes on
                         return .failed
                     } catch {
+                        files?.discard(Self.fileName(index))
                         return .cancelled  // the photo keeps what it had done
                     }
                 }
@@ -71,18 +77,26 @@ struct Importer: Sendable {
         download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/" + Self.fileName(index))
         let chunk = max(1, size / 40)
         let fails = options.failEvery.map { (index + 1) % $0 == 0 } ?? false
+        let name = Self.fileName(index)
+        try files?.create(name)
         while download.completedUnitCount < size {
             try await download.checkpoint()  // waits while paused, throws when cancelled
             try await Task.sleep(for: tick(milliseconds: 30 + (index % 3) * 10))
-            download.advance(by: min(chunk, size - download.completedUnitCount))
+            let bytes = min(chunk, size - download.completedUnitCount)
+            try files?.append(name, count: bytes, byte: UInt8(truncatingIfNeeded: index))
+            download.advance(by: bytes)
             if fails, download.completedUnitCount >= size / 2 {
-                throw CameraStopped(fileName: Self.fileName(index), every: options.failEvery ?? 0)
+                throw CameraStopped(fileName: name, every: options.failEvery ?? 0)
             }
         }
         // The filter: 1 unit, attached implicitly. `applyFilter` knows nothing about the photo: the first
         // node it creates attaches to the node made current here.
         try await photo.withCurrent(pendingUnitCount: 1) {
             try await applyFilter()
+        }
+        if let files {
+            try files.finish(name)
+            report("Saved \(name) in \(files.directory.path)")
         }
     }
 

@@ -1,4 +1,5 @@
 import ExampleSupport
+import Foundation
 import ProgressTreeTerminal
 
 /// The command line of photo-import.
@@ -14,6 +15,8 @@ struct Options: ExampleOptions, Sendable {
     var workers: Int?
     /// `--worker I/N` (set by the parent for its workers): import every Nth photo from the Ith (0-based).
     var workerSlice: (index: Int, count: Int)?
+    /// `--destination DIR`: write each photo imported there.
+    var destination: String?
 
     /// The photos this process imports: all of them, or its worker slice.
     var photoIndices: [Int] {
@@ -22,7 +25,7 @@ struct Options: ExampleOptions, Sendable {
     }
 
     static let usage = """
-        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
+        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N] [--destination DIR]
                             [--progress auto|live|plain|json|none]
 
           --photos N        how many photos to import (default 12)
@@ -34,7 +37,11 @@ struct Options: ExampleOptions, Sendable {
           --workers N       import in N worker processes of this program (each its
                             share of the album), shown as one tree: keys and Ctrl-C
                             reach every worker; a worker that dies is shown failed
-                            while the others go on
+                            while the others go on; workers end with the program,
+                            however it ends
+          --destination DIR write each photo imported to DIR (an existing directory),
+                            saying so above the progress; a photo that fails or is
+                            cancelled leaves no file behind
           --progress M      how to show progress (default auto: live on a terminal,
                             plain otherwise; json: a line for each change of any node,
                             for other programs)
@@ -60,6 +67,12 @@ struct Options: ExampleOptions, Sendable {
             case "--fail-every": failEvery = try reader.integer(of: argument, in: 1...10_000)
             case "--progress": progress = try reader.progressMode(of: argument)
             case "--workers": workers = try reader.integer(of: argument, in: 1...64)
+            case "--destination":
+                let directory = try reader.value(of: argument)
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+                else { throw UsageError("--destination needs an existing directory (got \(directory))") }
+                destination = directory
             case "--worker":
                 // Internal: how a parent started with --workers starts its workers.
                 let value = try reader.value(of: argument)

@@ -5,14 +5,18 @@
 // implicit, task-local composition (`withCurrent`), as in Apple's PhotoProgress sample. The album's node
 // composes the photos and the terminal renderer shows the whole tree live.
 //
-//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
+//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--workers N] [--destination DIR]
 //                          [--progress auto|live|plain|json|none]
 //
 // `--workers N` imports in N worker processes of this same program, each its share of the album, and shows
 // one live tree: each worker is a child of the album standing for its photos (`mountProcess`); its own
-// renderer publishes to the parent instead of drawing (`PROGRESSTREE_FD`). Keys and Ctrl-C reach the
-// workers through the mirrored nodes; `kill -9` on a worker shows it failed ("worker 2 exited with signal
-// 9") while the others go on, and the exit status is then 1.
+// renderer publishes to the parent instead of drawing (`PROGRESSTREE_FD`), and what it prints shows above
+// the parent's live area after its name. Keys and Ctrl-C reach the workers through the mirrored nodes;
+// `kill -9` on a worker shows it failed ("worker 2 exited with signal 9") while the others go on, and the
+// exit status is then 1. `kill -9` on the parent ends the workers too: their reader went away (and, on
+// Linux, they get SIGTERM), so they cancel, and leave no partial photo in `--destination`.
+//
+// `--destination DIR` writes each photo to DIR as it is imported (`PhotoFiles`).
 //
 // Keys while live: p pause, r resume, c cancel (exit status 3). Ctrl-C cancels cleanly (130).
 //
@@ -24,6 +28,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import ProgressTree
+import ProgressTreeStreaming
 import ProgressTreeTerminal
 import Synchronization
 
@@ -39,8 +44,10 @@ struct PhotoImport {
         album.localizedDescription = "Importing \(options.photos) photos"
         album.isPausable = true
 
+        let files = options.workers == nil ? options.destination.map(PhotoFiles.init(directory:)) : nil
         let display = ExampleDisplay(album, mode: options.progress, keys: .pauseResumeCancel, cleanUp: {
             WorkerProcesses.terminate()  // SIGTERM, SIGHUP or a second Ctrl-C: the workers end too
+            files?.discardAll()  // and no partial photo stays behind
         })
         let renderer = display.renderer
 
@@ -65,12 +72,14 @@ struct PhotoImport {
             }
             return
         }
-        if let slice = options.workerSlice {
-            album.localizedDescription = "Worker \(slice.index + 1): \(options.photoIndices.count) photos"
+        if options.workerSlice != nil {
+            // The parent shows the worker's name before it: "worker 2: Importing 3 photos".
+            album.localizedDescription = "Importing \(options.photoIndices.count) photos"
             album.totalUnitCount = Int64(max(options.photoIndices.count, 1))
         }
         renderer.start()
-        let outcome = await Importer(options: options).importAlbum(into: album)
+        let importer = Importer(options: options, files: files, report: { renderer.print($0) })
+        let outcome = await importer.importAlbum(into: album)
         let imported = outcome.imported
         if options.photoIndices.isEmpty { album.completedUnitCount = 1 }
         if outcome.failed > 0 {
@@ -115,10 +124,13 @@ struct PhotoImport {
             let photos = workerOptions.photoIndices.count
             var arguments = ["--worker", "\(index)/\(count)", "--photos", "\(options.photos)", "--speed", "\(options.speed)"]
             if let failEvery = options.failEvery { arguments += ["--fail-every", "\(failEvery)"] }
+            if let destination = options.destination { arguments += ["--destination", destination] }
             do {
+                // What a worker prints (its renderer's `print`, or its standard error) shows above the live
+                // area, after its name.
                 let mount = try album.mountProcess(
                     path: executable, arguments: arguments, pendingUnitCount: Int64(max(photos, 1)),
-                    name: "worker \(index + 1)")
+                    name: "worker \(index + 1)", outputLines: renderer.print)
                 mounts.append((mount, photos))
             } catch {
                 renderer.print("photo-import: cannot start worker \(index + 1): \(error)")

@@ -1,5 +1,6 @@
 import Dispatch
 import ProgressTree
+import ProgressTreeStreaming
 import Synchronization
 
 /// Shows a `ProgressNode` tree in a terminal: live bars that redraw in place, plain lines for logs, or
@@ -225,16 +226,37 @@ public final class TerminalRenderer: Sendable {
 
     /// Prints `message` above the live area (or as lines, in plain mode), so messages and progress do not
     /// mix. Before the first live frame (during `Options.initialDelay`) and after `stop()`, it is written
-    /// below what is on screen: there is no live area to keep below it. Ignored in json and none modes.
+    /// below what is on screen: there is no live area to keep below it. While publishing to a parent
+    /// process (`isPublishing`), it is written to the output as lines, where that parent reads them and
+    /// shows them in turn. Ignored in json and none modes otherwise.
     ///
     /// The message may come from outside (a file name): it is split into lines at its line breaks (one
     /// final line break is dropped), and other control characters are shown as spaces, so it never moves
     /// the cursor, changes colours or breaks the live area.
     public func print(_ message: String) {
-        let lines = Self.printableLines(message)
+        if write(Self.printableLines(message)) { draw(final: false) }
+    }
+
+    /// Prints a line that a program mounted with `mountProcess` wrote, prefixed with the mount's name,
+    /// as `print(_:)` does: `[worker 2] no date in IMG_0007.jpg`. Pass it as the mount's output handler:
+    ///
+    /// ```swift
+    /// let worker = try album.mountProcess(path: tool, pendingUnitCount: 4, name: "worker 2",
+    ///                                     outputLines: renderer.print)
+    /// ```
+    ///
+    /// In live mode the line is drawn above the live area with the next frame (a program that prints a
+    /// lot costs one frame per frame interval, not one per line).
+    public func print(_ line: ProgressMount.OutputLine) {
+        _ = write(Self.printableLines("[\(line.mountName)] " + line.text))
+    }
+
+    /// Writes printed `lines` as the mode says; `true` when they wait for a frame to draw them above the
+    /// live area.
+    private func write(_ lines: [String]) -> Bool {
         switch mode {
         case .live:
-            let drawsAbove = state.withLock { state in
+            return state.withLock { state in
                 // Written under the lock, so a frame never starts between the check and the write.
                 guard state.live.hasDrawn, !state.isStopped else {
                     output.write(lines.map { $0 + "\n" }.joined())
@@ -243,12 +265,14 @@ public final class TerminalRenderer: Sendable {
                 state.printed.append(contentsOf: lines)
                 return true
             }
-            if drawsAbove { draw(final: false) }
         case .plain:
+            state.withLock { _ in output.write(lines.map { $0 + "\n" }.joined()) }
+        case .none where isPublishing:
             state.withLock { _ in output.write(lines.map { $0 + "\n" }.joined()) }
         case .auto, .json, .none:
             break
         }
+        return false
     }
 
     /// `message` as lines without control characters.

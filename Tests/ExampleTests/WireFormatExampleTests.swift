@@ -77,13 +77,13 @@ final class WireFormatExampleTests: XCTestCase {
             ["--workers", "3", "--photos", "5", "--speed", "20", "--fail-every", "4", "--progress", "json"],
             status: 1)
         XCTAssertEqual(
-            reader.nodes(in: "failed").map(\.name), ["Importing 5 photos", "Worker 1: 2 photos", "IMG_0004.jpg"])
+            reader.nodes(in: "failed").map(\.name), ["Importing 5 photos", "worker 1: Importing 2 photos", "IMG_0004.jpg"])
         XCTAssertEqual(
             reader.nodes(in: "failed").map(\.reason), ["1 of 3 workers failed", "1 of 2 photos failed", failure])
         XCTAssertEqual(reader.nodes(in: "failed").last?.parent, reader.nodes(in: "failed").dropFirst().first?.id)
         XCTAssertEqual(
             reader.nodes(in: "finished").filter { $0.parent == 1 }.map(\.name).sorted(),
-            ["Worker 2: 2 photos", "Worker 3: 1 photos"])
+            ["worker 2: Importing 2 photos", "worker 3: Importing 1 photos"])
         XCTAssertEqual(reader.root?.failedBelow, 2)
     }
 
@@ -95,7 +95,7 @@ final class WireFormatExampleTests: XCTestCase {
             status: 1)
         let failed = reader.nodes(in: "failed")
         let workers = failed.filter { $0.parent == 1 }
-        XCTAssertEqual(workers.map(\.name), ["Worker 1: 4 photos", "Worker 2: 4 photos", "Worker 3: 4 photos"])
+        XCTAssertEqual(workers.map(\.name), ["worker 1: Importing 4 photos", "worker 2: Importing 4 photos", "worker 3: Importing 4 photos"])
         XCTAssertEqual(Set(workers.map(\.reason)), ["2 of 4 photos failed"])
         let photos = failed.filter { $0.id != 1 && $0.parent != 1 }
         XCTAssertEqual(photos.map(\.name).sorted(), [2, 4, 6, 8, 10, 12].map { Importer.name($0) })
@@ -105,9 +105,9 @@ final class WireFormatExampleTests: XCTestCase {
         XCTAssertEqual(
             photos.map { "\(workerOf[$0.parent ?? 0] ?? "?") › \($0.name)" }.sorted(),
             [
-                "Worker 1: 4 photos › IMG_0004.jpg", "Worker 1: 4 photos › IMG_0010.jpg",
-                "Worker 2: 4 photos › IMG_0002.jpg", "Worker 2: 4 photos › IMG_0008.jpg",
-                "Worker 3: 4 photos › IMG_0006.jpg", "Worker 3: 4 photos › IMG_0012.jpg",
+                "worker 1: Importing 4 photos › IMG_0004.jpg", "worker 1: Importing 4 photos › IMG_0010.jpg",
+                "worker 2: Importing 4 photos › IMG_0002.jpg", "worker 2: Importing 4 photos › IMG_0008.jpg",
+                "worker 3: Importing 4 photos › IMG_0006.jpg", "worker 3: Importing 4 photos › IMG_0012.jpg",
             ])
         XCTAssertEqual(reader.root?.reason, "3 of 3 workers failed")
         XCTAssertEqual(reader.root?.failedBelow, 9)
@@ -117,7 +117,7 @@ final class WireFormatExampleTests: XCTestCase {
         let reader = try stream(["--workers", "3", "--photos", "6", "--speed", "20", "--progress", "json"], status: 0)
         XCTAssertEqual(
             reader.nodes.values.filter { $0.parent == 1 }.map(\.name).sorted(),
-            ["Worker 1: 2 photos", "Worker 2: 2 photos", "Worker 3: 2 photos"])
+            ["worker 1: Importing 2 photos", "worker 2: Importing 2 photos", "worker 3: Importing 2 photos"])
         XCTAssertEqual(Set(reader.nodes.values.map(\.state)), ["finished"])
     }
 
@@ -174,10 +174,10 @@ final class WireFormatExampleTests: XCTestCase {
 
     func test_ctrl_c_in_json_mode_with_workers_ends_every_worker_cancelled_before_the_album() throws {
         let reader = try interrupted(
-            ["--workers", "2", "--photos", "40", "--speed", "0.5"], onceNamed: "Worker 2: 20 photos")
+            ["--workers", "2", "--photos", "40", "--speed", "0.5"], onceNamed: "worker 2: Importing 20 photos")
         XCTAssertEqual(
             reader.nodes(in: "cancelled").filter { $0.parent == 1 }.map(\.name),
-            ["Worker 1: 20 photos", "Worker 2: 20 photos"])
+            ["worker 1: Importing 20 photos", "worker 2: Importing 20 photos"])
     }
 }
 

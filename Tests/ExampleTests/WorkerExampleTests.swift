@@ -5,6 +5,8 @@ import Darwin
 #endif
 import Foundation
 import ProgressTree
+import ProgressTreeStreaming
+import TestSupport
 import XCTest
 
 /// `photo-import --workers N` (Docs/Mounting.md): worker processes of the same binary, mounted as one tree.
@@ -58,7 +60,7 @@ final class WorkerExampleTests: XCTestCase {
         let workers = last.values.filter { ($0["parent"] as? Int) == 1 }
         XCTAssertEqual(
             Set(workers.compactMap { $0["name"] as? String }),
-            ["Worker 1: 2 photos", "Worker 2: 2 photos", "Worker 3: 2 photos"])
+            ["worker 1: Importing 2 photos", "worker 2: Importing 2 photos", "worker 3: Importing 2 photos"])
         XCTAssertEqual(workers.map { $0["pending"] as? Int }, [2, 2, 2])
         XCTAssertTrue(workers.allSatisfy { $0["state"] as? String == "finished" })
     }
@@ -73,8 +75,8 @@ final class WorkerExampleTests: XCTestCase {
         let text = child.outputText
         XCTAssertEqual(exit?.status, 1, text)
         XCTAssertTrue(text.contains("failed: worker 2 exited with signal 9"), text)
-        XCTAssertTrue(text.contains("Worker 1: 3 photos: done, 3 of 3"), text)
-        XCTAssertTrue(text.contains("Worker 3: 3 photos: done, 3 of 3"), text)
+        XCTAssertTrue(text.contains("worker 1: Importing 3 photos: done, 3 of 3"), text)
+        XCTAssertTrue(text.contains("worker 3: Importing 3 photos: done, 3 of 3"), text)
         XCTAssertTrue(text.contains(" of 9 photos with 3 workers in "), text)
         XCTAssertTrue(text.contains(" s; 1 worker failed"), text)
     }
@@ -84,12 +86,12 @@ final class WorkerExampleTests: XCTestCase {
             "photo-import", ["--workers", "2", "--photos", "100", "--speed", "0.5", "--progress", "plain"])
         let pids = waitForWorkers(2, of: child.process.processIdentifier)
         XCTAssertEqual(pids.count, 2, "\(pids)")
-        XCTAssertTrue(child.waitForOutput(containing: "Worker 2: 50 photos"), child.outputText)
+        XCTAssertTrue(child.waitForOutput(containing: "worker 2: Importing 50 photos"), child.outputText)
         child.send(SIGINT)  // the parent only: the cancellation reaches the workers as commands
         let exit = child.waitForExit(timeout: 30)
         XCTAssertEqual(exit?.status, 130, child.outputText)
-        XCTAssertTrue(child.outputText.contains("Worker 1: 50 photos: cancelled"), child.outputText)
-        XCTAssertTrue(child.outputText.contains("Worker 2: 50 photos: cancelled"), child.outputText)
+        XCTAssertTrue(child.outputText.contains("worker 1: Importing 50 photos: cancelled"), child.outputText)
+        XCTAssertTrue(child.outputText.contains("worker 2: Importing 50 photos: cancelled"), child.outputText)
         for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
     }
 
@@ -98,16 +100,69 @@ final class WorkerExampleTests: XCTestCase {
             "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5"], terminal: true, columns: 120, rows: 40)
         let pids = waitForWorkers(2, of: child.process.processIdentifier)
         XCTAssertEqual(pids.count, 2, "\(pids)")
-        XCTAssertTrue(child.waitForOutput(containing: "Worker 2: 20 photos"), child.outputText)
+        XCTAssertTrue(child.waitForOutput(containing: "worker 2: Importing 20 photos"), child.outputText)
         let before = child.outputData.count
         child.type("p")
-        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 1: 20 photos", after: before), child.output(after: before))
-        XCTAssertTrue(child.waitForOutput(containing: "‖ Worker 2: 20 photos", after: before), child.output(after: before))
+        XCTAssertTrue(child.waitForOutput(containing: "‖ worker 1: Importing 20 photos", after: before), child.output(after: before))
+        XCTAssertTrue(child.waitForOutput(containing: "‖ worker 2: Importing 20 photos", after: before), child.output(after: before))
         child.type("c")
         let exit = child.waitForExit(timeout: 30)
         XCTAssertEqual(exit?.status, 3, "cancelled with c: no signal, not 130; " + child.outputText)
         XCTAssertTrue(child.outputText.contains("Cancelled at"), child.outputText)
         for pid in pids.values { XCTAssertFalse(isAlive(pid), "worker \(pid) still running") }
+    }
+
+    /// A directory for `--destination`, removed after the test.
+    private func destination() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("photos-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    /// `kill -9` of the parent: every worker ends within 2 s (its reader went away, and on Linux it gets
+    /// SIGTERM), and none leaves a partial photo behind. (They went on running, reparented to init.)
+    func test_kill_9_on_the_parent_ends_every_worker_within_2_seconds_leaving_no_partial_photo() throws {
+        let directory = try destination()
+        let child = try ExampleProcess(
+            "photo-import",
+            ["--workers", "3", "--photos", "60", "--speed", "1", "--destination", directory, "--progress", "plain"])
+        let pids = waitForWorkers(3, of: child.process.processIdentifier)
+        XCTAssertEqual(pids.count, 3, "\(pids)")
+        defer { for pid in pids.values { kill(pid, SIGKILL) } }
+        let partial = { (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".part") } ?? [] }
+        XCTAssertTrue(child.wait(timeout: 15) { partial().count >= 3 }, "photos being written")
+        child.send(SIGKILL)
+        let killed = Date()
+        var running = Array(pids.values)
+        while !running.isEmpty && Date().timeIntervalSince(killed) < 2 {
+            usleep(10_000)
+            running = running.filter(isAlive)
+        }
+        XCTAssertEqual(running, [], "workers still running 2 s after the parent was killed")
+        XCTAssertEqual(partial(), [])
+    }
+
+    /// What a worker prints (here the photos it saved) shows above the parent's live area after the
+    /// worker's name, and no line of an earlier frame is left behind above the final one.
+    func test_what_a_worker_prints_shows_above_the_parents_live_area_after_its_name() throws {
+        let directory = try destination()
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "2", "--photos", "4", "--speed", "20", "--destination", directory],
+            terminal: true, columns: 120, rows: 30)
+        XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 0, child.outputText)
+        let screen = VirtualTerminal(columns: 120, rows: 30)
+        screen.write(child.outputText)
+        let lines = screen.allLines
+        let printed = lines.prefix { !$0.contains("Importing 4 photos") }
+        XCTAssertEqual(
+            Set(printed),
+            Set([(1, 1), (1, 3), (2, 2), (2, 4)].map { "[worker \($0.0)] Saved IMG_000\($0.1).jpg in \(directory)" }),
+            lines.joined(separator: "\n"))
+        XCTAssertEqual(printed.count, 4, lines.joined(separator: "\n"))
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
+            ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "IMG_0004.jpg"])
     }
 
     /// The ssh recipe of Docs/Mounting.md without ssh: the program publishes on its standard output and
@@ -133,7 +188,7 @@ final class WorkerExampleTests: XCTestCase {
         let deadline = Date().addingTimeInterval(15)
         while mount.node.children.isEmpty && Date() < deadline { usleep(5_000) }
         XCTAssertEqual(mount.node.totalUnitCount, 40)
-        XCTAssertEqual(mount.node.localizedDescription, "Importing 40 photos")
+        XCTAssertEqual(mount.node.localizedDescription, "remote: Importing 40 photos")
         album.cancel()  // travels on the program's standard input
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(15)))
         XCTAssertTrue(mount.node.isCancelled)

@@ -29,7 +29,7 @@ final class PublishingRendererTests: XCTestCase {
         renderer.drawFrame()
         let deadline = Date().addingTimeInterval(10)
         while mount.node.children.first?.completedUnitCount != 5 && Date() < deadline { usleep(2_000) }
-        XCTAssertEqual(mount.node.localizedDescription, "Sync")
+        XCTAssertEqual(mount.node.localizedDescription, "child: Sync")
         XCTAssertEqual(mount.node.children.map(\.localizedDescription), ["a.txt", "b.txt"])
         XCTAssertEqual(album.fractionCompleted, 0.25)  // 2 × (1 × 0.5) / 2 / 2
         album.cancel()  // back to the child's tree, through the renderer's publisher

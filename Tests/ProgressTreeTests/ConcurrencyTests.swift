@@ -1,6 +1,7 @@
 import Dispatch
 import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Updates and reads from many threads and tasks at once. `.ci/run` runs them, with the rest of the suite,

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The concurrent counterpart of `ModelBasedTests`: two threads run seeded random operations on one shared

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Cancellation, pausing and resuming across threads and tasks: handlers re-entering the tree from other

@@ -1,4 +1,5 @@
 import ProgressTree
+import TestSupport
 import XCTest
 
 /// A transition that flows down a tree: `cancel()`, `pause()`, or `resume()` of a paused tree.

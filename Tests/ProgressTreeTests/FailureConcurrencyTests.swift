@@ -1,5 +1,6 @@
 import Dispatch
 @testable import ProgressTree
+import TestSupport
 import XCTest
 
 /// `fail(_:)` racing with updates, cancellation, pausing and children finishing (Docs/Cancellation.md, "Failure"). Each race runs

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 @testable import ProgressTree
+import TestSupport
 import XCTest
 
 /// An error whose `description` is the reason a person reads.
@@ -16,11 +17,6 @@ struct ArchiveDown: Error, Equatable, CustomStringConvertible {
 private struct DiskFull: LocalizedError, CustomStringConvertible {
     var errorDescription: String? { "the disk is full" }
     var description: String { "DiskFull(code: 28)" }
-}
-
-struct Numbered: Error, CustomStringConvertible {
-    let number: Int
-    var description: String { "failure \(number)" }
 }
 
 // BEGIN snippet: migrating-failure

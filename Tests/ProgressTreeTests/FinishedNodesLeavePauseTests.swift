@@ -1,6 +1,7 @@
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// A finished node is never paused: `pause()` skips it, and a paused node that finishes, by its own update

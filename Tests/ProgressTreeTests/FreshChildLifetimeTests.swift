@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// A strong reference another thread (or a handler) can drop: the node's last one, so that its `deinit`

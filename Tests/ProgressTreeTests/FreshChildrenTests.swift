@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// Fresh children (`ProgressNode(totalUnitCount:parent:pendingUnitCount:)`) join their parent through a

@@ -3,6 +3,7 @@ import Foundation
 import Observation
 import Synchronization
 @testable import ProgressTree
+import TestSupport
 import XCTest
 
 /// `ObservableProgress`: a node followed by Swift's Observation (Docs/Observation.md, "SwiftUI and

@@ -1,4 +1,5 @@
 @testable import ProgressTree
+import TestSupport
 import XCTest
 
 /// Single-threaded semantics of `pause()` and `resume()` (Docs/Cancellation.md). What they share with

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ProgressTree
+import TestSupport
 import XCTest
 
 /// Transitions reach the work still running below a finished node (Docs/Cancellation.md, "Final nodes are

@@ -14,6 +14,7 @@
 import Dispatch
 import Foundation
 import ProgressTree
+import ProgressTreeStreaming
 import Synchronization
 
 func monotonicNanoseconds() -> Int64 {

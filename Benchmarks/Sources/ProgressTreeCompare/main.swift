@@ -38,6 +38,29 @@ if arguments.first == "--mount" {
     exit(0)
 }
 
+// Scenario 16 (scale): `--scale [publishers] [processes] [seconds]` runs it and prints its report; the next
+// three are the processes it starts, and `--scale-parse` times reading one line (see ScaleScenario.swift).
+if arguments.first == "--scale-publishers" {
+    runScalePublishers(count: Int(arguments[1]) ?? 1000, path: arguments[2], seconds: Double(arguments[3]) ?? 10)
+}
+if arguments.first == "--scale-worker" {
+    runScaleWorker(seconds: Double(arguments[1]) ?? 10)
+}
+if arguments.first == "--scale-mid" {
+    runScaleMid(workers: Int(arguments[1]) ?? 10, seconds: Double(arguments[2]) ?? 10)
+}
+if arguments.first == "--scale-parse" {
+    runScaleParse(count: 200_000)
+    exit(0)
+}
+if arguments.first == "--scale" {
+    runScaleScenario(
+        publishers: arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000,
+        processes: arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50,
+        seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
+    exit(0)
+}
+
 // Single-scenario mode for profilers (`valgrind --tool=callgrind`, `perf`): runs one scenario once, at full
 // size unless --quick is given, and prints nothing else. `--profile <1-12|1b|16|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;

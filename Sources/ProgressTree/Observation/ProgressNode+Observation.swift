@@ -89,7 +89,7 @@ extension ProgressNode {
     }
 
     /// Whether the node finished, was cancelled or failed: the final outcomes, which are permanent.
-    var hasFinalOutcome: Bool { isFinished || isCancelled || isFailed }
+    package var hasFinalOutcome: Bool { isFinished || isCancelled || isFailed }
 
     /// Tells the observations still registered that nothing more can be delivered (from `deinit`).
     func tellObserversTheNodeWentAway() {

@@ -217,11 +217,14 @@ struct TreeMirror {
         return rows
     }
 
-    /// The line a node leaves once finished: no spinner, and finished unless it was cancelled.
+    /// The line a node leaves once finished: finished unless it was cancelled or failed (which keep what
+    /// they showed, indeterminate counts included: never "0 of -1").
     private static func finalContent(_ content: LineContent) -> LineContent {
         var content = content
-        content.isIndeterminate = false
-        if content.status == .running || content.status == .paused { content.status = .finished }
+        if content.status == .running || content.status == .paused {
+            content.status = .finished
+            content.isIndeterminate = false
+        }
         return content
     }
 

@@ -2,27 +2,13 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import ProgressTree
+import ProgressTree
+@testable import ProgressTreeStreaming
 
 /// Publishing and mounting (Docs/Mounting.md) over real sockets, pipes and processes: composition with the right
 /// weight, the control channel, failures of the stream, and every kind of bad input.
 final class MountTests: XCTestCase {
     // MARK: Support
-
-    /// Waits (polling, at most `seconds`) until `condition` holds: the mount reads on its own thread.
-    func wait(
-        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
-        _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline {
-                XCTFail("timed out waiting for: \(what)", file: file, line: line)
-                return
-            }
-            usleep(2_000)
-        }
-    }
 
     /// A publisher of `root` on one end of a socket pair and a mount of the other end under `parent`.
     func connect(
@@ -100,6 +86,29 @@ final class MountTests: XCTestCase {
         local.completedUnitCount = 1
         XCTAssertTrue(parent.isFinished)
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+    }
+
+    /// Two mounts of programs that describe their roots alike read apart: the mount's name comes first,
+    /// and alone while a root sets no description. (Both read "Importing 3 photos".)
+    func test_two_mounts_of_alike_roots_show_their_names_before_the_roots_description() throws {
+        let album = ProgressNode.discreteProgress(totalUnitCount: 3)
+        var connections: [(ProgressPublisher, ProgressMount, Int32)] = []
+        for index in 1...3 {
+            let remote = ProgressNode.discreteProgress(totalUnitCount: 3)
+            if index < 3 { remote.localizedDescription = "Importing 3 photos" }
+            connections.append(try connect(remote, under: album, pending: 1, name: "worker \(index)"))
+        }
+        for (publisher, mount, _) in connections {
+            publisher.publishChanges()
+            wait("the root's line") { mount.diagnostics.acceptedLines == 1 }
+        }
+        XCTAssertEqual(
+            connections.map(\.1.node.localizedDescription),
+            ["worker 1: Importing 3 photos", "worker 2: Importing 3 photos", "worker 3"])
+        for (publisher, _, socket) in connections {
+            publisher.finish()
+            StreamPlatform.close(socket)
+        }
     }
 
     /// The mirrored fraction equals the publisher's after every walk, while children finish one by one and
@@ -264,7 +273,7 @@ final class MountTests: XCTestCase {
         write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while !received.contains(0x0A), StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+        while !received.contains(0x0A), StreamPlatform.waitReady(a, milliseconds: 10_000) {
             let count = StreamPlatform.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
@@ -301,7 +310,7 @@ final class MountTests: XCTestCase {
         // The command reached the publisher once, before the mount closed its end.
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while StreamPlatform.waitReadable(a, milliseconds: 10_000) {
+        while StreamPlatform.waitReady(a, milliseconds: 10_000) {
             let count = StreamPlatform.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
@@ -345,6 +354,27 @@ final class MountTests: XCTestCase {
             (stopping.node.failure as? ProgressMount.Failure)?.reason, "worker 2 exited before its work was done")
         XCTAssertEqual(stopping.diagnostics.malformedLines, 1)  // the line cut short
         XCTAssertEqual(parent.descendantOutcomes.failedCount, 2)
+    }
+
+    /// A tool that never writes a line fails its mount when it exits, whatever its status, as the recipe of
+    /// Docs/Mounting.md says (it said the node finishes, and in the same sentence that it fails).
+    func test_a_tool_that_never_writes_fails_when_it_exits_as_the_guide_says() throws {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let quiet = try mountShell("exit 0", under: parent, name: "tool")
+        let failing = try mountShell("exit 3", under: parent, name: "tool")
+        XCTAssertTrue(quiet.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(failing.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertEqual((quiet.node.failure as? ProgressMount.Failure)?.reason, "tool exited before its work was done")
+        XCTAssertEqual((failing.node.failure as? ProgressMount.Failure)?.reason, "tool exited with status 3")
+        let guide = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Docs/Mounting.md"), encoding: .utf8)
+        let recipe = try XCTUnwrap(guide.components(separatedBy: "### A tool that runs tools").last?.components(separatedBy: "###").first)
+        XCTAssertTrue(
+            recipe.contains(
+                "**fails** when it exits — \"… exited before its work was done\" after status 0, \"… exited with status 3\""),
+            recipe)
+        XCTAssertFalse(recipe.contains("finishes"), recipe)
     }
 
     func test_a_child_that_finishes_ends_its_mount_finished() throws {
@@ -423,7 +453,7 @@ final class MountTests: XCTestCase {
         let grandchild = try XCTUnwrap(mirrored.children.first)
         XCTAssertEqual(grandchild.completedUnitCount, 1)  // 5 of 2, held below the total: not finished
         XCTAssertFalse(grandchild.isFinished)
-        XCTAssertEqual(mount.node.localizedDescription, "Root")
+        XCTAssertEqual(mount.node.localizedDescription, "raw: Root")  // the mount's name first
         StreamPlatform.close(socket)
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "raw stopped before the end")

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ProgressTree
 
 /// A mount's map from the stream's node ids to the mirrored nodes, owned by the mount's reading thread
 /// (never shared, so never locked).
@@ -40,8 +41,12 @@ struct MirrorTree {
     private var endedOrder: [Int] = []
     private var endedNext = 0
 
-    init(root: ProgressNode) {
+    /// The mount's name, shown before the description of the stream's root.
+    private let name: String
+
+    init(root: ProgressNode, name: String) {
         self.root = root
+        self.name = name
     }
 
     /// Applies one record. Returns the mirrored node it created, and its mirrored parent, if it created one
@@ -145,12 +150,14 @@ struct MirrorTree {
             completed = 0
             diagnostics.outOfRangeLines += 1
         }
-        // Ordered so that no intermediate pair of counts says finished.
-        if total >= node.totalUnitCount {
-            node.totalUnitCount = total
-            node.completedUnitCount = completed
+        // Ordered so that no intermediate pair of counts says finished; a count that did not change is not
+        // written (most lines change one count).
+        let currentTotal = node.totalUnitCount
+        if total >= currentTotal {
+            if total != currentTotal { node.totalUnitCount = total }
+            if completed != node.completedUnitCount { node.completedUnitCount = completed }
         } else {
-            node.completedUnitCount = completed
+            if completed != node.completedUnitCount { node.completedUnitCount = completed }
             node.totalUnitCount = total
         }
     }
@@ -179,30 +186,38 @@ struct MirrorTree {
         }
     }
 
+    /// Sets what changed since `previous` (everything for a node's first line): each set costs a lock of
+    /// the node, and most lines change only counts.
     private func applyMetadata(_ record: ProgressWireRecord, previous: ProgressWireRecord?, to node: ProgressNode) {
-        func changed<Value: Equatable>(_ key: KeyPath<ProgressWireRecord, Value>) -> Bool {
-            previous.map { $0[keyPath: key] != record[keyPath: key] } ?? true
-        }
-        if changed(\.label) || changed(\.localizedDescription) {
-            // The label of a generic node comes from the description set by its program.
-            if let description = record.localizedDescription ?? (record.kind == nil ? record.label : nil) {
+        if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription || previous == nil {
+            // The label of a generic node comes from the description set by its program. The stream's root
+            // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the
+            // name alone when its program sets no description.
+            let description = record.localizedDescription ?? (record.kind == nil ? record.label : nil)
+            if node === root {
+                node.localizedDescription = description.map { "\(name): \($0)" } ?? name
+            } else {
                 node.localizedDescription = description
-            } else if previous != nil || node !== root {
-                node.localizedDescription = nil
             }
         }
-        if changed(\.localizedAdditionalDescription) { node.localizedAdditionalDescription = record.localizedAdditionalDescription }
-        if changed(\.kind) { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
-        if changed(\.fileOperationKind) {
+        if previous?.localizedAdditionalDescription != record.localizedAdditionalDescription || previous == nil {
+            node.localizedAdditionalDescription = record.localizedAdditionalDescription
+        }
+        if previous?.kind != record.kind || previous == nil { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
+        if previous?.fileOperationKind != record.fileOperationKind || previous == nil {
             node.fileOperationKind = record.fileOperationKind.map(ProgressNode.FileOperationKind.init(rawValue:))
         }
-        if changed(\.fileURL) { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
-        if changed(\.fileTotalCount) { node.fileTotalCount = record.fileTotalCount }
-        if changed(\.fileCompletedCount) { node.fileCompletedCount = record.fileCompletedCount }
-        if changed(\.throughput) { node.throughput = record.throughput }
-        if changed(\.estimatedTimeRemaining) { node.estimatedTimeRemaining = record.estimatedTimeRemaining }
-        if changed(\.isCancellable) { node.isCancellable = record.isCancellable }
-        if changed(\.isPausable) { node.isPausable = record.isPausable }
+        if previous?.fileURL != record.fileURL || previous == nil { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
+        if previous?.fileTotalCount != record.fileTotalCount || previous == nil { node.fileTotalCount = record.fileTotalCount }
+        if previous?.fileCompletedCount != record.fileCompletedCount || previous == nil {
+            node.fileCompletedCount = record.fileCompletedCount
+        }
+        if previous?.throughput != record.throughput || previous == nil { node.throughput = record.throughput }
+        if previous?.estimatedTimeRemaining != record.estimatedTimeRemaining || previous == nil {
+            node.estimatedTimeRemaining = record.estimatedTimeRemaining
+        }
+        if previous?.isCancellable != record.isCancellable || previous == nil { node.isCancellable = record.isCancellable }
+        if previous?.isPausable != record.isPausable || previous == nil { node.isPausable = record.isPausable }
     }
 
     private mutating func forget(_ id: Int) {
@@ -245,7 +260,11 @@ struct MirrorTree {
     }
 
     static func cleaned(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        // Control characters are C0 and DEL (one byte each) or C1 (0xC2 then 0x80...0x9F): a look at the
+        // bytes finds the usual text clean without decoding it.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }),
+            text.unicodeScalars.contains(where: isControl)
+        else { return text }
         var out = String.UnicodeScalarView()
         var scalars = text.unicodeScalars.makeIterator()
         while let scalar = scalars.next() {

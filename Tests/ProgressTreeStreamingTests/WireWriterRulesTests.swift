@@ -4,7 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 import Dispatch
-@testable import ProgressTree
+import ProgressTree
+@testable import ProgressTreeStreaming
+import TestSupport
 import XCTest
 
 /// The lines a publisher wrote, walk by walk.

@@ -21,17 +21,34 @@ enum WireJSON {
     /// The top-level object of `bytes` (surrounding white space allowed), its members by name; a name
     /// repeated keeps its last value.
     static func object(_ bytes: [UInt8]) throws(Failure) -> [String: WireValue] {
+        var members: [String: WireValue] = [:]
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(Failure) in
+                try forEachMember(of: raw) { (name, value) throws(Failure) in
+                    members[String(decoding: name, as: UTF8.self)] = value
+                }
+            }
+        }
+        try result.get()
+        return members
+    }
+
+    /// Calls `visit` with the name (its bytes, unescaped) and value of each member of the top-level object
+    /// of `bytes` (surrounding white space allowed), in order, as they are read: when it throws, members
+    /// before the fault were visited (the caller discards what it made of them).
+    static func forEachMember(
+        of bytes: UnsafeRawBufferPointer, _ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void
+    ) throws(Failure) {
         var parser = Parser(bytes: bytes)
         parser.skipSpace()
         guard parser.peek == UInt8(ascii: "{") else { throw Failure(message: "not a JSON object") }
-        let members = try parser.objectMembers(depth: 0)
+        try parser.objectMembers(depth: 0, visit)
         parser.skipSpace()
         guard parser.index == bytes.count else { throw Failure(message: "text after the object") }
-        return members ?? [:]
     }
 
     private struct Parser {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var index = 0
 
         var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -45,31 +62,62 @@ enum WireJSON {
             index += 1
         }
 
-        /// Parses an object; returns its members at depth 0 only (nested objects are skipped, `nil`).
-        mutating func objectMembers(depth: Int) throws(Failure) -> [String: WireValue]? {
+        /// Parses an object, visiting each member as it is read (nested objects are parsed with a visit
+        /// that keeps nothing).
+        mutating func objectMembers(
+            depth: Int, _ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void
+        ) throws(Failure) {
             guard depth < WireJSON.maximumDepth else { throw Failure(message: "nested too deeply") }
             try expect(UInt8(ascii: "{"))
-            var members: [String: WireValue] = [:]
             skipSpace()
             if peek == UInt8(ascii: "}") {
                 index += 1
-                return depth == 0 ? members : nil
+                return
             }
             while true {
                 skipSpace()
-                let name = try string()
+                // A name without escapes (the usual case) is visited where it is, with no copy.
+                let plainEnd = plainStringEnd(from: index + 1)
+                let nameStart = index + 1
+                let spelled: [UInt8]?
+                if let plainEnd {
+                    index = plainEnd + 1
+                    spelled = nil
+                } else {
+                    spelled = Array(try string().utf8)
+                }
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
                 let value = try self.value(depth: depth + 1)
-                if depth == 0 { members[name] = value }
+                if let spelled {
+                    let result = spelled.withUnsafeBytes { name in Result { () throws(Failure) in try visit(name, value) } }
+                    try result.get()
+                } else if let plainEnd {
+                    try visit(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<plainEnd]), value)
+                }
                 skipSpace()
                 if peek == UInt8(ascii: ",") {
                     index += 1
                     continue
                 }
                 try expect(UInt8(ascii: "}"))
-                return depth == 0 ? members : nil
+                return
             }
+        }
+
+        /// Where the string starting at `start` (after its quote) ends, if it holds no escape and no control
+        /// character: the index of its closing quote.
+        func plainStringEnd(from start: Int) -> Int? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let base = bytes.baseAddress else { return nil }
+            let characters = base.assumingMemoryBound(to: UInt8.self)
+            var end = start
+            while end < bytes.count {
+                let byte = characters[end]
+                if byte == UInt8(ascii: "\"") { return end }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                end += 1
+            }
+            return nil
         }
 
         mutating func value(depth: Int) throws(Failure) -> WireValue {
@@ -77,7 +125,7 @@ enum WireJSON {
             guard let byte = peek else { throw Failure(message: "truncated") }
             switch byte {
             case UInt8(ascii: "{"):
-                _ = try objectMembers(depth: depth)
+                try objectMembers(depth: depth) { (_, _) throws(Failure) in }
                 return .nested
             case UInt8(ascii: "["):
                 try array(depth: depth)
@@ -118,16 +166,36 @@ enum WireJSON {
             }
         }
 
-        mutating func literal(_ word: String) throws(Failure) {
-            let expected = Array(word.utf8)
+        mutating func literal(_ word: StaticString) throws(Failure) {
+            let expected = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
             guard bytes.count - index >= expected.count else { throw Failure(message: "truncated") }
-            guard bytes[index..<index + expected.count].elementsEqual(expected) else {
+            guard StreamPlatform.sameBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<index + expected.count]), expected) else {
                 throw Failure(message: "unknown literal")
             }
             index += expected.count
         }
 
         mutating func number() throws(Failure) -> WireValue {
+            // The usual case, an integer that fits Int64, without a string.
+            let negative = peek == UInt8(ascii: "-")
+            var digitsEnd = index + (negative ? 1 : 0)
+            var magnitude: Int64 = 0
+            var overflows = false
+            while digitsEnd < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digitsEnd]) {
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int64(bytes[digitsEnd] - UInt8(ascii: "0")))
+                overflows = overflows || overflow1 || overflow2
+                magnitude = sum
+                digitsEnd += 1
+            }
+            let next = digitsEnd < bytes.count ? bytes[digitsEnd] : UInt8(ascii: " ")
+            if digitsEnd > index + (negative ? 1 : 0), !overflows, next != UInt8(ascii: "."), next != UInt8(ascii: "e"),
+                next != UInt8(ascii: "E")
+            {
+                index = digitsEnd
+                let value = negative ? -magnitude : magnitude
+                return .number(Double(value), integer: value)
+            }
             let start = index
             if peek == UInt8(ascii: "-") { index += 1 }
             var isInteger = true
@@ -153,6 +221,11 @@ enum WireJSON {
         }
 
         mutating func string() throws(Failure) -> String {
+            // The usual case, no escape: one decoding of the bytes.
+            if let end = plainStringEnd(from: index + 1) {
+                defer { index = end + 1 }
+                return String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+            }
             try expect(UInt8(ascii: "\""))
             var scalars = String.UnicodeScalarView()
             var run = index  // start of the bytes not yet copied

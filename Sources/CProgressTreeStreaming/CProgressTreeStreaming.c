@@ -1,0 +1,223 @@
+#if defined(__linux__)
+#define _GNU_SOURCE
+#endif
+
+#include "CProgressTreeStreaming.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <pthread.h>
+#include <sys/socket.h>
+
+#if defined(__linux__)
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+
+/// The most descriptor pairs handed on: the progress channel, standard input, output and error.
+#define MAXIMUM_PAIRS 8
+
+/// Between `fork` and `execve` the new process runs only async-signal-safe calls (it is a copy of a
+/// process with other threads, whose locks may be held): no allocation, no lock, no Swift.
+static void run_child(const char *path, char *const argv[], char *const envp[], const int *copies,
+                      const int *targets, int count, int parent_death_signal, pid_t parent,
+                      int reset_broken_pipe, int error_pipe) {
+#if defined(__linux__)
+    if (parent_death_signal > 0) {
+        if (prctl(PR_SET_PDEATHSIG, parent_death_signal) == -1) goto failed;
+        // The parent may have ended before the call: then nobody would send the signal.
+        if (getppid() != parent) _exit(128 + parent_death_signal);
+    }
+#else
+    (void)parent_death_signal;
+    (void)parent;
+#endif
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (reset_broken_pipe) signal(SIGPIPE, SIG_DFL);
+    for (int index = 0; index < count; index++) {
+        int source = copies[index];
+        if (source < 0) {
+            source = open("/dev/null", O_RDONLY);
+            if (source < 0) goto failed;
+        }
+        // The copies are all above every target, so no dup2 overwrites one still to be handed on; dup2
+        // leaves the new descriptor open across execve.
+        if (dup2(source, targets[index]) == -1) goto failed;
+    }
+    execve(path, argv, envp);
+failed:;
+    int code = errno;
+    ssize_t ignored = write(error_pipe, &code, sizeof code);
+    (void)ignored;
+    _exit(127);
+}
+
+int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
+                       const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
+                       pid_t *pid) {
+    if (count < 0 || count > MAXIMUM_PAIRS) return EINVAL;
+    int highest = 2;
+    for (int index = 0; index < count; index++) {
+        if (targets[index] > highest) highest = targets[index];
+    }
+    // Copies of the sources above every target, close-on-exec (the child's dup2 makes its own copies).
+    int copies[MAXIMUM_PAIRS];
+    int made = 0;
+    int result = 0;
+    for (; made < count; made++) {
+        copies[made] = -1;
+        if (sources[made] < 0) continue;
+        copies[made] = fcntl(sources[made], F_DUPFD_CLOEXEC, highest + 1);
+        if (copies[made] < 0) {
+            result = errno;
+            goto done;
+        }
+    }
+    int error_pipe[2];
+#if defined(__linux__)
+    if (pipe2(error_pipe, O_CLOEXEC) != 0) {
+        result = errno;
+        goto done;
+    }
+#else
+    if (pipe(error_pipe) != 0) {
+        result = errno;
+        goto done;
+    }
+    fcntl(error_pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(error_pipe[1], F_SETFD, FD_CLOEXEC);
+#endif
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child == 0) {
+        run_child(path, argv, envp, copies, targets, count, parent_death_signal, parent, reset_broken_pipe,
+                  error_pipe[1]);
+    }
+    if (child < 0) {
+        result = errno;
+        close(error_pipe[0]);
+        close(error_pipe[1]);
+        goto done;
+    }
+    close(error_pipe[1]);
+    // The write end closes at execve (close-on-exec): end of file means the program runs.
+    int code = 0;
+    ssize_t got;
+    do {
+        got = read(error_pipe[0], &code, sizeof code);
+    } while (got < 0 && errno == EINTR);
+    close(error_pipe[0]);
+    if (got == (ssize_t)sizeof code) {
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        result = code;
+    } else {
+        *pid = child;
+    }
+done:
+    for (int index = 0; index < made; index++) {
+        if (copies[index] >= 0) close(copies[index]);
+    }
+    return result;
+}
+
+int progresstree_process_descriptor(pid_t pid) {
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    // Close-on-exec by definition (pidfd_open sets it).
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+int progresstree_pipe(int descriptors[2]) {
+#if defined(__linux__)
+    return pipe2(descriptors, O_CLOEXEC) == 0 ? 0 : errno;
+#else
+    if (pipe(descriptors) != 0) return errno;
+    fcntl(descriptors[0], F_SETFD, FD_CLOEXEC);
+    fcntl(descriptors[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
+int progresstree_peer_user(int descriptor, uid_t *user) {
+#if defined(__linux__)
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return errno;
+    *user = credentials.uid;
+    return 0;
+#else
+    gid_t group;
+    return getpeereid(descriptor, user, &group) == 0 ? 0 : errno;
+#endif
+}
+
+void progresstree_name_thread(const char *name) {
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name);
+#elif defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    (void)name;
+#endif
+}
+
+int progresstree_poller_create(void) {
+#if defined(__linux__)
+    return epoll_create1(EPOLL_CLOEXEC);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int progresstree_poller_add(int poller, int descriptor) {
+#if defined(__linux__)
+    struct epoll_event event = {0};
+    event.events = EPOLLIN | EPOLLRDHUP;
+    event.data.fd = descriptor;
+    return epoll_ctl(poller, EPOLL_CTL_ADD, descriptor, &event) == 0 ? 0 : errno;
+#else
+    (void)poller;
+    (void)descriptor;
+    return ENOSYS;
+#endif
+}
+
+int progresstree_poller_remove(int poller, int descriptor) {
+#if defined(__linux__)
+    struct epoll_event event = {0};
+    return epoll_ctl(poller, EPOLL_CTL_DEL, descriptor, &event) == 0 ? 0 : errno;
+#else
+    (void)poller;
+    (void)descriptor;
+    return ENOSYS;
+#endif
+}
+
+int progresstree_poller_wait(int poller, int *ready, int capacity, int milliseconds) {
+#if defined(__linux__)
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(poller, events, capacity, milliseconds);
+    for (int index = 0; index < count; index++) ready[index] = events[index].data.fd;
+    return count;
+#else
+    (void)poller;
+    (void)ready;
+    (void)capacity;
+    (void)milliseconds;
+    errno = ENOSYS;
+    return -1;
+#endif
+}

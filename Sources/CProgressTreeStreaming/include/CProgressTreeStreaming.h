@@ -1,0 +1,49 @@
+#ifndef C_PROGRESSTREE_STREAMING_H
+#define C_PROGRESSTREE_STREAMING_H
+
+#include <sys/types.h>
+
+/// Starts `path` with `argv` and `envp` (both NULL-terminated) in a new process, whose descriptor
+/// `targets[i]` is a copy of this process's `sources[i]` for each of the `count` pairs (a source of -1:
+/// /dev/null, read-only). Every other descriptor made close-on-exec stays out. In the new process the
+/// signal mask is empty and, when `reset_broken_pipe` is not 0, SIGPIPE has its default action.
+///
+/// `parent_death_signal` (Linux only; 0: none) is the signal the new process gets when the thread that
+/// calls this function ends, which is when this process ends if that thread lives as long as it.
+///
+/// Returns 0 and the process's id in `pid`, or the `errno` of what failed (`fork`, or `execve` in the new
+/// process, which then exits without running anything).
+int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
+                       const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
+                       pid_t *pid);
+
+/// A descriptor that becomes readable when process `pid` (a child of this one) ends, close-on-exec; -1
+/// where the system has none (Linux before 5.3, other systems).
+int progresstree_process_descriptor(pid_t pid);
+
+/// A pipe, both ends close-on-exec: 0, or `errno`.
+int progresstree_pipe(int descriptors[2]);
+
+/// The user id of the process at the other end of the Unix-domain socket `descriptor`: 0 and `user`,
+/// or `errno`.
+int progresstree_peer_user(int descriptor, uid_t *user);
+
+/// Names the calling thread (Linux keeps 15 bytes), as `top -H` and debuggers show it.
+void progresstree_name_thread(const char *name);
+
+/// Linux's epoll, for the reactor that waits on every stream of the process: a close-on-exec epoll
+/// descriptor, or -1 (and `errno`; `ENOSYS` where there is no epoll).
+int progresstree_poller_create(void);
+
+/// Watches `descriptor` for input and hang-ups (level-triggered): 0, or `errno` (`EPERM` for a regular
+/// file, which epoll does not watch: it is always readable).
+int progresstree_poller_add(int poller, int descriptor);
+
+/// Stops watching `descriptor`: 0, or `errno`.
+int progresstree_poller_remove(int poller, int descriptor);
+
+/// Waits at most `milliseconds` (-1: no limit) for watched descriptors to be ready and stores up to
+/// `capacity` of them in `ready`: how many, or -1 (and `errno`).
+int progresstree_poller_wait(int poller, int *ready, int capacity, int milliseconds);
+
+#endif
