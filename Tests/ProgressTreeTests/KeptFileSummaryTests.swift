@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 @testable import ProgressTree
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The file summary a node keeps once it is read (Descriptions/FileSums.swift): a later read computes only

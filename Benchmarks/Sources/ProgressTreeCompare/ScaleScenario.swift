@@ -1,4 +1,4 @@
-// Scenario 16 (scale, issue 25): one parent mounting many publishers, each changing 100 times a second.
+// Scenario 17 (scale, issue 25): one parent mounting many publishers, each changing 100 times a second.
 //
 //   Benchmarks/compare.sh --scale [publishers] [processes] [seconds]     (defaults 1000, 50, 10)
 //
@@ -271,7 +271,7 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double) {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
     let lifetime = 2 * seconds + 10
     var ok = true
-    print("16  scale: one parent mounting many publishers, each changing 100 times a second (interval \(ProgressPublisher.Options().interval))")
+    print("17  scale: one parent mounting many publishers, each changing 100 times a second (interval \(ProgressPublisher.Options().interval))")
 
     // a. Publishers in one child process, over a Unix-domain socket each.
     do {

@@ -38,7 +38,7 @@ if arguments.first == "--mount" {
     exit(0)
 }
 
-// Scenario 16 (scale): `--scale [publishers] [processes] [seconds]` runs it and prints its report; the next
+// Scenario 17 (scale): `--scale [publishers] [processes] [seconds]` runs it and prints its report; the next
 // three are the processes it starts, and `--scale-parse` times reading one line (see ScaleScenario.swift).
 if arguments.first == "--scale-publishers" {
     runScalePublishers(count: Int(arguments[1]) ?? 1000, path: arguments[2], seconds: Double(arguments[3]) ?? 10)
