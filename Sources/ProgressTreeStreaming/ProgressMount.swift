@@ -30,7 +30,9 @@ import Synchronization
 ///
 /// Thread safety: every member may be called from any thread. The streams of every mount of the process
 /// are read on one thread (`StreamReactor`: one thread and one buffer however many mounts), which
-/// updates the mirrored nodes outside the mount's lock and calls the output handlers; a process is
+/// updates the mirrored nodes under the mount's reading lock (taken by that thread alone, never the lock
+/// that commands from the nodes' handlers take, so a cancel never waits for it) and calls the output
+/// handlers; a process is
 /// waited for there too (or, where the system gives no descriptor for it, on a thread of its own).
 public final class ProgressMount: Sendable {
     /// The longest line read: 1 MiB. A longer line is dropped (`Diagnostics.oversizedLines`).
