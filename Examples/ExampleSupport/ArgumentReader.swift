@@ -2,6 +2,7 @@ import ProgressTreeTerminal
 
 /// A command-line mistake: printed with the usage, exit status 2.
 public struct UsageError: Error, CustomStringConvertible {
+    /// What was wrong, with the argument's control characters shown as spaces.
     public let description: String
 
     /// The description may quote an argument: its control characters are shown as spaces, so a mistyped
@@ -15,6 +16,7 @@ public struct UsageError: Error, CustomStringConvertible {
 public struct ArgumentReader {
     private var remaining: ArraySlice<String>
 
+    /// Reads `arguments`: the program's arguments without its name.
     public init(_ arguments: [String]) {
         remaining = arguments[...]
     }

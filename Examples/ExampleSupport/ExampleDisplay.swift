@@ -22,6 +22,7 @@ public final class ExampleDisplay: Sendable {
         case cancel
     }
 
+    /// The renderer that shows the root; examples print their messages through it (`print(_:)`).
     public let renderer: TerminalRenderer
     private let keys: TerminalKeyReader?
     private let interrupts: InterruptHandler

@@ -23,7 +23,9 @@ public final class InterruptHandler: Sendable {
         public static let cancelled: Int32 = 3
         /// Ctrl-C (`SIGINT`): cancelled, or ended at once on a second Ctrl-C.
         public static let interrupted: Int32 = 130
+        /// `SIGTERM` (kill, a timeout): 128 + 15.
         public static let terminated: Int32 = 143
+        /// `SIGHUP` (the terminal closed): 128 + 1.
         public static let hungUp: Int32 = 129
     }
 

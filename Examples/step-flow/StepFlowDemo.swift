@@ -117,7 +117,8 @@ struct StepFlowDemo {
             // could not be redrawn in place. An event is wrapped at spaces, never inside a word.
             let columns = max(1, (output.size()?.columns ?? 80) - 1)
             for event in events {
-                let lines = ExampleDisplay.wrapped("  ▸ " + event, toColumns: max(20, columns - 4))  // room for the indent of the lines after the first
+                // `columns - 4`: room for the indent of the lines after the first
+                let lines = ExampleDisplay.wrapped("  ▸ " + event, toColumns: max(20, columns - 4))
                 terminal.write("\r\u{1B}[J" + lines.joined(separator: "\n    ") + "\n")
             }
             // Each line is cleared after its text (the rest of a longer line before); the frame ends with

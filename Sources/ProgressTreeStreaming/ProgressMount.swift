@@ -30,7 +30,9 @@ import Synchronization
 ///
 /// Thread safety: every member may be called from any thread. The streams of every mount of the process
 /// are read on one thread (`StreamReactor`: one thread and one buffer however many mounts), which
-/// updates the mirrored nodes outside the mount's lock and calls the output handlers; a process is
+/// updates the mirrored nodes under the mount's reading lock (taken by that thread alone, never the lock
+/// that commands from the nodes' handlers take, so a cancel never waits for it) and calls the output
+/// handlers; a process is
 /// waited for there too (or, where the system gives no descriptor for it, on a thread of its own).
 public final class ProgressMount: Sendable {
     /// The longest line read: 1 MiB. A longer line is dropped (`Diagnostics.oversizedLines`).
@@ -539,8 +541,15 @@ extension ProgressNode {
     /// a socket; `nil`: no control channel). The mount owns the descriptors from now on and closes them
     /// when the stream ends (so the publisher sees its reader go away).
     ///
-    /// - Parameter name: shown with the stream's root's description ("build host: Importing 3 photos"), or
-    ///   alone until the root sets one, and in failure reasons ("build host stopped before the end").
+    /// - Parameters:
+    ///   - fileDescriptor: the stream to read, open for reading; owned by the mount from now on.
+    ///   - commandDescriptor: where commands are written, open for writing (for a socket, the same
+    ///     descriptor as `fileDescriptor`); `nil` when the publisher reads no commands.
+    ///   - pendingUnitCount: the share of this node's units the mounted tree stands for.
+    ///   - name: shown with the stream's root's description ("build host: Importing 3 photos"), or
+    ///     alone until the root sets one, and in failure reasons ("build host stopped before the end").
+    ///   - options: limits of the mount (see `ProgressMount.Options`).
+    /// - Returns: the mount; its `node` is the mirrored root, already attached to this node.
     /// - Complexity: O(1); the stream is read on the thread that reads every mount (`ProgressMount`).
     public func mount(
         fileDescriptor: Int32, commandDescriptor: Int32? = nil, pendingUnitCount: Int64, name: String,
@@ -572,11 +581,17 @@ extension ProgressNode {
     /// away: see `ProgressPublisher.Options.cancelsRootWhenDisconnected`.)
     ///
     /// - Parameters:
+    ///   - path: the program to start: a path, not looked up in `PATH`.
+    ///   - arguments: the program's arguments, without its name (which is `path`).
     ///   - environment: extra variables for the program ("NAME=value" wins over this process's).
+    ///   - pendingUnitCount: the share of this node's units the program's tree stands for.
     ///   - name: shown with the program's root description ("worker 2: Importing 3 photos"), with its
     ///     output lines and in failure reasons; its file name by default.
+    ///   - options: limits of the mount (see `ProgressMount.Options`).
     ///   - outputLines: called with each line the program writes, in order, on the thread that reads
     ///     every mount: return quickly (the lines of every mount wait meanwhile).
+    /// - Returns: the mount; its `node` is the mirrored root, already attached to this node, and its
+    ///   `processIdentifier` the program's.
     /// - Throws: `StreamSetupError` when the program cannot be started.
     public func mountProcess(
         path: String, arguments: [String] = [], environment: [String: String] = [:], pendingUnitCount: Int64,

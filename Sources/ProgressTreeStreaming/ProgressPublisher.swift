@@ -32,7 +32,8 @@ import ProgressTree
 /// reader that only falls behind is no reason to stop: writes never wait for it (see below).
 ///
 /// Thread safety: every method may be called from any thread. Walks and writes happen under the
-/// publisher's own lock, one at a time; lock order is publisher, then the library's node locks. Writes
+/// publisher's own lock, one at a time; lock order is publisher, then the library's locks (a tree's
+/// refresh lock, then one node lock), never the reverse; commands are applied outside it. Writes
 /// to a descriptor never wait for a slow reader: the lines of a walk the reader has not taken yet are
 /// kept, and walks are skipped until it took them (the next walk writes the state then, so nothing is
 /// lost). Only `finish()` waits, at most 10 seconds, for the reader to take its last lines.

@@ -111,7 +111,10 @@ public final class TerminalRenderer: Sendable {
     /// Creates a renderer for the tree below `root`. Nothing is drawn before `start()` (or `drawFrame()`).
     ///
     /// - Parameters:
+    ///   - root: the node whose tree is shown, itself as the first line.
     ///   - mode: how to show progress; `auto` by default.
+    ///   - layout: what each line shows and how (columns, bar, colours); `TerminalLayout.default` by default.
+    ///   - options: how often and how soon it draws, what it keeps on screen, colour (see `Options`).
     ///   - output: where to write; standard error by default. Tests pass an output of their own.
     ///   - clock: the time source for the initial delay, spinners and plain-mode intervals.
     ///   - environment: the variables to honour (`NO_COLOR`, `TERM`, `PROGRESSTREE_FD`); the process

@@ -432,7 +432,8 @@ final class MountTests: XCTestCase {
             #"{"v":1,"id":3,"parent":null,"completed":1,"total":2,"state":"running"}"#,  // a second root
             #"{"v":1,"id":2,"parent":1,"pending":4,"completed":1,"total":2,"state":"running","name":"\u001b[31mred\u001b[0m\u0007"}"#,
             #"{"v":1,"id":4,"parent":2,"pending":1,"completed":0,"total":2,"state":"running"}"#,
-            #"{"v":1,"id":2,"parent":4,"pending":4,"completed":1,"total":2,"state":"running"}"#,  // cycle: moves 2 below 4
+            // cycle: moves 2 below 4
+            #"{"v":1,"id":2,"parent":4,"pending":4,"completed":1,"total":2,"state":"running"}"#,
             #"{"v":1,"id":4,"parent":2,"pending":1,"completed":5,"total":2,"state":"running"}"#,  // counts: held below
         ]
         write(socket, lines.joined(separator: "\n") + "\n")

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (The guides show this file's snippets verbatim, their end-of-line comments aligned by hand.)
 import ProgressTree
 import ProgressTreeTerminal
 import XCTest

@@ -20,17 +20,22 @@ import Synchronization
 ///
 /// ## Thread safety
 /// Every member may be called from any thread or task at any time. Updates (`advance(by:)`, setting the
-/// counts) are atomic operations; only the first update after a read walks up, marking the path to the
-/// first ancestor already marked (one node lock at a time); reads of `fractionCompleted` bring
-/// the cached sums of the changed part of the tree up to date. Handlers and observers are always called
-/// outside the library's locks.
+/// counts) are atomic operations and take no lock. Only the first update after a read walks up, marking
+/// the path to the first ancestor already marked with an atomic OR and a push onto the parent's lock-free
+/// queue per level (an observed node's lock is taken to collect its observers); when the tree was read
+/// since the last such update, that update instead brings its own path up to date under the tree's
+/// refresh lock, if the lock is free (an update never waits for a read). A read of `fractionCompleted` is
+/// two atomic loads when nothing changed; otherwise it takes the tree's refresh lock and brings the cached
+/// sums of the changed part of the tree up to date, without node locks. Handlers and observers are always
+/// called outside the library's locks.
 ///
 /// ## Lock order
 /// Each node has one lock (`Lock`: a `Synchronization.Mutex` that ThreadSanitizer can see) guarding its
-/// structure (parent link, children, handlers, metadata). Code in this library never holds two node locks
-/// at once. Readers that bring cached sums up to date first take the refresh lock of the tree's
-/// `RefreshDomain` (one per tree, never shared with an unrelated tree), then node locks one at a time. So
-/// the only nesting is: domain lock, then one node lock. User code never runs under either. That includes
+/// structure (parent link, children, handlers, metadata), never its counts. Code in this library never
+/// holds two node locks at once. Readers that bring cached sums up to date take the refresh lock of the
+/// tree's `RefreshDomain` (one per tree, never shared with an unrelated tree) and no node lock, except
+/// one at a time inside it for a file summary or a child that failed. So the only nesting is: domain
+/// lock, then one node lock. User code never runs under either. That includes
 /// `deinit`s: a value that may hold the last reference to a user object or a node (a replaced handler, a
 /// child taken by a read that finished meanwhile) must be moved out of the critical section and released after it.
 public final class ProgressNode: Sendable {
@@ -233,9 +238,10 @@ public final class ProgressNode: Sendable {
     /// the new total. A negative total makes the node indeterminate. Changing the total can finish the node
     /// (for example lowering it to the completed count).
     ///
-    /// - Complexity: O(1) amortized: an atomic store. The first update after a read also marks the path up
-    ///   to the first ancestor already marked (one node lock at a time); finishing an attached node also
-    ///   credits it under its parent's lock.
+    /// - Complexity: O(1) amortized: an atomic store. The first update after a read also walks up, without
+    ///   a lock, marking the path to the first ancestor already marked, or refreshes its own path under the
+    ///   tree's refresh lock when that lock is free; finishing an attached node also credits its parent
+    ///   (an atomic add) and takes it out of the parent's children.
     public var totalUnitCount: Int64 {
         get { totalStorage.load(ordering: .sequentiallyConsistent) }
         set {
@@ -254,8 +260,10 @@ public final class ProgressNode: Sendable {
     /// > doing it at once can lose an increment. Use `advance(by:)` from several threads.
     ///
     /// - Complexity: O(1) amortized: an atomic store, allocation-free between two reads. The first update
-    ///   after a read also marks the path up to the first ancestor already marked (one node lock at a time,
-    ///   queueing each node in its parent); finishing an attached node also credits it under its parent's lock.
+    ///   after a read also walks up, without a lock, marking the path to the first ancestor already marked
+    ///   (queueing each node in its parent's lock-free queue), or refreshes its own path under the tree's
+    ///   refresh lock when that lock is free; finishing an attached node also credits its parent (an atomic
+    ///   add) and takes it out of the parent's children.
     public var completedUnitCount: Int64 {
         get { completedStorage.load(ordering: .sequentiallyConsistent) }
         set {
@@ -268,9 +276,10 @@ public final class ProgressNode: Sendable {
     /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing.
     ///
     /// - Complexity: O(1) amortized: one atomic add and, while nobody reads the tree, one atomic load, with
-    ///   no allocation. Only the first update after a read walks up: it marks the path to the root as changed
-    ///   (one node lock at a time, queueing each node in its parent), stopping at the first ancestor already
-    ///   marked.
+    ///   no allocation. Only the first update after a read walks up, without a lock: it marks the path to
+    ///   the root as changed (an atomic OR per level, queueing each node in its parent's lock-free queue),
+    ///   stopping at the first ancestor already marked. When the tree was read since, that update instead
+    ///   refreshes its own path under the tree's refresh lock, if the lock is free (it never waits for it).
     @inline(__always)
     public func advance(by units: Int64 = 1) {
         let completed = addToCompleted(units)
