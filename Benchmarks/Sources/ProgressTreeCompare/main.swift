@@ -38,7 +38,7 @@ if arguments.first == "--mount" {
     exit(0)
 }
 
-// Scenario 17 (scale): `--scale [publishers] [processes] [seconds]` runs it and prints its report; the next
+// Scenario 17 (scale): `--scale [publishers] [processes] [seconds] [interval-ms]` runs it and prints its report; the next
 // three are the processes it starts, and `--scale-parse` times reading one line (see ScaleScenario.swift).
 if arguments.first == "--scale-publishers" {
     runScalePublishers(count: Int(arguments[1]) ?? 1000, path: arguments[2], seconds: Double(arguments[3]) ?? 10)
@@ -57,7 +57,8 @@ if arguments.first == "--scale" {
     runScaleScenario(
         publishers: arguments.count > 1 ? Int(arguments[1]) ?? 1000 : 1000,
         processes: arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50,
-        seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
+        seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10,
+        intervalMilliseconds: arguments.count > 4 ? Int(arguments[4]) : nil)
     exit(0)
 }
 
