@@ -170,4 +170,53 @@ final class SteadyColumnsTests: XCTestCase {
             XCTAssertEqual(failedFrames.count, afterFailure.count, "\(width): the failed line never gives way")
         }
     }
+
+    /// A tree that deepens after the first frame, as photo-import's with workers: the first frame shows
+    /// the workers' lines alone ("worker 1", before its stream says more), then each worker's photos and
+    /// downloads come three levels down. Their names stay readable: the plan is made anew once, when the
+    /// first line comes whose label would not be readable in it, and kept from then to the final frame.
+    func test_lines_deeper_than_any_before_keep_their_names_readable_and_the_bars_move_once() {
+        for width in Self.widths {
+            let album = ProgressNode.discreteProgress(totalUnitCount: 6)
+            album.localizedDescription = "Importing 6 photos"
+            let terminal = VirtualTerminal(columns: width, rows: 30)
+            let renderer = makeTestRenderer(album, output: terminal)
+            var frames: [[String]] = []
+            let workers = (1...2).map { makeChild("worker \($0)", total: 3, parent: album, pending: 3) }
+            renderer.drawFrame()
+            frames.append(terminal.visibleLines)
+            var downloads: [(photo: ProgressNode, download: ProgressNode)] = []
+            for (index, worker) in workers.enumerated() {
+                worker.localizedDescription = "worker \(index + 1): Importing 3 photos"
+                for photo in 0..<3 {
+                    let number = photo * 2 + index + 1
+                    let node = makeChild("IMG_000\(number).jpg", total: 10, parent: worker)
+                    node.localizedAdditionalDescription = ""
+                    let download = ProgressNode(totalUnitCount: 1_000_000, parent: node, pendingUnitCount: 9)
+                    download.kind = .file
+                    download.fileOperationKind = .downloading
+                    download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/IMG_000\(number).jpg")
+                    downloads.append((node, download))
+                }
+            }
+            let deepFrom = frames.count
+            for _ in 0..<4 {
+                for (_, download) in downloads { download.advance(by: 250_000) }
+                renderer.drawFrame()
+                frames.append(terminal.visibleLines)
+            }
+            for (photo, _) in downloads { photo.completedUnitCount = 10 }
+            renderer.stop()
+            frames.append(terminal.visibleLines)
+
+            for line in frames[deepFrom...].joined() where line.contains("“IMG_000") {
+                XCTAssertTrue(line.contains(/“IMG_000[1-6]\.jpg”/), "\(width): \(line)")
+            }
+            for line in frames[deepFrom...].joined() where line.contains("worker ") {
+                XCTAssertTrue(line.contains(/worker [12]: Importin/), "\(width): \(line)")
+            }
+            let bars = Set(frames[deepFrom...].joined().compactMap { bar(of: $0).map { "\($0.start)+\($0.width)" } })
+            XCTAssertLessThanOrEqual(bars.count, 1, "\(width) columns: bars at \(bars.sorted())")
+        }
+    }
 }
