@@ -111,10 +111,19 @@ final class SteadyColumnsTests: XCTestCase {
     /// its label column; the other lines keep their bars.
     func test_a_failure_shows_its_reason_on_its_own_line_and_changes_no_other_line() {
         let run = importAlbum()
-        let frame120 = run.frames[120]!.first { $0.contains { $0.contains("! IMG_0004.jpg") } }!
-        XCTAssertTrue(frame120.contains("  ! IMG_0004.jpg — failed: the camera stopped answering"), "\(frame120)")
-        let frame40 = run.frames[40]!.first { $0.contains { $0.contains("! IMG_0004.jpg") } }!
-        XCTAssertTrue(frame40.contains("  ! IMG_0004.jpg — failed: the camera …"), "\(frame40)")
+        let expected = [
+            40: "  ! IMG_0004.jpg — failed: the camera …",
+            60: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+            80: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+            120: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+        ]
+        for width in Self.widths {
+            let frames = run.frames[width]!
+            let first = frames.firstIndex { $0.contains { $0.contains("! IMG_0004.jpg") } }!
+            for screen in frames[first...].dropLast() {
+                XCTAssertEqual(screen.filter { $0.contains("IMG_0004.jpg") }, [expected[width]!], "\(width): \(screen)")
+            }
+        }
     }
 
     /// At every width a label keeps at least 16 columns of text (`minimumLabelWidth`), or all of it: a
