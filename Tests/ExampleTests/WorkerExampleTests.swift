@@ -79,6 +79,10 @@ final class WorkerExampleTests: XCTestCase {
         XCTAssertTrue(text.contains("worker 3: Importing 3 photos: done, 3 of 3"), text)
         XCTAssertTrue(text.contains(" of 9 photos with 3 workers in "), text)
         XCTAssertTrue(text.contains(" s; 1 worker failed"), text)
+        // The photos the dead worker's failure cancelled are part of that failure: nobody cancelled them.
+        let lines = text.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("1 failed: worker 2 exited with signal 9"), text)
+        XCTAssertFalse(lines.contains { $0.hasPrefix("1 failed,") }, text)
     }
 
     func test_ctrl_c_on_the_parent_cancels_every_worker_and_exits_130() throws {
