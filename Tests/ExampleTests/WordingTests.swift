@@ -91,15 +91,4 @@ final class WordingTests: XCTestCase {
         XCTAssertEqual(piped.waitForExit()?.status, 0)
         XCTAssertTrue(piped.outputText.hasPrefix("  ID  Name           City         Plan        Joined\n"), piped.outputText)
     }
-
-    /// Every example's `--help` fits an 80-column terminal: no line is wider than 79 columns.
-    func test_every_help_fits_80_columns() throws {
-        for name in ["photo-import", "file-copy", "fetch", "loading-rows", "step-flow", "message-feed"] {
-            let child = try ExampleProcess(name, ["--help"])
-            XCTAssertEqual(child.waitForExit()?.status, 0, name)
-            for line in child.outputText.split(separator: "\n") {
-                XCTAssertLessThanOrEqual(VirtualTerminal.displayWidth(String(line)), 79, "\(name): \(line)")
-            }
-        }
-    }
 }
