@@ -26,20 +26,27 @@ struct LineFormatter {
     /// never another line's). A plan is made anew only for a new width, when a line may show a column
     /// that no line could when the plan was made (a search shown by a spinner becomes a copy with
     /// throughput and time remaining), or when a line comes whose label would not be readable in the
-    /// plan's label column (a line deeper than any before: a mounted worker's photos below its first
-    /// line), but never for the `final` frame: a column that appears only there (the "1 of 1" of a
-    /// spinner's work, once done) is not shown.
+    /// plan's label column and that is deeper than any before (a mounted worker's photos below its first
+    /// line; a longer label at a depth already seen is cut to the label column), but never for the
+    /// `final` frame: a column that appears only there (the "1 of 1" of a spinner's work, once done) is
+    /// not shown.
     mutating func format(_ lines: [LineContent], columns: Int, tick: Int, final: Bool = false) -> [String] {
         let width = max(1, columns - 1)
         let wanted = ColumnPlan.columnsShown(by: lines, layout: layout)
         let readable = ColumnPlan.readableLabelWidth(of: lines, layout: layout)
-        let outgrown = plan.map { !final && (!wanted.isSubset(of: $0.considered) || readable > $0.readableLabelWidth) }
+        let deepest = lines.map(\.depth).max() ?? 0
+        // A deeper line whose label would not be readable needs room; a longer label at a depth the plan
+        // has seen is cut to the label column, as planned.
+        let outgrown = plan.map {
+            !final && (!wanted.isSubset(of: $0.considered) || (deepest > $0.deepest && readable > $0.readableLabelWidth))
+        }
         if plannedColumns != columns || outgrown ?? true {
             let sameWidth = plannedColumns == columns
             let considered = sameWidth ? wanted.union(plan?.considered ?? []) : wanted
             plan = ColumnPlan(
                 layout: layout, lines: lines, width: width, considering: considered,
-                readableLabelWidth: sameWidth ? max(readable, plan?.readableLabelWidth ?? 0) : readable)
+                readableLabelWidth: sameWidth ? max(readable, plan?.readableLabelWidth ?? 0) : readable,
+                deepest: sameWidth ? max(deepest, plan?.deepest ?? 0) : deepest)
             plannedColumns = columns
         }
         return lines.map { render($0, plan: plan!, width: width, tick: tick) }
@@ -257,8 +264,11 @@ struct ColumnPlan {
     /// another needs a new plan.
     let considered: Set<TerminalLayout.Column>
     /// The label column this plan keeps labels readable in (before the terminal's width caps it): a frame
-    /// with a line that needs more needs a new plan.
+    /// with a line deeper than `deepest` that needs more needs a new plan.
     private(set) var readableLabelWidth: Int
+    /// The depth of the deepest line of the frames this plan (and the plans before it at this width) was
+    /// made for.
+    let deepest: Int
 
     /// The width reserved for a throughput not known yet: "12.3 MB/s".
     static let throughputReserve = 9
@@ -302,12 +312,14 @@ struct ColumnPlan {
     }
 
     /// A plan for `lines` in `width` columns, making room for the `considered` columns and for labels
-    /// readable in `readableLabelWidth` columns (the most any line of a frame at this width needed).
+    /// readable in `readableLabelWidth` columns (the most any line of a frame at this width needed);
+    /// `deepest`: the depth of the deepest line of those frames.
     init(
         layout: TerminalLayout, lines: [LineContent], width: Int,
-        considering considered: Set<TerminalLayout.Column>, readableLabelWidth: Int
+        considering considered: Set<TerminalLayout.Column>, readableLabelWidth: Int, deepest: Int
     ) {
         self.considered = considered
+        self.deepest = deepest
         self.readableLabelWidth = readableLabelWidth
         func widest(_ text: (LineContent) -> String?) -> Int {
             lines.map { DisplayWidth.of(text($0) ?? "") }.max() ?? 0
