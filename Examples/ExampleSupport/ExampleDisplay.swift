@@ -103,13 +103,22 @@ public final class ExampleDisplay: Sendable {
     /// outside), and, with `wraps` (prose), wrapped at spaces to the width of the terminal it goes to, if
     /// it goes to one, so that no word is split at the edge. A table's line is written whole.
     public func report(_ line: String, wraps: Bool = true) {
-        let output = renderer.mode == .json ? FileDescriptorOutput.standardError : .standardOutput
+        let output = resultOutput
         let text = TerminalText.printable(line)
         let columns = wraps ? output.size()?.columns : nil
         let lines = columns.map { Self.wrapped(text, toColumns: max(20, $0 - 1)) } ?? [text]
         FileHandle(fileDescriptor: output.descriptor, closeOnDealloc: false)
             .write(Data(lines.map { $0 + "\n" }.joined().utf8))
     }
+
+    /// Where `report` writes: standard output, or standard error in json mode.
+    private var resultOutput: FileDescriptorOutput {
+        renderer.mode == .json ? FileDescriptorOutput.standardError : .standardOutput
+    }
+
+    /// The width of the terminal the results go to, or `nil` when they do not go to a terminal (a file, a
+    /// pipe): a table wider than it would be wrapped by the terminal in the middle of its cells.
+    public var reportColumns: Int? { resultOutput.size()?.columns }
 
     /// Stops drawing (the final frame stays), restores the terminal's mode, and gives the signals back
     /// their default action.

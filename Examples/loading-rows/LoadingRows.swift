@@ -64,8 +64,14 @@ struct LoadingRows {
         for row in rows {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
         }
+        // On a terminal narrower than the table, the columns that do not fit are left out, from the right
+        // (ID and Name stay), and a line says so: the terminal would otherwise break rows inside their cells.
+        var shown = header.count
+        if let columns = display.reportColumns {
+            while shown > 2, widths.prefix(shown).reduce(0, +) + 2 * (shown - 1) > columns - 1 { shown -= 1 }
+        }
         func line(_ cells: [String]) -> String {
-            var line = cells.enumerated().map { column, cell in
+            var line = cells.prefix(shown).enumerated().map { column, cell in
                 let padding = String(repeating: " ", count: widths[column] - cell.count)
                 return column == 0 ? padding + cell : cell + padding  // numbers right, text left
             }.joined(separator: "  ")
@@ -73,8 +79,12 @@ struct LoadingRows {
             return line
         }
         print(line(header))
-        print(widths.map { String(repeating: "─", count: $0) }.joined(separator: "  "))
+        print(widths.prefix(shown).map { String(repeating: "─", count: $0) }.joined(separator: "  "))
         for row in rows { print(line(row)) }
         print("\(customers.count) \(customers.count == 1 ? "row" : "rows")")
+        if shown < header.count {
+            let left = header[shown...].joined(separator: ", ")
+            display.report("\(left) left out to fit the terminal; loading-rows > rows.txt writes every column.")
+        }
     }
 }

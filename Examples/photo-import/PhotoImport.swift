@@ -141,6 +141,22 @@ struct PhotoImport {
         album.cancellationHandler = {
             DispatchQueue.global().asyncAfter(deadline: .now() + 5) { WorkerProcesses.terminate() }
         }
+        // The album's count says how many photos the workers imported so far. A mount credits its photos
+        // to the album only when its worker ends, so the album's own count would read "0 of 12" at 80%.
+        // A worker's count only grows (a mirrored node's count dips for the moment a child finishes into
+        // it: the highest seen is kept).
+        let done = Mutex([Int64](repeating: 0, count: mounts.count))
+        let total = options.photos
+        if !mounts.isEmpty { album.localizedAdditionalDescription = "0 of \(total)" }
+        let observations = mounts.enumerated().map { index, entry in
+            let photos = Int64(entry.1)
+            return entry.0.node.observe(\.completedUnitCount) { _, change in
+                done.withLock { done in
+                    done[index] = max(done[index], min(photos, change.newValue))
+                    album.localizedAdditionalDescription = "\(done.reduce(0, +)) of \(total)"
+                }
+            }
+        }
         var outcome = WorkersOutcome()
         for (mount, photos) in mounts {
             await mount.ended()
@@ -150,6 +166,8 @@ struct PhotoImport {
             if mount.node.isFailed { outcome.failedWorkers += 1 }
         }
         WorkerProcesses.started([])
+        for observation in observations { observation.invalidate() }
+        if !mounts.isEmpty { album.localizedAdditionalDescription = "\(outcome.imported) of \(total)" }
         if outcome.failedWorkers > 0 && !album.isCancelled {
             album.fail(IncompleteImport(failed: outcome.failedWorkers, photos: count, unit: "workers"))
         }

@@ -131,6 +131,11 @@ struct StepFlowDemo {
             terminal.write(frame)
             try? await Task.sleep(for: .milliseconds(33))
         }
+        // The last line stays: it shows where the flow settled, not a moment of an animation (a fade or a
+        // spring back still running when a fast script ends).
+        let columns = max(1, (output.size()?.columns ?? 80) - 1)
+        let settled = flow.line(at: .now + .seconds(10), columns: columns)
+        terminal.write("\r" + DisplayWidth.truncate(settled, toColumns: columns) + "\u{1B}[K")
         keys?.stop()
         terminal.write(hint != nil ? "\r\n\u{1B}[K" : "\n")  // the hint goes; the step's line stays
         TerminalCursor.show(on: output)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// What the examples say, in the words a person reads.
@@ -64,5 +65,30 @@ final class WordingTests: XCTestCase {
         XCTAssertTrue(
             lines[summary...].joined(separator: " ").contains("(each on screen ≥ 250 ms; longest wait "), child.outputText)
         XCTAssertGreaterThan(lines.count - summary, 1, "wrapped: \(child.outputText)")
+    }
+
+    /// On a terminal 40 columns wide, loading-rows' table leaves out the columns that do not fit, from the
+    /// right, and says so: no row is broken inside a cell by the terminal. Off a terminal it is whole.
+    func test_a_table_wider_than_the_terminal_leaves_out_columns_and_says_so() throws {
+        let child = try ExampleProcess("loading-rows", ["--rows", "3", "--delay", "0.1"], terminal: true, columns: 40)
+        XCTAssertEqual(child.waitForExit()?.status, 0, child.outputText)
+        let screen = VirtualTerminal(columns: 40, rows: 30)
+        screen.write(child.outputText)
+        let lines = screen.allLines
+        let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("  ID  Name") }, lines.joined(separator: "\n"))
+        XCTAssertEqual(Array(lines[header...].prefix(5)), [
+            "  ID  Name           City",
+            "────  ─────────────  ───────────",
+            "1001  Ada Hopper     Manchester",
+            "1002  Grace Liskov   Murray Hill",
+            "1003  Alan Thompson  Boston",
+        ])
+        XCTAssertEqual(
+            lines[(header + 6)...].joined(separator: " "),
+            "Plan, Joined left out to fit the terminal; loading-rows > rows.txt writes every column.")
+
+        let piped = try ExampleProcess("loading-rows", ["--rows", "3", "--delay", "0.1", "--progress", "none"])
+        XCTAssertEqual(piped.waitForExit()?.status, 0)
+        XCTAssertTrue(piped.outputText.hasPrefix("  ID  Name           City         Plan        Joined\n"), piped.outputText)
     }
 }

@@ -79,6 +79,10 @@ final class WorkerExampleTests: XCTestCase {
         XCTAssertTrue(text.contains("worker 3: Importing 3 photos: done, 3 of 3"), text)
         XCTAssertTrue(text.contains(" of 9 photos with 3 workers in "), text)
         XCTAssertTrue(text.contains(" s; 1 worker failed"), text)
+        // The photos the dead worker's failure cancelled are part of that failure: nobody cancelled them.
+        let lines = text.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("1 failed: worker 2 exited with signal 9"), text)
+        XCTAssertFalse(lines.contains { $0.hasPrefix("1 failed,") }, text)
     }
 
     func test_ctrl_c_on_the_parent_cancels_every_worker_and_exits_130() throws {
@@ -163,6 +167,34 @@ final class WorkerExampleTests: XCTestCase {
         XCTAssertEqual(
             try FileManager.default.contentsOfDirectory(atPath: directory).sorted(),
             ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "IMG_0004.jpg"])
+    }
+
+    /// The album's count says how many photos the workers imported so far, frame after frame (a mount
+    /// credits its photos to the album only when its worker ends: the album's own count read "0 of 12"
+    /// while the workers' lines said "3 of 4"), and it only grows.
+    func test_the_albums_count_adds_up_the_photos_the_workers_imported_in_every_frame() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--workers", "3", "--photos", "12", "--speed", "10"], terminal: true, columns: 100, rows: 30)
+        XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 0, child.outputText)
+        let screen = VirtualTerminal(columns: 100, rows: 30)
+        var albumCounts: [Int] = []
+        var workersBefore = 0
+        for frame in child.outputText.split(separator: "\u{1B}[?2026l") {
+            screen.write(String(frame))
+            let lines = screen.visibleLines
+            guard let album = lines.first(where: { $0.contains("Importing 12 photos") }),
+                let count = album.firstMatch(of: /% (\d+) of 12/).map({ Int($0.1)! })
+            else { continue }
+            // Counted as the workers' lines change, it may be a frame behind them, never more.
+            XCTAssertGreaterThanOrEqual(count, workersBefore, lines.joined(separator: "\n"))
+            workersBefore = lines.compactMap {
+                $0.firstMatch(of: /worker \d: Importing 4 photos .*% (\d) of 4/).map { Int($0.1)! }
+            }.reduce(0, +)
+            albumCounts.append(count)
+        }
+        XCTAssertEqual(albumCounts.last, 12, child.outputText)
+        XCTAssertEqual(albumCounts, albumCounts.sorted(), "\(albumCounts)")
+        XCTAssertTrue(albumCounts.contains { $0 > 0 && $0 < 12 }, "\(albumCounts)")
     }
 
     /// The ssh recipe of Docs/Mounting.md without ssh: the program publishes on its standard output and

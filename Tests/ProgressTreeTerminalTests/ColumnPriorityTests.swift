@@ -111,6 +111,22 @@ final class ColumnPriorityTests: XCTestCase {
         ])
     }
 
+    /// A label shorter than a readable one first ("Copying “a”…"), a long one later at the same depth: the
+    /// long one is cut to the label column and nothing moves. Only a line deeper than any before makes a
+    /// new plan when its label would not be readable (`SteadyColumnsTests`).
+    func test_a_longer_label_at_a_depth_already_shown_is_cut_and_moves_nothing() {
+        for columns in [40, 60, 80, 120] {
+            var formatter = LineFormatter(layout: .default, colors: false)
+            var short = copying
+            short[1].label = "Copying “a”…"
+            let first = frame(short, columns: columns, formatter: &formatter)
+            let later = frame(copying, columns: columns, formatter: &formatter)
+            let barColumn = { (line: String) in line.firstIndex { "█░▏▎▍▌▋▊▉".contains($0) }.map { line.distance(from: line.startIndex, to: $0) } }
+            XCTAssertEqual(first.map(barColumn), later.map(barColumn), "\(columns): \(first) then \(later)")
+            XCTAssertNotNil(barColumn(later[1]), "\(columns): \(later)")
+        }
+    }
+
     /// A plan is kept while the terminal keeps its width, also when the lines come to show less (the
     /// final frame, where no line has estimates); a new width is planned anew.
     func test_the_plan_is_kept_at_a_width_and_made_anew_at_another() {

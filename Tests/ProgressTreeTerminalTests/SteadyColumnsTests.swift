@@ -111,10 +111,19 @@ final class SteadyColumnsTests: XCTestCase {
     /// its label column; the other lines keep their bars.
     func test_a_failure_shows_its_reason_on_its_own_line_and_changes_no_other_line() {
         let run = importAlbum()
-        let frame120 = run.frames[120]!.first { $0.contains { $0.contains("! IMG_0004.jpg") } }!
-        XCTAssertTrue(frame120.contains("  ! IMG_0004.jpg — failed: the camera stopped answering"), "\(frame120)")
-        let frame40 = run.frames[40]!.first { $0.contains { $0.contains("! IMG_0004.jpg") } }!
-        XCTAssertTrue(frame40.contains("  ! IMG_0004.jpg — failed: the camera …"), "\(frame40)")
+        let expected = [
+            40: "  ! IMG_0004.jpg — failed: the camera …",
+            60: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+            80: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+            120: "  ! IMG_0004.jpg — failed: the camera stopped answering",
+        ]
+        for width in Self.widths {
+            let frames = run.frames[width]!
+            let first = frames.firstIndex { $0.contains { $0.contains("! IMG_0004.jpg") } }!
+            for screen in frames[first...].dropLast() {
+                XCTAssertEqual(screen.filter { $0.contains("IMG_0004.jpg") }, [expected[width]!], "\(width): \(screen)")
+            }
+        }
     }
 
     /// At every width a label keeps at least 16 columns of text (`minimumLabelWidth`), or all of it: a
@@ -168,6 +177,55 @@ final class SteadyColumnsTests: XCTestCase {
             let afterFailure = run.frames[width]!.dropLast().drop { !$0.contains { $0.contains("! IMG_0004.jpg") } }
             XCTAssertFalse(failedFrames.isEmpty, "\(width)")
             XCTAssertEqual(failedFrames.count, afterFailure.count, "\(width): the failed line never gives way")
+        }
+    }
+
+    /// A tree that deepens after the first frame, as photo-import's with workers: the first frame shows
+    /// the workers' lines alone ("worker 1", before its stream says more), then each worker's photos and
+    /// downloads come three levels down. Their names stay readable: the plan is made anew once, when the
+    /// first line comes whose label would not be readable in it, and kept from then to the final frame.
+    func test_lines_deeper_than_any_before_keep_their_names_readable_and_the_bars_move_once() {
+        for width in Self.widths {
+            let album = ProgressNode.discreteProgress(totalUnitCount: 6)
+            album.localizedDescription = "Importing 6 photos"
+            let terminal = VirtualTerminal(columns: width, rows: 30)
+            let renderer = makeTestRenderer(album, output: terminal)
+            var frames: [[String]] = []
+            let workers = (1...2).map { makeChild("worker \($0)", total: 3, parent: album, pending: 3) }
+            renderer.drawFrame()
+            frames.append(terminal.visibleLines)
+            var downloads: [(photo: ProgressNode, download: ProgressNode)] = []
+            for (index, worker) in workers.enumerated() {
+                worker.localizedDescription = "worker \(index + 1): Importing 3 photos"
+                for photo in 0..<3 {
+                    let number = photo * 2 + index + 1
+                    let node = makeChild("IMG_000\(number).jpg", total: 10, parent: worker)
+                    node.localizedAdditionalDescription = ""
+                    let download = ProgressNode(totalUnitCount: 1_000_000, parent: node, pendingUnitCount: 9)
+                    download.kind = .file
+                    download.fileOperationKind = .downloading
+                    download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/IMG_000\(number).jpg")
+                    downloads.append((node, download))
+                }
+            }
+            let deepFrom = frames.count
+            for _ in 0..<4 {
+                for (_, download) in downloads { download.advance(by: 250_000) }
+                renderer.drawFrame()
+                frames.append(terminal.visibleLines)
+            }
+            for (photo, _) in downloads { photo.completedUnitCount = 10 }
+            renderer.stop()
+            frames.append(terminal.visibleLines)
+
+            for line in frames[deepFrom...].joined() where line.contains("“IMG_000") {
+                XCTAssertTrue(line.contains(/“IMG_000[1-6]\.jpg”/), "\(width): \(line)")
+            }
+            for line in frames[deepFrom...].joined() where line.contains("worker ") {
+                XCTAssertTrue(line.contains(/worker [12]: Importin/), "\(width): \(line)")
+            }
+            let bars = Set(frames[deepFrom...].joined().compactMap { bar(of: $0).map { "\($0.start)+\($0.width)" } })
+            XCTAssertLessThanOrEqual(bars.count, 1, "\(width) columns: bars at \(bars.sorted())")
         }
     }
 }

@@ -23,16 +23,30 @@ struct LineFormatter {
     /// show, and every later frame at that width, the final one included, uses the same plan: the bar
     /// starts at the same column with the same width, and no column moves as values change length, longer
     /// labels come, estimates appear or work fails (a failed line takes its own columns for its reason,
-    /// never another line's). A plan is made anew only for a new width, or when a line may show a column
+    /// never another line's). A plan is made anew only for a new width, when a line may show a column
     /// that no line could when the plan was made (a search shown by a spinner becomes a copy with
-    /// throughput and time remaining), but never for the `final` frame: a column that appears only there
-    /// (the "1 of 1" of a spinner's work, once done) is not shown.
+    /// throughput and time remaining), or when a line comes whose label would not be readable in the
+    /// plan's label column and that is deeper than any before (a mounted worker's photos below its first
+    /// line; a longer label at a depth already seen is cut to the label column), but never for the
+    /// `final` frame: a column that appears only there (the "1 of 1" of a spinner's work, once done) is
+    /// not shown.
     mutating func format(_ lines: [LineContent], columns: Int, tick: Int, final: Bool = false) -> [String] {
         let width = max(1, columns - 1)
         let wanted = ColumnPlan.columnsShown(by: lines, layout: layout)
-        if plannedColumns != columns || plan.map({ !final && !wanted.isSubset(of: $0.considered) }) ?? true {
-            let considered = plannedColumns == columns ? wanted.union(plan?.considered ?? []) : wanted
-            plan = ColumnPlan(layout: layout, lines: lines, width: width, considering: considered)
+        let readable = ColumnPlan.readableLabelWidth(of: lines, layout: layout)
+        let deepest = lines.map(\.depth).max() ?? 0
+        // A deeper line whose label would not be readable needs room; a longer label at a depth the plan
+        // has seen is cut to the label column, as planned.
+        let outgrown = plan.map {
+            !final && (!wanted.isSubset(of: $0.considered) || (deepest > $0.deepest && readable > $0.readableLabelWidth))
+        }
+        if plannedColumns != columns || outgrown ?? true {
+            let sameWidth = plannedColumns == columns
+            let considered = sameWidth ? wanted.union(plan?.considered ?? []) : wanted
+            plan = ColumnPlan(
+                layout: layout, lines: lines, width: width, considering: considered,
+                readableLabelWidth: sameWidth ? max(readable, plan?.readableLabelWidth ?? 0) : readable,
+                deepest: sameWidth ? max(deepest, plan?.deepest ?? 0) : deepest)
             plannedColumns = columns
         }
         return lines.map { render($0, plan: plan!, width: width, tick: tick) }
@@ -249,6 +263,12 @@ struct ColumnPlan {
     /// The columns this plan made room for (whether they got it or gave way): a frame whose lines may show
     /// another needs a new plan.
     let considered: Set<TerminalLayout.Column>
+    /// The label column this plan keeps labels readable in (before the terminal's width caps it): a frame
+    /// with a line deeper than `deepest` that needs more needs a new plan.
+    private(set) var readableLabelWidth: Int
+    /// The depth of the deepest line of the frames this plan (and the plans before it at this width) was
+    /// made for.
+    let deepest: Int
 
     /// The width reserved for a throughput not known yet: "12.3 MB/s".
     static let throughputReserve = 9
@@ -278,11 +298,29 @@ struct ColumnPlan {
         return DisplayWidth.of(text) - DisplayWidth.of(done) + max(DisplayWidth.of(done), DisplayWidth.of(total))
     }
 
+    /// The columns a line takes before its label's text: indent, mark (a spinner frame may be two columns
+    /// wide), a space.
+    static func lead(_ line: LineContent, layout: TerminalLayout) -> Int {
+        let mark = line.isIndeterminate && line.status == .running ? (layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1) : 1
+        return line.depth * layout.indentation + mark + 1
+    }
+
+    /// The label column `lines` need to keep every label readable: its lead and `minimumLabelWidth`
+    /// columns of its text, or all of a shorter one.
+    static func readableLabelWidth(of lines: [LineContent], layout: TerminalLayout) -> Int {
+        lines.map { lead($0, layout: layout) + min(DisplayWidth.of($0.name), layout.minimumLabelWidth) }.max() ?? 0
+    }
+
+    /// A plan for `lines` in `width` columns, making room for the `considered` columns and for labels
+    /// readable in `readableLabelWidth` columns (the most any line of a frame at this width needed);
+    /// `deepest`: the depth of the deepest line of those frames.
     init(
         layout: TerminalLayout, lines: [LineContent], width: Int,
-        considering considered: Set<TerminalLayout.Column>
+        considering considered: Set<TerminalLayout.Column>, readableLabelWidth: Int, deepest: Int
     ) {
         self.considered = considered
+        self.deepest = deepest
+        self.readableLabelWidth = readableLabelWidth
         func widest(_ text: (LineContent) -> String?) -> Int {
             lines.map { DisplayWidth.of(text($0) ?? "") }.max() ?? 0
         }
@@ -302,16 +340,11 @@ struct ColumnPlan {
             widths = natural
             return
         }
-        // Indent, mark (a spinner frame may be two columns wide), a space, the label.
-        let spinnerWidth = layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1
-        func lead(_ line: LineContent) -> Int {
-            line.depth * layout.indentation + (line.isIndeterminate && line.status == .running ? spinnerWidth : 1) + 1
-        }
         // A label column is never narrower than a readable label of the root, so that labels to come
         // (children not shown yet) stay readable too.
-        let readable = lines.map { lead($0) + min(DisplayWidth.of($0.name), layout.minimumLabelWidth) }.max() ?? 0
-        let labelMinimum = min(width, max(readable, 2 + layout.minimumLabelWidth))
-        let whole = lines.map { lead($0) + DisplayWidth.of($0.name) }.max() ?? 0
+        self.readableLabelWidth = max(readableLabelWidth, 2 + layout.minimumLabelWidth)
+        let labelMinimum = min(width, self.readableLabelWidth)
+        let whole = lines.map { Self.lead($0, layout: layout) + DisplayWidth.of($0.name) }.max() ?? 0
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }
