@@ -16,7 +16,7 @@ extension ProgressWireRecord {
     }
 
     /// Reads one line (without its newline) from where it was read, without a copy.
-    init(bytes: UnsafeRawBufferPointer) throws(ProgressWireError) {
+    package init(bytes: UnsafeRawBufferPointer) throws(ProgressWireError) {
         // The members this version defines, by field; others are skipped (a name repeated keeps its last
         // value). No dictionary and no string per name: a mount reads thousands of lines a second.
         var members = [WireValue?](repeating: nil, count: WireField.allCases.count)
