@@ -112,6 +112,22 @@ final class WireWriterRulesTests: XCTestCase {
         XCTAssertTrue(record.line.contains(#""fraction":null,"#))
     }
 
+    func test_a_decimal_number_is_read_as_the_nearest_double_whatever_its_digits() throws {
+        let spellings = [
+            "0.1", "0.737257", "-0.5", "-0.0", "00.25", "123456.789", "0.333333333333333", "0.1234567890123456789",
+            "9007199254740993.5", "1.5e3", "2.5E-2", "0.000001", "12345678901234.5", "1.23456789012345",
+        ]
+        for spelling in spellings {
+            let members = try WireJSON.object(Array("{\"n\":\(spelling)}".utf8))
+            guard case .number(let value, let integer)? = members["n"] else { return XCTFail(spelling) }
+            XCTAssertEqual(value.bitPattern, Double(spelling)!.bitPattern, spelling)
+            XCTAssertNil(integer, spelling)
+        }
+        for malformed in ["1.5.2", "0.5x", "0.5-1"] {
+            XCTAssertThrowsError(try WireJSON.object(Array("{\"n\":\(malformed)}".utf8)), malformed)
+        }
+    }
+
     func test_records_whose_numbers_round_alike_write_the_same_line() {
         var record = ProgressWireRecord(id: 1, parentID: nil, totalUnitCount: 10, completedUnitCount: 3)
         var other = record
