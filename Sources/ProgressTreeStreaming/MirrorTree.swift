@@ -21,12 +21,20 @@ import ProgressTree
 ///   one is dropped as the rest of an ended subtree (a writer names the nodes a failure cancelled after
 ///   the failed node's line), not counted as bad input.
 struct MirrorTree {
-    struct Entry {
+    /// A mirrored node (a reference: a line's lookup neither copies its last record nor retains its
+    /// strings). Unchecked: like the tree that holds it, only the mount's reading thread touches it.
+    final class Entry: @unchecked Sendable {
         let node: ProgressNode
         let parentID: Int?
         /// The pending count the node was attached with (a finished node's line may say 0: it left).
-        var pending: Int64 = 0
+        let pending: Int64
         var last: ProgressWireRecord?
+
+        init(node: ProgressNode, parentID: Int?, pending: Int64 = 0) {
+            self.node = node
+            self.parentID = parentID
+            self.pending = pending
+        }
     }
 
     /// How many ids of ended nodes are kept.
@@ -110,7 +118,7 @@ struct MirrorTree {
         }
         diagnostics.acceptedLines += 1
         applyMetadata(record, previous: entry.last, to: node)
-        entries[record.id]?.last = record
+        entry.last = record
         switch record.state {
         case .finished:
             finish(node, record: record, pending: entry.pending, parentID: entry.parentID)
