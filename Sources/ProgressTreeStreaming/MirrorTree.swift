@@ -203,7 +203,9 @@ struct MirrorTree {
     }
 
     /// Sets each field of `record` that differs from `previous` (every field when `previous` is `nil`).
-    private func setMetadata(_ record: ProgressWireRecord, changedFrom previous: ProgressWireRecord?, on node: ProgressNode) {
+    private func setMetadata(
+        _ record: ProgressWireRecord, changedFrom previous: ProgressWireRecord?, on node: ProgressNode
+    ) {
         if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription || previous == nil {
             // The label of a generic node comes from the description set by its program. The stream's root
             // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the

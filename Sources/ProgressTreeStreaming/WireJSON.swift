@@ -119,8 +119,10 @@ enum WireJSON {
                 let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
                 let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
                 // A byte is zero in `x` (or below 0x20 in `word`) when its high bit survives in these.
-                let found = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                    | ((word &- ones &* 0x20) & ~word)
+                let quote = (quotes &- ones) & ~quotes
+                let backslash = (backslashes &- ones) & ~backslashes
+                let control = (word &- ones &* 0x20) & ~word
+                let found = quote | backslash | control
                 if found & highs != 0 { break }
                 end += 8
             }
@@ -211,8 +213,9 @@ enum WireJSON {
             }
             // The next most usual, a decimal fraction of at most 15 digits and no exponent (a fraction, a
             // time): exact, as the quotient of two integers that a Double holds exactly (correctly rounded).
-            if !overflows, next == UInt8(ascii: "."), digitsEnd > index + (negative ? 1 : 0), let decimal = decimal(
-                integerPart: magnitude, integerDigits: digitsEnd - index - (negative ? 1 : 0), from: digitsEnd + 1)
+            let integerDigits = digitsEnd - index - (negative ? 1 : 0)
+            if !overflows, next == UInt8(ascii: "."), integerDigits > 0,
+                let decimal = decimal(integerPart: magnitude, integerDigits: integerDigits, from: digitsEnd + 1)
             {
                 index = decimal.end
                 return .number(negative ? -decimal.value : decimal.value, integer: nil)

@@ -83,8 +83,8 @@ final class WireWriterRulesTests: XCTestCase {
     /// parent kept: the first line of each is its last.
     func test_a_line_spells_every_member_in_order_with_strings_escaped_and_numbers_rounded() throws {
         var record = ProgressWireRecord(
-            id: 12, parentID: 3, pendingUnitCount: 2, totalUnitCount: -1, completedUnitCount: -9_223_372_036_854_775_807,
-            state: .paused)
+            id: 12, parentID: 3, pendingUnitCount: 2, totalUnitCount: -1,
+            completedUnitCount: -9_223_372_036_854_775_807, state: .paused)
         record.time = 2.5
         record.label = "a \"b\" \\ c\n\r\t\u{1}\u{1F}\u{7F} é 🙂"
         record.fractionCompleted = 1.0 / 3.0

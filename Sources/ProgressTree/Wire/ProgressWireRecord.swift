@@ -256,9 +256,8 @@ public struct ProgressWireRecord: Sendable, Equatable {
             out.append(UInt8(ascii: "\""))
             text.withUTF8 { bytes in
                 var run = 0  // start of the bytes not yet copied
-                for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"")
-                    || byte == UInt8(ascii: "\\")
-                {
+                for (index, byte) in bytes.enumerated()
+                where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
                     run = index + 1
                     out.append(UInt8(ascii: "\\"))
@@ -269,7 +268,9 @@ public struct ProgressWireRecord: Sendable, Equatable {
                     case 0x09: out.append(UInt8(ascii: "t"))
                     default:
                         let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                        out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                        out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                        out.append(hex[Int(byte >> 4)])
+                        out.append(hex[Int(byte & 0xF)])
                     }
                 }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
