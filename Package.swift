@@ -57,6 +57,9 @@ let package = Package(
         .executableTarget(
             name: "fetch", dependencies: ["ProgressTree", "ProgressTreeFoundation", "ProgressTreeTerminal", "ExampleSupport"],
             path: "Examples/fetch"),
+        // What a line of the wire format costs each side, in one process (not a product: a measuring tool).
+        .executableTarget(
+            name: "wire-cost", dependencies: ["ProgressTree", "ProgressTreeStreaming"], path: "Tools/wire-cost"),
         // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
         .target(name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),

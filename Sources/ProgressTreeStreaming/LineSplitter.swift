@@ -55,7 +55,7 @@ struct LineSplitter {
     mutating func forEachPiece(in bytes: UnsafeRawBufferPointer, _ body: (BorrowedPiece) -> Void) {
         var start = 0
         while start < bytes.count {
-            let newline = bytes[start...].firstIndex(of: 0x0A)
+            let newline = StreamPlatform.firstIndex(of: 0x0A, in: bytes, from: start)
             let end = newline ?? bytes.count
             if let dropped = dropping {
                 if newline != nil {

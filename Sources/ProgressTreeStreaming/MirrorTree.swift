@@ -21,12 +21,20 @@ import ProgressTree
 ///   one is dropped as the rest of an ended subtree (a writer names the nodes a failure cancelled after
 ///   the failed node's line), not counted as bad input.
 struct MirrorTree {
-    struct Entry {
+    /// A mirrored node (a reference: a line's lookup neither copies its last record nor retains its
+    /// strings). Unchecked: like the tree that holds it, only the mount's reading thread touches it.
+    final class Entry: @unchecked Sendable {
         let node: ProgressNode
         let parentID: Int?
         /// The pending count the node was attached with (a finished node's line may say 0: it left).
-        var pending: Int64 = 0
+        let pending: Int64
         var last: ProgressWireRecord?
+
+        init(node: ProgressNode, parentID: Int?, pending: Int64 = 0) {
+            self.node = node
+            self.parentID = parentID
+            self.pending = pending
+        }
     }
 
     /// How many ids of ended nodes are kept.
@@ -110,7 +118,7 @@ struct MirrorTree {
         }
         diagnostics.acceptedLines += 1
         applyMetadata(record, previous: entry.last, to: node)
-        entries[record.id]?.last = record
+        entry.last = record
         switch record.state {
         case .finished:
             finish(node, record: record, pending: entry.pending, parentID: entry.parentID)
@@ -187,8 +195,17 @@ struct MirrorTree {
     }
 
     /// Sets what changed since `previous` (everything for a node's first line): each set costs a lock of
-    /// the node, and most lines change only counts.
+    /// the node, and most lines change only counts (compared field by field, without copying either record).
     private func applyMetadata(_ record: ProgressWireRecord, previous: ProgressWireRecord?, to node: ProgressNode) {
+        guard let previous else { return setMetadata(record, changedFrom: nil, on: node) }
+        guard !previous.hasSameMetadata(as: record) else { return }
+        setMetadata(record, changedFrom: previous, on: node)
+    }
+
+    /// Sets each field of `record` that differs from `previous` (every field when `previous` is `nil`).
+    private func setMetadata(
+        _ record: ProgressWireRecord, changedFrom previous: ProgressWireRecord?, on node: ProgressNode
+    ) {
         if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription || previous == nil {
             // The label of a generic node comes from the description set by its program. The stream's root
             // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the
@@ -293,5 +310,17 @@ struct MirrorTree {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+}
+
+extension ProgressWireRecord {
+    /// Whether every field `MirrorTree.setMetadata` sets is equal in `other`.
+    fileprivate func hasSameMetadata(as other: ProgressWireRecord) -> Bool {
+        label == other.label && localizedDescription == other.localizedDescription
+            && localizedAdditionalDescription == other.localizedAdditionalDescription && kind == other.kind
+            && fileOperationKind == other.fileOperationKind && fileURL == other.fileURL
+            && fileTotalCount == other.fileTotalCount && fileCompletedCount == other.fileCompletedCount
+            && throughput == other.throughput && estimatedTimeRemaining == other.estimatedTimeRemaining
+            && isCancellable == other.isCancellable && isPausable == other.isPausable
     }
 }

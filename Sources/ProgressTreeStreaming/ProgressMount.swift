@@ -292,14 +292,32 @@ public final class ProgressMount: Sendable {
             mergeDiagnostics()
             return .stopWatching
         }
+        return applyRead(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
+    /// What a read of `bytes` from the stream does, on the thread that reads it: its lines applied, the
+    /// diagnostics merged, the commands waiting sent.
+    private func applyRead(_ bytes: UnsafeRawBufferPointer) -> StreamReactor.Next {
         applying.store(true, ordering: .relaxed)
-        let next = reading.withLock { reading in
-            apply(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), to: &reading)
-        }
+        let next = reading.withLock { reading in apply(bytes, to: &reading) }
         applying.store(false, ordering: .relaxed)
         mergeDiagnostics()
         sendEarlyCommands()
         return next
+    }
+
+    /// A mount of no descriptor, whose reads are handed in by `applyMeasuredRead(_:)`: the reading path
+    /// without a socket or a thread, for measuring what a line costs.
+    package static func unread(below parent: ProgressNode, name: String) -> ProgressMount {
+        ProgressMount(
+            parent: parent, pendingUnitCount: 1, name: name, input: -1, commands: nil, processIdentifier: nil,
+            options: Options())
+    }
+
+    /// Applies `bytes` as if read from the stream (see `unread(below:name:)`); `false` once the mount would
+    /// stop reading.
+    package func applyMeasuredRead(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        applyRead(bytes) == .keepWatching
     }
 
     /// Splits `bytes` into lines and applies them in order, as the publisher wrote them (parents before

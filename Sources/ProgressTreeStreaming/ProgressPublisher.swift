@@ -253,16 +253,12 @@ public final class ProgressPublisher: Sendable {
                     return nil
                 }
             }
-            let lines = state.lines(ending: final)
+            var bytes: [UInt8] = []
+            state.writeLines(ending: final, into: &bytes)
             if state.walker.hasEnded {
                 // The root's final line is written: the timer has nothing more to do.
                 state.timer?.cancel()
                 state.timer = nil
-            }
-            var bytes: [UInt8] = []
-            for line in lines {
-                bytes.append(contentsOf: line.utf8)
-                bytes.append(0x0A)
             }
             switch sink {
             case .custom(let write):
@@ -446,14 +442,19 @@ struct PublisherState: ~Copyable {
         return reason
     }
 
-    /// The lines of one walk (see `WireTreeWalker`): each node's own record, `time` null.
-    mutating func lines(ending: Bool) -> [String] {
-        walker.walk(ending: ending) { source in
+    /// Appends the lines of one walk (see `WireTreeWalker`), each with its newline: each node's own
+    /// record, `time` null.
+    mutating func writeLines(ending: Bool, into bytes: inout [UInt8]) {
+        let records = walker.walk(ending: ending) { source in
             switch source {
             case .node(let node, _): node.wireRecord(id: 0, parentID: nil)
             case .departed(let record, _): record
             }
-        }.map(\.line)
+        }
+        for record in records {
+            record.appendLine(to: &bytes)
+            bytes.append(0x0A)
+        }
     }
 }
 

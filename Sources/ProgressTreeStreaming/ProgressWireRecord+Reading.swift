@@ -16,18 +16,18 @@ extension ProgressWireRecord {
     }
 
     /// Reads one line (without its newline) from where it was read, without a copy.
-    init(bytes: UnsafeRawBufferPointer) throws(ProgressWireError) {
+    package init(bytes: UnsafeRawBufferPointer) throws(ProgressWireError) {
         // The members this version defines, by field; others are skipped (a name repeated keeps its last
-        // value). No dictionary and no string per name: a mount reads thousands of lines a second.
-        var members = [WireValue?](repeating: nil, count: WireField.allCases.count)
+        // value). No dictionary, no array and no string per name: a mount reads thousands of lines a second.
+        var members = WireMembers()
         do {
             try WireJSON.forEachMember(of: bytes) { (name, value) throws(WireJSON.Failure) in
-                if let field = WireField(name: name) { members[field.rawValue] = value }
+                if let field = WireField(name: name) { members[field] = value }
             }
         } catch {
             throw .malformed(error.message)
         }
-        func value(_ key: WireField) -> WireValue? { members[key.rawValue] }
+        func value(_ key: WireField) -> WireValue? { members[key] }
         func integer(_ key: WireField) throws(ProgressWireError) -> Int64? {
             switch value(key) {
             case nil, .null?: return nil
@@ -144,6 +144,76 @@ public enum ProgressWireCommand: String, Sendable, CaseIterable {
             case .number(_, let id64?)? = members["id"], let id = Int(exactly: id64), id >= 1
         else { return nil }
         return (command, id)
+    }
+}
+
+/// The last value of each member of a line that this version of the format defines, held inline (no
+/// allocation).
+struct WireMembers {
+    private var version, time, id, parent, pending, name, completed, total, fraction, state: WireValue?
+    private var indeterminate, throughput, timeRemaining, reason, failedBelow, cancelledBelow: WireValue?
+    private var description, additionalDescription, kind, fileOperationKind, fileURL, fileTotalCount: WireValue?
+    private var fileCompletedCount, cancellable, pausable: WireValue?
+
+    subscript(field: WireField) -> WireValue? {
+        get {
+            switch field {
+            case .version: version
+            case .time: time
+            case .id: id
+            case .parent: parent
+            case .pending: pending
+            case .name: name
+            case .completed: completed
+            case .total: total
+            case .fraction: fraction
+            case .state: state
+            case .indeterminate: indeterminate
+            case .throughput: throughput
+            case .timeRemaining: timeRemaining
+            case .reason: reason
+            case .failedBelow: failedBelow
+            case .cancelledBelow: cancelledBelow
+            case .description: description
+            case .additionalDescription: additionalDescription
+            case .kind: kind
+            case .fileOperationKind: fileOperationKind
+            case .fileURL: fileURL
+            case .fileTotalCount: fileTotalCount
+            case .fileCompletedCount: fileCompletedCount
+            case .cancellable: cancellable
+            case .pausable: pausable
+            }
+        }
+        set {
+            switch field {
+            case .version: version = newValue
+            case .time: time = newValue
+            case .id: id = newValue
+            case .parent: parent = newValue
+            case .pending: pending = newValue
+            case .name: name = newValue
+            case .completed: completed = newValue
+            case .total: total = newValue
+            case .fraction: fraction = newValue
+            case .state: state = newValue
+            case .indeterminate: indeterminate = newValue
+            case .throughput: throughput = newValue
+            case .timeRemaining: timeRemaining = newValue
+            case .reason: reason = newValue
+            case .failedBelow: failedBelow = newValue
+            case .cancelledBelow: cancelledBelow = newValue
+            case .description: description = newValue
+            case .additionalDescription: additionalDescription = newValue
+            case .kind: kind = newValue
+            case .fileOperationKind: fileOperationKind = newValue
+            case .fileURL: fileURL = newValue
+            case .fileTotalCount: fileTotalCount = newValue
+            case .fileCompletedCount: fileCompletedCount = newValue
+            case .cancellable: cancellable = newValue
+            case .pausable: pausable = newValue
+            }
+        }
     }
 }
 

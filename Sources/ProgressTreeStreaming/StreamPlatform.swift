@@ -123,6 +123,14 @@ enum StreamPlatform {
         return memcmp(a, b, first.count) == 0
     }
 
+    /// The index of the first `byte` in `bytes` at or after `start`, if any (`memchr`).
+    static func firstIndex(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress,
+            let found = memchr(base + start, Int32(byte), bytes.count - start)
+        else { return nil }
+        return UnsafeRawPointer(found) - base
+    }
+
     /// Waits `milliseconds` (no descriptor).
     static func sleep(milliseconds: Int32) {
         var none = pollfd(fd: -1, events: 0, revents: 0)

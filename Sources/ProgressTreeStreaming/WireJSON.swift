@@ -111,6 +111,21 @@ enum WireJSON {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let base = bytes.baseAddress else { return nil }
             let characters = base.assumingMemoryBound(to: UInt8.self)
             var end = start
+            // Eight bytes at a time while none of them is a quote, a backslash or a control character.
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while end + 8 <= bytes.count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(characters + end).loadUnaligned(as: UInt64.self))
+                let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+                let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+                // A byte is zero in `x` (or below 0x20 in `word`) when its high bit survives in these.
+                let quote = (quotes &- ones) & ~quotes
+                let backslash = (backslashes &- ones) & ~backslashes
+                let control = (word &- ones &* 0x20) & ~word
+                let found = quote | backslash | control
+                if found & highs != 0 { break }
+                end += 8
+            }
             while end < bytes.count {
                 let byte = characters[end]
                 if byte == UInt8(ascii: "\"") { return end }
@@ -196,6 +211,15 @@ enum WireJSON {
                 let value = negative ? -magnitude : magnitude
                 return .number(Double(value), integer: value)
             }
+            // The next most usual, a decimal fraction of at most 15 digits and no exponent (a fraction, a
+            // time): exact, as the quotient of two integers that a Double holds exactly (correctly rounded).
+            let integerDigits = digitsEnd - index - (negative ? 1 : 0)
+            if !overflows, next == UInt8(ascii: "."), integerDigits > 0,
+                let decimal = decimal(integerPart: magnitude, integerDigits: integerDigits, from: digitsEnd + 1)
+            {
+                index = decimal.end
+                return .number(negative ? -decimal.value : decimal.value, integer: nil)
+            }
             let start = index
             if peek == UInt8(ascii: "-") { index += 1 }
             var isInteger = true
@@ -218,6 +242,45 @@ enum WireJSON {
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             guard let double = Double(text), double.isFinite else { throw Failure(message: "not a number") }
             return .number(double, integer: isInteger ? Int64(text) : nil)
+        }
+
+        /// The value of `integerPart` followed by the fraction digits from `start`, and where they end, if
+        /// there is at least one, nothing but a delimiter follows, and all digits are at most 15 (so that
+        /// the digits and the power of ten are exact Doubles); `nil` otherwise (the general path reads it).
+        func decimal(integerPart: Int64, integerDigits: Int, from start: Int) -> (value: Double, end: Int)? {
+            var digits = integerPart
+            var end = start
+            while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) {
+                guard end - start + integerDigits < 15 else { return nil }
+                digits = digits * 10 + Int64(bytes[end] - UInt8(ascii: "0"))
+                end += 1
+            }
+            guard end > start, integerDigits <= 15 else { return nil }
+            if end < bytes.count {
+                let after = bytes[end]
+                guard after != UInt8(ascii: "e"), after != UInt8(ascii: "E"), after != UInt8(ascii: "."),
+                    after != UInt8(ascii: "-"), after != UInt8(ascii: "+")
+                else { return nil }
+            }
+            let powers: (Double, Double, Double, Double, Double, Double, Double, Double) =
+                (1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)
+            let scale = end - start
+            let power: Double
+            switch scale {
+            case 1: power = powers.0
+            case 2: power = powers.1
+            case 3: power = powers.2
+            case 4: power = powers.3
+            case 5: power = powers.4
+            case 6: power = powers.5
+            case 7: power = powers.6
+            case 8: power = powers.7
+            default:
+                var value = 1.0
+                for _ in 0..<scale { value *= 10 }  // exact up to 1e22
+                power = value
+            }
+            return (Double(digits) / power, end)
         }
 
         mutating func string() throws(Failure) -> String {

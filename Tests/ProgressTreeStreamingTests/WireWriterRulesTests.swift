@@ -81,6 +81,69 @@ final class WireWriterRulesTests: XCTestCase {
 
     /// The child, with its reason, and below it the download its failure cancelled, both from what the
     /// parent kept: the first line of each is its last.
+    func test_a_line_spells_every_member_in_order_with_strings_escaped_and_numbers_rounded() throws {
+        var record = ProgressWireRecord(
+            id: 12, parentID: 3, pendingUnitCount: 2, totalUnitCount: -1,
+            completedUnitCount: -9_223_372_036_854_775_807, state: .paused)
+        record.time = 2.5
+        record.label = "a \"b\" \\ c\n\r\t\u{1}\u{1F}\u{7F} é 🙂"
+        record.fractionCompleted = 1.0 / 3.0
+        record.throughput = -4
+        record.estimatedTimeRemaining = 7
+        record.failureReason = ""
+        record.failedBelow = 1
+        record.cancelledBelow = 20
+        record.localizedDescription = "Copying"
+        record.fileURL = "file:///tmp/a%20b"
+        record.fileTotalCount = 0
+        record.isCancellable = false
+        record.isPausable = true
+        let expected =
+            #"{"v":1,"time":2.5,"id":12,"parent":3,"pending":2,"name":"a \"b\" \\ c\n\r\t\u0001\u001f\u007f é 🙂","#
+            + #""completed":-9223372036854775807,"total":-1,"fraction":0.333333,"state":"paused","indeterminate":true,"#
+            + #""throughput":-4,"timeRemaining":7,"reason":"","failedBelow":1,"cancelledBelow":20,"description":"Copying","#
+            + #""additionalDescription":null,"kind":null,"fileOperationKind":null,"fileURL":"file:///tmp/a%20b","#
+            + #""fileTotalCount":0,"fileCompletedCount":null,"cancellable":false,"pausable":true}"#
+        XCTAssertEqual(record.line, expected)
+        XCTAssertEqual(try ProgressWireRecord(line: Array(record.line.utf8)).label, record.label)
+        record.time = nil
+        record.fractionCompleted = .nan
+        XCTAssertTrue(record.line.contains(#""time":null,"#))
+        XCTAssertTrue(record.line.contains(#""fraction":null,"#))
+    }
+
+    func test_a_decimal_number_is_read_as_the_nearest_double_whatever_its_digits() throws {
+        let spellings = [
+            "0.1", "0.737257", "-0.5", "-0.0", "00.25", "123456.789", "0.333333333333333", "0.1234567890123456789",
+            "9007199254740993.5", "1.5e3", "2.5E-2", "0.000001", "12345678901234.5", "1.23456789012345",
+        ]
+        for spelling in spellings {
+            let members = try WireJSON.object(Array("{\"n\":\(spelling)}".utf8))
+            guard case .number(let value, let integer)? = members["n"] else { return XCTFail(spelling) }
+            XCTAssertEqual(value.bitPattern, Double(spelling)!.bitPattern, spelling)
+            XCTAssertNil(integer, spelling)
+        }
+        for malformed in ["1.5.2", "0.5x", "0.5-1"] {
+            XCTAssertThrowsError(try WireJSON.object(Array("{\"n\":\(malformed)}".utf8)), malformed)
+        }
+    }
+
+    func test_records_whose_numbers_round_alike_write_the_same_line() {
+        var record = ProgressWireRecord(id: 1, parentID: nil, totalUnitCount: 10, completedUnitCount: 3)
+        var other = record
+        other.fractionCompleted += 1e-9
+        other.label = ""
+        XCTAssertTrue(record.writesSameLine(as: other))
+        XCTAssertEqual(record.line, other.line)
+        other.fractionCompleted += 1e-6
+        XCTAssertFalse(record.writesSameLine(as: other))
+        record.estimatedTimeRemaining = .infinity
+        other = record
+        other.estimatedTimeRemaining = nil
+        XCTAssertTrue(record.writesSameLine(as: other))
+        XCTAssertEqual(record.line, other.line)
+    }
+
     func test_a_child_that_appears_and_fails_between_two_walks_is_named_with_its_reason_and_what_it_cancelled() throws {
         let root = album(total: 10)
         let (publisher, written) = makePublisher(root)

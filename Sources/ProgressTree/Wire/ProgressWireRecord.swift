@@ -105,35 +105,178 @@ public struct ProgressWireRecord: Sendable, Equatable {
 
     /// The line, without its newline: one JSON object, keys in a fixed order, strings escaped (RFC 8259).
     public var line: String {
-        var out = "{\"v\":\(Self.version)"
-        func add(_ key: String, raw value: String) { out += ",\"" + key + "\":" + value }
-        func add(_ key: String, _ value: String?) { add(key, raw: value.map(Self.jsonString) ?? "null") }
-        func add(_ key: String, _ value: Int?) { add(key, raw: value.map { "\($0)" } ?? "null") }
-        add("time", raw: time.map(Self.jsonNumber) ?? "null")
-        add("id", raw: "\(id)")
-        add("parent", raw: parentID.map { "\($0)" } ?? "null")
-        add("pending", raw: "\(pendingUnitCount)")
-        add("name", (label ?? "") as String?)
-        add("completed", raw: "\(completedUnitCount)")
-        add("total", raw: "\(totalUnitCount)")
-        add("fraction", raw: Self.jsonNumber(fractionCompleted))
-        add("state", state.rawValue as String?)
-        add("indeterminate", raw: isIndeterminate ? "true" : "false")
-        add("throughput", throughput)
-        add("timeRemaining", raw: estimatedTimeRemaining.map(Self.jsonNumber) ?? "null")
-        add("reason", failureReason)
-        add("failedBelow", raw: "\(failedBelow)")
-        add("cancelledBelow", raw: "\(cancelledBelow)")
-        add("description", localizedDescription)
-        add("additionalDescription", localizedAdditionalDescription)
-        add("kind", kind)
-        add("fileOperationKind", fileOperationKind)
-        add("fileURL", fileURL)
-        add("fileTotalCount", fileTotalCount)
-        add("fileCompletedCount", fileCompletedCount)
-        add("cancellable", raw: isCancellable ? "true" : "false")
-        add("pausable", raw: isPausable ? "true" : "false")
-        return out + "}"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(512)
+        appendLine(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `line`'s bytes (without a newline) to `out`: no string is made for a member, except the
+    /// digits of a number with a fraction.
+    package func appendLine(to out: inout [UInt8]) {
+        var writer = LineWriter(out: out)
+        out = []
+        writer.raw("{\"v\":")
+        writer.integer(Int64(Self.version))
+        writer.key("time")
+        writer.number(time)
+        writer.key("id")
+        writer.integer(Int64(id))
+        writer.key("parent")
+        writer.integer(parentID.map(Int64.init))
+        writer.key("pending")
+        writer.integer(pendingUnitCount)
+        writer.key("name")
+        writer.string(label ?? "")
+        writer.key("completed")
+        writer.integer(completedUnitCount)
+        writer.key("total")
+        writer.integer(totalUnitCount)
+        writer.key("fraction")
+        writer.number(fractionCompleted)
+        writer.key("state")
+        writer.string(state.rawValue)
+        writer.key("indeterminate")
+        writer.bool(isIndeterminate)
+        writer.key("throughput")
+        writer.integer(throughput.map(Int64.init))
+        writer.key("timeRemaining")
+        writer.number(estimatedTimeRemaining)
+        writer.key("reason")
+        writer.string(failureReason)
+        writer.key("failedBelow")
+        writer.integer(Int64(failedBelow))
+        writer.key("cancelledBelow")
+        writer.integer(Int64(cancelledBelow))
+        writer.key("description")
+        writer.string(localizedDescription)
+        writer.key("additionalDescription")
+        writer.string(localizedAdditionalDescription)
+        writer.key("kind")
+        writer.string(kind)
+        writer.key("fileOperationKind")
+        writer.string(fileOperationKind)
+        writer.key("fileURL")
+        writer.string(fileURL)
+        writer.key("fileTotalCount")
+        writer.integer(fileTotalCount.map(Int64.init))
+        writer.key("fileCompletedCount")
+        writer.integer(fileCompletedCount.map(Int64.init))
+        writer.key("cancellable")
+        writer.bool(isCancellable)
+        writer.key("pausable")
+        writer.bool(isPausable)
+        writer.raw("}")
+        out = writer.out
+    }
+
+    /// Whether `other`'s line is this record's, without writing either: numbers compared as written
+    /// (rounded to 6 decimals), a missing name as the empty one.
+    package func writesSameLine(as other: ProgressWireRecord) -> Bool {
+        func sameNumber(_ a: Double?, _ b: Double?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): return true
+            case (let a?, let b?): return Self.writtenNumber(a) == Self.writtenNumber(b)
+            case (let a?, nil): return !a.isFinite
+            case (nil, let b?): return !b.isFinite
+            }
+        }
+        return id == other.id && parentID == other.parentID && pendingUnitCount == other.pendingUnitCount
+            && completedUnitCount == other.completedUnitCount && totalUnitCount == other.totalUnitCount
+            && state == other.state && isIndeterminate == other.isIndeterminate && failedBelow == other.failedBelow
+            && cancelledBelow == other.cancelledBelow && isCancellable == other.isCancellable
+            && isPausable == other.isPausable && throughput == other.throughput
+            && fileTotalCount == other.fileTotalCount && fileCompletedCount == other.fileCompletedCount
+            && sameNumber(fractionCompleted, other.fractionCompleted) && sameNumber(time, other.time)
+            && sameNumber(estimatedTimeRemaining, other.estimatedTimeRemaining)
+            && (label ?? "") == (other.label ?? "") && failureReason == other.failureReason
+            && localizedDescription == other.localizedDescription
+            && localizedAdditionalDescription == other.localizedAdditionalDescription && kind == other.kind
+            && fileOperationKind == other.fileOperationKind && fileURL == other.fileURL
+    }
+
+    /// A finite number as `jsonNumber` writes it: rounded to 6 decimals; `nil` for one not finite (`null`).
+    private static func writtenNumber(_ value: Double) -> Double? {
+        value.isFinite ? (value * 1_000_000).rounded() / 1_000_000 : nil
+    }
+
+    /// Writes the members of a line into bytes, as `jsonNumber` and `jsonString` spell them.
+    private struct LineWriter {
+        var out: [UInt8]
+
+        mutating func raw(_ text: StaticString) {
+            out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+
+        /// `,"name":`
+        mutating func key(_ name: StaticString) {
+            out.append(UInt8(ascii: ","))
+            out.append(UInt8(ascii: "\""))
+            raw(name)
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: ":"))
+        }
+
+        mutating func bool(_ value: Bool) {
+            if value { raw("true") } else { raw("false") }
+        }
+
+        mutating func integer(_ value: Int64?) {
+            guard let value else { return raw("null") }
+            var magnitude = value.magnitude
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a UInt64 has at most 20 digits
+            withUnsafeMutableBytes(of: &digits) { buffer in
+                var index = buffer.count
+                repeat {
+                    index -= 1
+                    buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                    magnitude /= 10
+                } while magnitude > 0
+                if value < 0 {
+                    index -= 1
+                    buffer[index] = UInt8(ascii: "-")
+                }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
+            }
+        }
+
+        /// As `jsonNumber`: integers without a fraction, others rounded to 6 decimals, `null` if not finite.
+        mutating func number(_ value: Double?) {
+            guard let value, let rounded = ProgressWireRecord.writtenNumber(value) else { return raw("null") }
+            if rounded == rounded.rounded() && abs(rounded) < 1e15 {
+                integer(Int64(rounded))
+            } else {
+                out.append(contentsOf: rounded.description.utf8)
+            }
+        }
+
+        /// As `jsonString`, or `null`.
+        mutating func string(_ text: String?) {
+            guard var text else { return raw("null") }
+            out.append(UInt8(ascii: "\""))
+            text.withUTF8 { bytes in
+                var run = 0  // start of the bytes not yet copied
+                for (index, byte) in bytes.enumerated()
+                where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                    run = index + 1
+                    out.append(UInt8(ascii: "\\"))
+                    switch byte {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                    case 0x0A: out.append(UInt8(ascii: "n"))
+                    case 0x0D: out.append(UInt8(ascii: "r"))
+                    case 0x09: out.append(UInt8(ascii: "t"))
+                    default:
+                        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                        out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                        out.append(hex[Int(byte >> 4)])
+                        out.append(hex[Int(byte & 0xF)])
+                    }
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+            }
+            out.append(UInt8(ascii: "\""))
+        }
     }
 
     /// A JSON number: integers without a fraction, others rounded to 6 decimals; `null` if not finite.

@@ -38,8 +38,8 @@ package struct WireTreeWalker {
         let node: ProgressNode
         let parentID: Int?
         let depth: Int
-        /// The last line written, `time` null; `nil` before the first.
-        var lastLine: String?
+        /// The record of the last line written, `time` null; `nil` before the first.
+        var lastRecord: ProgressWireRecord?
         /// The named children, in the order they were named.
         var childIDs: [Int] = []
         /// Where the next look at `failedChildren` starts.
@@ -112,7 +112,7 @@ package struct WireTreeWalker {
                 let record = id == 1 ? root : self.record(of: entry, id: id, read: read)
                 let isFinal = record.state.isFinal
                 // A first line comes before the children's, final or not (a node first seen cancelled).
-                if entry.lastLine == nil || !isFinal { write(record, of: &entry, into: &output) }
+                if entry.lastRecord == nil || !isFinal { write(record, of: &entry, into: &output) }
                 if isFinal { stack.append(.exit(id, record)) }
                 guard entry.depth < maximumDepth else {
                     entries[id] = entry
@@ -155,10 +155,10 @@ package struct WireTreeWalker {
             }
             // A node named in this pass gets its first line before its children's. A root without a line
             // (first read final) names nothing: its line is the stream's last.
-            if entry.lastLine == nil, id != 1 {
+            if entry.lastRecord == nil, id != 1 {
                 write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
             }
-            if entry.depth < maximumDepth, entry.lastLine != nil {
+            if entry.depth < maximumDepth, entry.lastRecord != nil {
                 for child in entry.node.children where ids[ObjectIdentifier(child)] == nil {
                     entry.childIDs.append(name(child, parentID: id, depth: entry.depth + 1))
                 }
@@ -240,9 +240,8 @@ package struct WireTreeWalker {
 
     /// Appends `record` unless it equals the node's last line.
     private func write(_ record: ProgressWireRecord, of entry: inout Entry, into output: inout [ProgressWireRecord]) {
-        let line = record.line
-        guard line != entry.lastLine else { return }
-        entry.lastLine = line
+        if let last = entry.lastRecord, last.writesSameLine(as: record) { return }
+        entry.lastRecord = record
         output.append(record)
     }
 
