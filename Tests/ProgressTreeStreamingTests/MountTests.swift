@@ -228,10 +228,12 @@ final class MountTests: XCTestCase {
         wait("the root line") { mount.node.totalUnitCount == 4 }
         // The publisher reads commands only once started; a command for the root names the root's id.
         parent.cancel()
-        wait("the publisher cancelled") { remote.isCancelled }
-        XCTAssertEqual(handled.withLock { $0 }, 1)
+        // The flag is set before the handler runs, on the publisher's queue: wait for the handler itself.
+        wait("the publisher's handler ran") { handled.withLock { $0 } == 1 }
+        XCTAssertTrue(remote.isCancelled)
         publisher.finish()
         wait("the mount ended") { mount.hasEnded }
+        XCTAssertEqual(handled.withLock { $0 }, 1, "the handler runs once")
         XCTAssertTrue(mount.node.isCancelled)
         XCTAssertFalse(mount.node.isFailed)
         StreamPlatform.close(socket)
