@@ -77,7 +77,7 @@ public final class TerminalRenderer: Sendable {
         /// child that finishes before its turn gets none and is counted in its parent's line (its units,
         /// its files), one that fails still gets its line with the reason. So a frame and `stop()` cost
         /// the same at 100,000 children as at 100, and the log stays readable. `nil` (the default): each
-        /// mode's own, 10 in plain mode, 100 in json mode. At least 1.
+        /// mode's own, 10 in plain mode, 32 in json mode. At least 1.
         public var loggedChildren: Int? = nil
         /// Whether the renderer draws from its own timer. When `false`, call `drawFrame()` yourself.
         public var drawsOnTimer = true
@@ -429,5 +429,5 @@ extension TerminalRenderer.Options {
     /// Plain mode's children with lines at a time: `loggedChildren`, 10 when not set.
     var plainLoggedChildren: Int { max(1, loggedChildren ?? 10) }
     /// Json mode's default `loggedChildren`.
-    static let jsonLoggedChildren = 100
+    static let jsonLoggedChildren = 32
 }

@@ -71,7 +71,7 @@ if arguments.first == "--terminal" {
     func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
     print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
     print(
-        "mode   children   start+1st frame   frame median   frame max   stop (running)   lines"
+        "mode   children   1st read   start+1st frame   frame median   frame max   stop (running)   lines"
             + "   | burst frame   stop (finished)   lines")
     for children in sizes {
         for mode in [TerminalRenderer.Mode.live, .plain, .json] {
@@ -80,12 +80,13 @@ if arguments.first == "--terminal" {
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             let line = [
                 mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
-                String(children).leftPadded(9), ms(r.first).leftPadded(17), ms(median).leftPadded(14),
+                String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17), ms(median).leftPadded(14),
                 ms(sorted.last ?? 0).leftPadded(11), ms(r.stopRunning).leftPadded(16),
                 String(r.linesRunning).leftPadded(7), "  |", ms(r.burstFrame).leftPadded(12),
                 ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
             ]
             print(line.joined(separator: " "))
+            fflush(nil)  // a line as soon as it is measured, also into a pipe
         }
     }
     let worst = sizes.max() ?? 0

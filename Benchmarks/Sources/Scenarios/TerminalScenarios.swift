@@ -6,7 +6,8 @@
 //     advances by 250,000 bytes, so each takes four frames and one finishes a frame. The renderer draws by
 //     hand (`drawsOnTimer = false`) with a clock that moves 1/15 s a frame (the default rate), into an
 //     output that counts what it is given and keeps nothing, 100 × 30 cells, not a terminal (a pipe).
-//     Timed: `start()` plus the first frame, each later frame (median and worst), then `stop()` while the
+//     Timed: the root's first description read (before the renderer starts: the model's one-time cost of a
+//     wide root, which starts keeping its file summary), `start()` plus the first frame, each later frame (median and worst), then `stop()` while the
 //     root still runs. A second run does the same frames, then finishes every remaining file at once
 //     (they finish unseen, between two frames), draws one frame and stops: timed, that frame and `stop()`.
 //     Lines are counted in both runs, whole ("\n" written).
@@ -42,6 +43,9 @@ final class FrameClock: ProgressClock {
 
 /// What one run of scenario 18 measured, in seconds and lines.
 public struct WideTerminalResult: Sendable {
+    /// The first read of the root's additional description (the model's one-time O(children) cost: the
+    /// root starts keeping its file summary), before the renderer starts.
+    public var firstRead: Double
     /// `start()` and the first frame.
     public var first: Double
     /// Each later frame of the copy.
@@ -60,7 +64,7 @@ public struct WideTerminalResult: Sendable {
 @inline(never)
 public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int) -> WideTerminalResult {
     var result = WideTerminalResult(
-        first: 0, frames: [], stopRunning: 0, burstFrame: 0, stopFinished: 0, linesRunning: 0, linesFinished: 0)
+        firstRead: 0, first: 0, frames: [], stopRunning: 0, burstFrame: 0, stopFinished: 0, linesRunning: 0, linesFinished: 0)
     for finishesAll in [false, true] {
         let fileSize: Int64 = 1_000_000
         let root = ProgressNode.discreteProgress(totalUnitCount: Int64(children))
@@ -73,6 +77,8 @@ public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int
             file.fileURL = URL(fileURLWithPath: "/data/file-\(index)")
             return file
         }
+        let firstRead = timed { _ = root.localizedAdditionalDescription }
+        if !finishesAll { result.firstRead = firstRead }
         var options = TerminalRenderer.Options()
         options.drawsOnTimer = false
         options.initialDelay = .zero
