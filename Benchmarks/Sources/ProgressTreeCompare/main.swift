@@ -71,7 +71,7 @@ if arguments.first == "--terminal" {
     func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
     print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
     print(
-        "mode   children   1st read   start+1st frame   frame median   frame max   stop (running)   lines"
+        "mode   children   1st read   start+1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
             + "   | burst frame   stop (finished)   lines")
     for children in sizes {
         for mode in [TerminalRenderer.Mode.live, .plain, .json] {
@@ -81,7 +81,8 @@ if arguments.first == "--terminal" {
             let line = [
                 mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
                 String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17), ms(median).leftPadded(14),
-                ms(sorted.last ?? 0).leftPadded(11), ms(r.stopRunning).leftPadded(16),
+                ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11), ms(sorted.last ?? 0).leftPadded(11),
+                ms(r.frameCPU.max() ?? 0).leftPadded(9), ms(r.stopRunning).leftPadded(16),
                 String(r.linesRunning).leftPadded(7), "  |", ms(r.burstFrame).leftPadded(12),
                 ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
             ]
@@ -90,7 +91,10 @@ if arguments.first == "--terminal" {
         }
     }
     let worst = sizes.max() ?? 0
-    print("goals at \(worst) children: frame (median and max) ≤ 1 ms, stop() ≤ 50 ms")
+    print(
+        "goals at \(worst) children: a frame ≤ 1 ms, stop() ≤ 50 ms. Times are wall clock but \"max CPU\", this "
+            + "thread's CPU time in its costliest frame (a frame's wall time includes the time other processes took "
+            + "the core on a shared machine).")
     exit(0)
 }
 

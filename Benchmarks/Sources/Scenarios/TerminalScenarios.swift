@@ -48,8 +48,10 @@ public struct WideTerminalResult: Sendable {
     public var firstRead: Double
     /// `start()` and the first frame.
     public var first: Double
-    /// Each later frame of the copy.
+    /// Each later frame of the copy: wall clock, and this thread's CPU time (without the time other
+    /// processes took the core: the machine is shared).
     public var frames: [Double]
+    public var frameCPU: [Double]
     /// `stop()` while the root runs (first run); the frame after every file finished unseen and `stop()`
     /// (second run).
     public var stopRunning: Double
@@ -64,7 +66,7 @@ public struct WideTerminalResult: Sendable {
 @inline(never)
 public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int) -> WideTerminalResult {
     var result = WideTerminalResult(
-        firstRead: 0, first: 0, frames: [], stopRunning: 0, burstFrame: 0, stopFinished: 0, linesRunning: 0, linesFinished: 0)
+        firstRead: 0, first: 0, frames: [], frameCPU: [], stopRunning: 0, burstFrame: 0, stopFinished: 0, linesRunning: 0, linesFinished: 0)
     for finishesAll in [false, true] {
         let fileSize: Int64 = 1_000_000
         let root = ProgressNode.discreteProgress(totalUnitCount: Int64(children))
@@ -95,6 +97,7 @@ public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int
         var inFlight = Array(0..<min(4, children))
         var next = inFlight.count
         var times: [Double] = []
+        var cpuTimes: [Double] = []
         for _ in 0..<frames {
             for (slot, index) in inFlight.enumerated() {
                 files[index].advance(by: 250_000)
@@ -104,7 +107,9 @@ public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int
                 }
             }
             clock.advance(frame)
+            let cpuBefore = threadCPUSeconds()
             times.append(timed { renderer.drawFrame() })
+            cpuTimes.append(threadCPUSeconds() - cpuBefore)
         }
         if finishesAll {
             for file in files where !file.isFinished { file.completedUnitCount = fileSize }
@@ -116,10 +121,18 @@ public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int
         } else {
             expect(!root.isFinished, "wide terminal: the root runs")
             result.frames = times
+            result.frameCPU = cpuTimes
             result.stopRunning = timed { renderer.stop() }
             result.linesRunning = output.lines
         }
         expect(output.lines > 0, "wide terminal: something was written")
     }
     return result
+}
+
+/// This thread's CPU time, in seconds.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
 }
