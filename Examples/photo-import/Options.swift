@@ -25,8 +25,8 @@ struct Options: ExampleOptions, Sendable {
     }
 
     static let usage = """
-        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N] [--destination DIR]
-                            [--progress auto|live|plain|json|none]
+        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
+                            [--destination DIR] [--progress auto|live|plain|json|none]
 
           --photos N        how many photos to import (default 12)
           --speed X         how fast the simulated work goes (default 1.0; 10 is ten
