@@ -89,6 +89,20 @@ final class WideTreeTests: XCTestCase {
         XCTAssertTrue(lastLines.values.allSatisfy { $0.state == .finished }, "every named node's last line is final")
     }
 
+    func test_json_mode_ends_a_cancelled_wide_root_with_its_first_children_named_and_all_counted() throws {
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let (root, _) = makeWideTree(100)
+        let renderer = makeTestRenderer(root, mode: .json, output: output) { $0.loggedChildren = 3 }
+        renderer.start()
+        root.cancel()
+        renderer.stop()
+        let records = try lines(output).map { try ProgressWireRecord(line: Array($0.utf8)) }
+        XCTAssertEqual(records.count, 4 + 4, "first lines of the root and 3 children, then their last lines")
+        XCTAssertEqual(records[4...].map(\.label), ["f0", "f1", "f2", "Copy"])
+        XCTAssertEqual(records[4...].map(\.state), [.cancelled, .cancelled, .cancelled, .cancelled])
+        XCTAssertEqual(records.last?.cancelledBelow, 100, "the 97 never named are counted")
+    }
+
     func test_json_mode_names_a_child_that_fails_before_its_turn_with_its_reason() throws {
         let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
         let (root, children) = makeWideTree(1_000)
