@@ -42,7 +42,10 @@ let package = Package(
         // Side-by-side table (ContinuousClock timings): `swift run -c release ProgressTreeCompare`.
         .executableTarget(
             name: "ProgressTreeCompare",
-            dependencies: ["Scenarios", .product(name: "ProgressTreeStreaming", package: rootPackageIdentity)],
+            dependencies: [
+                "Scenarios", .product(name: "ProgressTreeStreaming", package: rootPackageIdentity),
+                .product(name: "ProgressTreeTerminal", package: rootPackageIdentity),
+            ],
             path: "Sources/ProgressTreeCompare"
         ),
         // package-benchmark suite: wall clock, malloc counts and memory, with p90 thresholds.

@@ -1,6 +1,5 @@
 import ProgressTree
 import ProgressTreeTerminal
-import Synchronization
 
 /// The lines file-copy prints above the live area, paced by a `LabelPacer` so that a folder of thousands of
 /// small files does not scroll by as a blur. The pacer drops the labels that would fall behind, and the
@@ -41,7 +40,8 @@ final class FileHistory: Sendable {
     /// more than copying a small file. A bigger file is always offered: it may stay on screen a while.
     private let offerInterval: Duration
 
-    private let state = Mutex(State())
+    /// `Lock`, not `Mutex`: ThreadSanitizer sees its critical sections (CI runs the examples under it).
+    private let state = Lock(State())
 
     init(offerInterval: Duration = .milliseconds(50)) {
         self.offerInterval = offerInterval

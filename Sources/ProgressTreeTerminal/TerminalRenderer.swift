@@ -72,6 +72,13 @@ public final class TerminalRenderer: Sendable {
         /// default): each mode's own, 1 in plain mode (the root and its children), the whole tree in json
         /// mode (a program reading it wants every node; a frame writes only the lines that changed).
         public var logDepth: Int? = nil
+        /// Plain and json modes: how many children of one node have lines at a time, the first of its
+        /// unfinished children in the order they were added. The next ones get lines as those finish; a
+        /// child that finishes before its turn gets none and is counted in its parent's line (its units,
+        /// its files), one that fails still gets its line with the reason. So a frame and `stop()` cost
+        /// the same at 100,000 children as at 100, and the log stays readable. `nil` (the default): each
+        /// mode's own, 10 in plain mode, 32 in json mode. At least 1.
+        public var loggedChildren: Int? = nil
         /// Whether the renderer draws from its own timer. When `false`, call `drawFrame()` yourself.
         public var drawsOnTimer = true
         /// The terminal size to assume when the output does not report one.
@@ -164,7 +171,9 @@ public final class TerminalRenderer: Sendable {
                 layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
                     step: options.plainStep, interval: options.plainInterval, maximumDepth: options.plainLogDepth),
-                json: JSONLineComposer(root: root, maximumDepth: options.logDepth ?? .max)))
+                json: JSONLineComposer(
+                    root: root, maximumDepth: options.logDepth ?? .max,
+                    maximumNamedChildren: options.loggedChildren ?? Options.jsonLoggedChildren)))
     }
 
     deinit {
@@ -323,11 +332,12 @@ public final class TerminalRenderer: Sendable {
             let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
             let capture =
                 mode == .live
-                ? state.mirror.update(rowLimit: capacity, reservesMoreLine: true) { node, depth, _ in
+                ? state.mirror.update(rowLimit: capacity, childLimit: capacity, reservesMoreLine: true) { node, depth, _ in
                     NodeReader.content(of: node, depth: depth)
                 }
                 : state.mirror.update(
-                    depthLimit: options.plainLogDepth, reportsCollapsedChildren: true, reportsDepartedFailures: true
+                    depthLimit: options.plainLogDepth, childLimit: options.plainLoggedChildren,
+                    reportsCollapsedChildren: true, reportsDepartedFailures: true
                 ) {
                     node, depth, _ in NodeReader.content(of: node, depth: depth)
                 }
@@ -419,4 +429,8 @@ struct RendererState {
 extension TerminalRenderer.Options {
     /// Plain mode's deepest level: `logDepth`, 1 when not set.
     var plainLogDepth: Int { logDepth ?? 1 }
+    /// Plain mode's children with lines at a time: `loggedChildren`, 10 when not set.
+    var plainLoggedChildren: Int { max(1, loggedChildren ?? 10) }
+    /// Json mode's default `loggedChildren`.
+    static let jsonLoggedChildren = 32
 }

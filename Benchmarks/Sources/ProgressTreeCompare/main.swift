@@ -10,6 +10,7 @@
 
 import Dispatch
 import Foundation
+import ProgressTreeTerminal
 import Scenarios
 
 // MARK: - Arguments
@@ -59,6 +60,42 @@ if arguments.first == "--scale" {
         processes: arguments.count > 2 ? Int(arguments[2]) ?? 50 : 50,
         seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10,
         intervalMilliseconds: arguments.count > 4 ? Int(arguments[4]) : nil)
+    exit(0)
+}
+
+// Scenario 18 (a renderer on a wide root): `--terminal [sizes] [frames]` runs it in live, plain and json mode at
+// 1,000, 10,000 and 100,000 children (or the comma-separated sizes given) and prints one line per size and
+// mode (see TerminalScenarios.swift). Goals at 100,000 children: a frame ≤ 1 ms, `stop()` ≤ 50 ms.
+if arguments.first == "--terminal" {
+    let sizes = arguments.count > 1 ? arguments[1].split(separator: ",").compactMap { Int($0) } : [1_000, 10_000, 100_000]
+    let frames = arguments.count > 2 ? Int(arguments[2]) ?? 60 : 60
+    func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
+    print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
+    print(
+        "mode   children   1st read   start+1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
+            + "   | burst frame   stop (finished)   lines")
+    for children in sizes {
+        for mode in [TerminalRenderer.Mode.live, .plain, .json] {
+            let r = wideTerminal(mode: mode, children: children, frames: frames)
+            let sorted = r.frames.sorted()
+            let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+            let line = [
+                mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
+                String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17), ms(median).leftPadded(14),
+                ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11), ms(sorted.last ?? 0).leftPadded(11),
+                ms(r.frameCPU.max() ?? 0).leftPadded(9), ms(r.stopRunning).leftPadded(16),
+                String(r.linesRunning).leftPadded(7), "  |", ms(r.burstFrame).leftPadded(12),
+                ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
+            ]
+            print(line.joined(separator: " "))
+            fflush(nil)  // a line as soon as it is measured, also into a pipe
+        }
+    }
+    let worst = sizes.max() ?? 0
+    print(
+        "goals at \(worst) children: a frame ≤ 1 ms, stop() ≤ 50 ms. Times are wall clock but \"max CPU\", this "
+            + "thread's CPU time in its costliest frame (a frame's wall time includes the time other processes took "
+            + "the core on a shared machine).")
     exit(0)
 }
 
@@ -643,5 +680,12 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
             : FP.observedNodesWithoutObservers(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode))
     case "limit": consume(Limit.adds(sizes.updates))
     default: print("unknown scenario \(scenario)"); exit(2)
+    }
+}
+
+extension String {
+    /// The string with spaces before it, `width` characters in all (or as it is when longer).
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

@@ -95,4 +95,33 @@ extension ProgressNode {
             return state.children.unfinishedEntries.map(\.node)
         }
     }
+
+    /// The first `limit` of `children`, in the same order, and how many `children` lists: for views that
+    /// show a bounded number of a wide node's children, at a cost that does not grow with its width.
+    ///
+    /// The first children of a node stay the first until they leave it (children are only ever added
+    /// last), so a caller that looks again sees the same ones, less those that finished or failed, then
+    /// the next ones.
+    ///
+    /// - Complexity: O(`limit` + the slots of children that left before them, fewer than the children);
+    ///   `count` is exact but for finished children still held for their attached work (see
+    ///   `ProgressNode+HeldChildren.swift`) past the first `limit`, which it includes. Takes this node's
+    ///   lock once.
+    package func children(first limit: Int) -> (children: [ProgressNode], count: Int) {
+        state.withLock { state in
+            settleFreshChildren(&state)
+            var first: [ProgressNode] = []
+            first.reserveCapacity(min(max(0, limit), Int(state.children.liveCount)))
+            var held = 0
+            for child in state.children.entries {
+                if first.count >= limit { break }
+                if child.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished != 0 {
+                    held += 1
+                } else {
+                    first.append(child.node)
+                }
+            }
+            return (first, Int(state.children.liveCount) - held)
+        }
+    }
 }

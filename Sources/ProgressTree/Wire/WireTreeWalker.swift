@@ -5,7 +5,8 @@
 /// A walk reads the named nodes (those that had a line) and their live children, down to `maximumDepth`,
 /// and returns the records to write, in order, with their ids and parents set and without `time`. The
 /// rules it keeps:
-/// - Every node found is named: a live child below a named node, whatever either's state; a failed child
+/// - Every node found is named: a live child below a named node, whatever either's state, among the
+///   first `maximumNamedChildren` of that node's children; a failed child
 ///   that left its parent before a walk saw it, from the parent's `failedChildren`, and the nodes below it
 ///   that the child's failure left (`FailedChild.descendants`, their state `cancelled` unless final). The
 ///   one exception: below a root first read final nothing is named (its line is the stream's last).
@@ -48,15 +49,22 @@ package struct WireTreeWalker {
 
     /// The deepest level named (0: the root only).
     package let maximumDepth: Int
+    /// How many of a node's children are named at a time: the first ones among its `children`, in the
+    /// order they were added. The others are named as those ahead of them leave (rule 4 of the format
+    /// lets a child that finishes before then stay unnamed), so a walk of a wide node costs O(this), not
+    /// O(children).
+    package let maximumNamedChildren: Int
     /// Whether the stream has ended: the root's final line, or the ending walk, was written.
     package private(set) var hasEnded = false
     private var entries: [Int: Entry] = [:]
     private var ids: [ObjectIdentifier: Int] = [:]
     private var lastID = 1
 
-    /// A walker of the tree below `root`, which will have id 1.
-    package init(root: ProgressNode, maximumDepth: Int) {
+    /// A walker of the tree below `root`, which will have id 1, naming at most `maximumNamedChildren` of
+    /// a node's children at a time (at least 1).
+    package init(root: ProgressNode, maximumDepth: Int, maximumNamedChildren: Int = .max) {
         self.maximumDepth = max(0, maximumDepth)
+        self.maximumNamedChildren = max(1, maximumNamedChildren)
         entries[1] = Entry(node: root, parentID: nil, depth: 0)
         ids[ObjectIdentifier(root)] = 1
     }
@@ -120,7 +128,8 @@ package struct WireTreeWalker {
                 }
                 // Listed before `failedChildren` is read: a child that failed since is in one or both.
                 var liveIDs: [Int] = []
-                for child in entry.node.children {
+                // The named children stay among the first ones until they leave (children are added last).
+                for child in entry.node.children(first: maximumNamedChildren).children {
                     liveIDs.append(ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1))
                 }
                 nameFailedChildren(of: &entry, id: id, read: read, into: &output)
@@ -159,7 +168,8 @@ package struct WireTreeWalker {
                 write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
             }
             if entry.depth < maximumDepth, entry.lastRecord != nil {
-                for child in entry.node.children where ids[ObjectIdentifier(child)] == nil {
+                for child in entry.node.children(first: maximumNamedChildren).children
+                where ids[ObjectIdentifier(child)] == nil {
                     entry.childIDs.append(name(child, parentID: id, depth: entry.depth + 1))
                 }
                 nameFailedChildren(of: &entry, id: id, read: read, into: &output)

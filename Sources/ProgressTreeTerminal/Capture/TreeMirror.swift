@@ -65,6 +65,11 @@ struct TreeMirror {
     ///
     /// Nodes deeper than `depthLimit` are neither read nor counted.
     ///
+    /// Of a node's children, only the first `childLimit` (`ProgressNode.children(first:)`, in the order
+    /// they were added) are read or walked; the others are counted as one line each (live frames' "+N
+    /// more"), without the lines below them. So a frame's cost does not grow with a node's width: the
+    /// children read are those ahead, which stay ahead until they leave.
+    ///
     /// With `reportsCollapsedChildren`, a node found finished is followed by final rows for its known
     /// children (down to `depthLimit`) before its subtree collapses: logs need a last line for children
     /// that finished in the same frame as their parent, which the next frame no longer walks.
@@ -74,13 +79,14 @@ struct TreeMirror {
     /// down to `depthLimit`), and rows for the nodes below that child as its failure left them (cancelled):
     /// logs name every failure. These rows appear once, with ids of their own, and are not kept.
     mutating func update(
-        rowLimit: Int = .max, depthLimit: Int = .max, reportsCollapsedChildren: Bool = false,
+        rowLimit: Int = .max, depthLimit: Int = .max, childLimit: Int = .max, reportsCollapsedChildren: Bool = false,
         reportsDepartedFailures: Bool = false, reservesMoreLine: Bool = false,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
     ) -> Capture {
         var capture = walk(
-            rowLimit: rowLimit, depthLimit: depthLimit, reportsCollapsedChildren: reportsCollapsedChildren,
-            reportsDepartedFailures: reportsDepartedFailures, read: read)
+            rowLimit: rowLimit, depthLimit: depthLimit, childLimit: max(1, childLimit),
+            reportsCollapsedChildren: reportsCollapsedChildren, reportsDepartedFailures: reportsDepartedFailures,
+            read: read)
         if reservesMoreLine, capture.hidden > 0, let index = Self.nextGivingWay(capture.rows) {
             capture.rows.remove(at: index)
             capture.hidden += 1
@@ -89,7 +95,7 @@ struct TreeMirror {
     }
 
     private mutating func walk(
-        rowLimit: Int, depthLimit: Int, reportsCollapsedChildren: Bool, reportsDepartedFailures: Bool,
+        rowLimit: Int, depthLimit: Int, childLimit: Int, reportsCollapsedChildren: Bool, reportsDepartedFailures: Bool,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
     ) -> Capture {
         var rows: [Row] = []
@@ -105,7 +111,7 @@ struct TreeMirror {
                     keptLines += 1
                     rows.append(Row(id: id, parentID: record.parentID, content: content))
                 } else {
-                    hidden += countLines(from: id, depth: depth, depthLimit: depthLimit)
+                    hidden += countLines(from: id, depth: depth, depthLimit: depthLimit, childLimit: childLimit)
                 }
                 continue
             }
@@ -122,12 +128,18 @@ struct TreeMirror {
                 } else if depth < depthLimit {
                     let known = records[id]!.childIDs
                     // Listed before `failedChildren` is read: a child that failed since is in one or both.
-                    let live = node.children
+                    let (live, liveCount) = node.children(first: childLimit)
+                    hidden += liveCount - live.count  // past the first ones: counted, not read
                     if reportsDepartedFailures {
                         departed = departedFailureRows(
                             of: id, node: node, listed: live, depth: depth, depthLimit: depthLimit, read: read)
                     }
-                    records[id]!.childIDs = reconcileChildren(of: id, known: known, live: live, depth: depth, read: read)
+                    let (order, forgotten) = reconcileChildren(
+                        of: id, known: known, live: live, depth: depth, read: read)
+                    records[id]!.childIDs = order
+                    // Logs: a child that finished in this frame has its final row, even when it is forgotten
+                    // at once (more children finished than are kept).
+                    if reportsCollapsedChildren { departed.insert(contentsOf: forgotten, at: 0) }
                 }
             } else {
                 keptLines += 1
@@ -229,26 +241,31 @@ struct TreeMirror {
     }
 
     /// The lines below and including `id`, counted without reading any node: the mirror's finished lines
-    /// and the live nodes' current children.
-    private func countLines(from id: Int, depth: Int, depthLimit: Int) -> Int {
+    /// and the live nodes' current children (each node's first `childLimit` with the lines below them, the
+    /// others one line each).
+    private func countLines(from id: Int, depth: Int, depthLimit: Int, childLimit: Int) -> Int {
         guard let record = records[id] else { return 0 }
         guard let node = record.node else { return 1 }
-        var count = 1 + record.childIDs.filter { records[$0]?.node == nil }.count  // its finished lines
-        var live: [(ProgressNode, Int)] = node.children.map { ($0, depth + 1) }
-        while let (child, childDepth) = live.popLast() {
-            guard childDepth <= depthLimit else { continue }
+        var count = record.childIDs.filter { records[$0]?.node == nil }.count  // its finished lines
+        var live: [(ProgressNode, Int)] = [(node, depth)]
+        while let (node, nodeDepth) = live.popLast() {
             count += 1
-            live.append(contentsOf: child.children.map { ($0, childDepth + 1) })
+            guard nodeDepth < depthLimit else { continue }
+            let (first, total) = node.children(first: childLimit)
+            count += total - first.count
+            live.append(contentsOf: first.map { ($0, nodeDepth + 1) })
         }
         return count
     }
 
     /// Matches the node's live children against the known ones: known ones keep their place, vanished ones
-    /// become finished lines, new ones are appended.
+    /// become finished lines, new ones are appended. Returns the new order, and the final rows of the
+    /// children that vanished in this frame and were forgotten at once (beyond `keptFinishedChildren`).
     private mutating func reconcileChildren(
         of parentID: Int, known: [Int], live: [ProgressNode], depth: Int,
         read: (ProgressNode, _ depth: Int, _ row: Int) -> LineContent
-    ) -> [Int] {
+    ) -> (order: [Int], forgotten: [Row]) {
+        var vanished = Set<Int>()
         var liveIDs = Set<Int>()
         var order: [Int] = []
         for child in live {
@@ -275,6 +292,7 @@ struct TreeMirror {
                     child.node = nil
                     child.content = Self.finalContent(read(node, depth + 1, 0))  // with details
                     records[id] = child
+                    vanished.insert(id)
                     forgetDescendants(of: id)
                 }
                 order.append(id)
@@ -284,11 +302,17 @@ struct TreeMirror {
         // Forget the oldest finished children beyond the limit. Failed lines (a reason to read) go last:
         // finished and cancelled ones give way first, oldest first.
         let excess = finishedKept.count - keptFinishedChildren
+        var forgottenRows: [Row] = []
         if excess > 0 {
             let failed = Set(finishedKept.filter { records[$0]?.content?.status == .failed })
             let forgotten = Set(
                 (finishedKept.filter { !failed.contains($0) } + finishedKept.filter { failed.contains($0) })
                     .prefix(excess))
+            for id in finishedKept where forgotten.contains(id) && vanished.contains(id) {
+                if let content = records[id]?.content {
+                    forgottenRows.append(Row(id: id, parentID: parentID, content: content))
+                }
+            }
             for id in forgotten { records[id] = nil }
             order.removeAll { forgotten.contains($0) }
         }
@@ -297,7 +321,7 @@ struct TreeMirror {
             let id = ids[ObjectIdentifier(child)]!
             if !knownIDs.contains(id) { order.append(id) }
         }
-        return order
+        return (order, forgottenRows)
     }
 
     /// Forgets everything below `id` (its subtree collapsed or is gone).

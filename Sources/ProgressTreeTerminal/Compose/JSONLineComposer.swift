@@ -20,9 +20,10 @@ import ProgressTree
 struct JSONLineComposer {
     private var walker: WireTreeWalker
 
-    /// A composer for the tree below `root`, down to `maximumDepth` levels (`Options.logDepth`).
-    init(root: ProgressNode, maximumDepth: Int) {
-        walker = WireTreeWalker(root: root, maximumDepth: maximumDepth)
+    /// A composer for the tree below `root`, down to `maximumDepth` levels (`Options.logDepth`), naming at
+    /// most `maximumNamedChildren` children of a node at a time (`Options.loggedChildren`).
+    init(root: ProgressNode, maximumDepth: Int, maximumNamedChildren: Int = .max) {
+        walker = WireTreeWalker(root: root, maximumDepth: maximumDepth, maximumNamedChildren: maximumNamedChildren)
     }
 
     /// The lines of one walk of the tree, `now` being the time since the renderer started. With `ending`
