@@ -42,31 +42,45 @@ let package = Package(
         // package-level `ThreadScopeCompanion` for Foundation children of current nodes.
         .target(name: "ProgressTreeFoundation", dependencies: ["ProgressTree"]),
         // MARK: Examples
-        .target(name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Examples/ExampleSupport"),
+        .target(
+            name: "ExampleSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"],
+            path: "Examples/ExampleSupport"),
         .executableTarget(
-            name: "photo-import", dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "ExampleSupport"],
+            name: "photo-import",
+            dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "ExampleSupport"],
             path: "Examples/photo-import"),
         .executableTarget(
-            name: "file-copy", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/file-copy"),
+            name: "file-copy",
+            dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/file-copy"),
         .executableTarget(
-            name: "step-flow", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/step-flow"),
+            name: "step-flow",
+            dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/step-flow"),
         .executableTarget(
-            name: "message-feed", dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/message-feed"),
+            name: "message-feed",
+            dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/message-feed"),
         .executableTarget(
-            name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"], path: "Examples/loading-rows"),
+            name: "loading-rows", dependencies: ["ProgressTree", "ProgressTreeTerminal", "ExampleSupport"],
+            path: "Examples/loading-rows"),
         .executableTarget(
-            name: "fetch", dependencies: ["ProgressTree", "ProgressTreeFoundation", "ProgressTreeTerminal", "ExampleSupport"],
+            name: "fetch",
+            dependencies: ["ProgressTree", "ProgressTreeFoundation", "ProgressTreeTerminal", "ExampleSupport"],
             path: "Examples/fetch"),
         // What a line of the wire format costs each side, in one process (not a product: a measuring tool).
         .executableTarget(
             name: "wire-cost", dependencies: ["ProgressTree", "ProgressTreeStreaming"], path: "Tools/wire-cost"),
         // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
-        .target(name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
         .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),
-        .testTarget(name: "ProgressTreeStreamingTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "TestSupport"]),
+        .testTarget(
+            name: "ProgressTreeStreamingTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "TestSupport"]),
         .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
         .testTarget(
-            name: "ProgressTreeTerminalTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "TestSupport"]),
+            name: "ProgressTreeTerminalTests",
+            dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "TestSupport"]),
         .testTarget(name: "ProgressTreeFoundationTests", dependencies: ["ProgressTree", "ProgressTreeFoundation"]),
         // Runs the built examples (the executables must be built: it depends on them), and the guides'
         // snippets as programs, compiled against the built library modules.

@@ -24,7 +24,8 @@ struct Fetch {
     static func main() async {
         guard let options = Options.parseCommandLine(program: "fetch") else { return }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.output, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: options.output, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
             fail("\(options.output) is not a folder", status: 1)
         }
         let folder = URL(fileURLWithPath: options.output, isDirectory: true).standardizedFileURL
@@ -50,11 +51,14 @@ struct Fetch {
         let outcomes = immediate.compactMap { $0 } + downloader.outcomes
         let failed = outcomes.filter { if case .failed = $0 { true } else { false } }.count
         let saved = outcomes.compactMap { if case .saved(let bytes) = $0 { bytes } else { nil } }
-        if failed > 0 && !root.isCancelled { root.fail(Downloader.Failure(description: "\(failed) of \(count) failed")) }
+        if failed > 0 && !root.isCancelled {
+            root.fail(Downloader.Failure(description: "\(failed) of \(count) failed"))
+        }
         display.stop()
 
         let bytes = saved.reduce(0, +)
-        let amount = "\(saved.count) of \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes)))"
+        let amount =
+            "\(saved.count) of \(count) \(count == 1 ? "file" : "files") (\(bytes == 0 ? "0 bytes" : ProgressFormat.byteCount(bytes)))"
         if root.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))
             display.report("Cancelled at \(percent)%: \(amount) downloaded to \(folder.path)")

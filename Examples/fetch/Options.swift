@@ -49,7 +49,8 @@ struct Options: ExampleOptions, Sendable {
         if showHelp { return }
         guard !positional.isEmpty else { throw UsageError("at least one URL is required") }
         urls = try positional.map { text in
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme),
                 url.host != nil
             else { throw UsageError("not an http or https URL: \(text)") }
             return url

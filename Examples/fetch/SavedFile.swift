@@ -32,7 +32,8 @@ enum SavedFile {
             let code = errno
             throw Failure(
                 description: code == EEXIST
-                    ? "\(destination.path) already exists" : "cannot save \(destination.path): \(String(cString: strerror(code)))")
+                    ? "\(destination.path) already exists"
+                    : "cannot save \(destination.path): \(String(cString: strerror(code)))")
         }
     }
 

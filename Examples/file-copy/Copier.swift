@@ -97,7 +97,8 @@ struct Copier: Sendable {
                     if symlinkat(target, folder.destination, location.name) != 0 {
                         throw Failure(path: folder.destinationPath + location.name, code: errno)
                     }
-                    metadata.apply(to: location.name, in: folder.destination, isSymbolicLink: true, newEntriesGet: newEntriesGet)
+                    metadata.apply(
+                        to: location.name, in: folder.destination, isSymbolicLink: true, newEntriesGet: newEntriesGet)
                 case .hardLink(_, let target):
                     if linkat(destinationFolder, target, folder.destination, location.name, 0) != 0 {
                         throw Failure(path: folder.destinationPath + location.name, code: errno)
@@ -184,7 +185,8 @@ struct Copier: Sendable {
                 do {
                     copied = try mover.copy(from: input, to: output, at: position, length: wanted)
                 } catch {
-                    throw Failure(path: (error.writing ? folder.destinationPath : folder.sourcePath) + name, code: error.code)
+                    throw Failure(
+                        path: (error.writing ? folder.destinationPath : folder.sourcePath) + name, code: error.code)
                 }
                 if copied == 0 { break copying }  // the end of the file (it shrank, or the stretch is "to the end")
                 position += Int64(copied)
@@ -205,7 +207,9 @@ struct Copier: Sendable {
         if mayHaveHoles {
             // A hole at the end is made by the length alone.
             var status = stat()
-            if fstat(input, &status) == 0, Int64(status.st_size) > position, ftruncate(output, off_t(status.st_size)) != 0 {
+            if fstat(input, &status) == 0, Int64(status.st_size) > position,
+                ftruncate(output, off_t(status.st_size)) != 0
+            {
                 throw Failure(path: folder.destinationPath + name, code: errno)
             }
         }
@@ -309,7 +313,8 @@ final class FolderPair {
         }
         let folder = Folder(
             source: source, destination: destination, sourcePath: root.sourcePath + path + "/",
-            destinationPath: root.destinationPath + path + "/", absoluteSourcePath: root.absoluteSourcePath + path + "/")
+            destinationPath: root.destinationPath + path + "/", absoluteSourcePath: root.absoluteSourcePath + path + "/"
+        )
         current = (index, folder)
         return folder
     }

@@ -68,7 +68,8 @@ struct FileCopy {
         // A second Ctrl-C, SIGTERM (kill, timeout, a service manager) and SIGHUP (the terminal closed) end
         // the program at once: the file being copied is removed, and the status is 130, 143 or 129.
         let display = ExampleDisplay(
-            root, mode: options.progress, keys: .pauseResumeCancel, exit: { status in partialFile.removeAndExit(status) })
+            root, mode: options.progress, keys: .pauseResumeCancel,
+            exit: { status in partialFile.removeAndExit(status) })
         let renderer = display.renderer
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let files = FileHistory()
@@ -195,7 +196,9 @@ struct FileCopy {
     /// Reports an error and exits. The message's lines are kept; control characters in them (from paths)
     /// are shown as spaces.
     static func fail(_ message: String, status: Int32) -> Never {
-        let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.printable(String($0)) }
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map {
+            TerminalText.printable(String($0))
+        }
         FileHandle.standardError.write(Data("file-copy: \(lines.joined(separator: "\n"))\n".utf8))
         exit(status)
     }

@@ -86,7 +86,8 @@ final class FileHistory: Sendable {
         state.withLock { state in
             guard let index = state.offered.lastIndex(where: { $0.number == number }) else { return }
             let entry = state.offered[index]
-            state.offered[index] = Offered(number: number, label: label, bytesBefore: entry.bytesBefore, size: entry.size)
+            state.offered[index] = Offered(
+                number: number, label: label, bytesBefore: entry.bytesBefore, size: entry.size)
         }
     }
 
@@ -124,7 +125,11 @@ final class FileHistory: Sendable {
             let lines =
                 count == 1 && last != nil
                 ? [last!.label]
-                : [moreFiles(first: state.printed + 1, count: count, bytes: state.bytesStarted - state.bytesPrinted, of: state.fileCount)]
+                : [
+                    moreFiles(
+                        first: state.printed + 1, count: count, bytes: state.bytesStarted - state.bytesPrinted,
+                        of: state.fileCount)
+                ]
             state.printed = state.lastStarted
             state.bytesPrinted = state.bytesStarted
             state.offered.removeAll()
@@ -135,7 +140,8 @@ final class FileHistory: Sendable {
     /// "  5–7/8  3 more files (450 KB)".
     private func moreFiles(first: Int, count: Int, bytes: Int64, of fileCount: Int) -> String {
         let last = first + count - 1
-        let range = first == last ? ProgressFormat.count(first) : "\(ProgressFormat.count(first))–\(ProgressFormat.count(last))"
+        let range =
+            first == last ? ProgressFormat.count(first) : "\(ProgressFormat.count(first))–\(ProgressFormat.count(last))"
         let files = count == 1 ? "1 more file" : "\(ProgressFormat.count(count)) more files"
         return "  \(range)/\(ProgressFormat.count(fileCount))  \(files) (\(Self.bytes(bytes)))"
     }

@@ -48,7 +48,6 @@ struct Options: ExampleOptions, Sendable {
         129 hung up (SIGHUP: the terminal closed).
         """
 
-
     init(arguments: [String]) throws {
         var positional: [String] = []
         var reader = ArgumentReader(arguments)

@@ -4,12 +4,14 @@ import Foundation
 /// `_GNU_SOURCE` only), looked up once by name.
 enum SystemCalls {
     #if os(Linux)
-    private typealias CopyFileRange = @convention(c) (
-        Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
-    ) -> Int
-    private typealias RenameAt2 = @convention(c) (
-        Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
-    ) -> Int32
+    private typealias CopyFileRange =
+        @convention(c) (
+            Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+        ) -> Int
+    private typealias RenameAt2 =
+        @convention(c) (
+            Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32
+        ) -> Int32
 
     /// `dlsym(RTLD_DEFAULT, name)`: the C library this process already uses.
     private static func function(named name: String) -> UnsafeMutableRawPointer? {
@@ -35,7 +37,9 @@ enum SystemCalls {
         at outputOffset: UnsafeMutablePointer<Int64>?, length: Int
     ) -> Int {
         #if os(Linux)
-        if let copyFileRangeFunction { return copyFileRangeFunction(input, inputOffset, output, outputOffset, length, 0) }
+        if let copyFileRangeFunction {
+            return copyFileRangeFunction(input, inputOffset, output, outputOffset, length, 0)
+        }
         #endif
         errno = ENOSYS
         return -1

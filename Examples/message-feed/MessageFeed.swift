@@ -76,7 +76,8 @@ struct MessageFeed {
             display.report("Stopped after \(received) of \(options.messages) messages.")
         } else {
             let messages = received == 1 ? "message" : "messages"
-            display.report("Received \(received) \(messages) in \(bursts) \(bursts == 1 ? "burst" : "bursts") in \(elapsed) s.")
+            display.report(
+                "Received \(received) \(messages) in \(bursts) \(bursts == 1 ? "burst" : "bursts") in \(elapsed) s.")
         }
         display.report(
             "Labels shown: \(report.shown), dropped: \(report.sent - report.shown) "

@@ -30,7 +30,6 @@ struct Options: ExampleOptions, Sendable {
         143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal closed).
         """
 
-
     init(arguments: [String]) throws {
         var reader = ArgumentReader(arguments)
         while let argument = reader.next() {

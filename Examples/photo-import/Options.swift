@@ -57,7 +57,6 @@ struct Options: ExampleOptions, Sendable {
         129 hung up (SIGHUP: the terminal closed).
         """
 
-
     init(arguments: [String]) throws {
         var reader = ArgumentReader(arguments)
         while let argument = reader.next() {
@@ -70,7 +69,8 @@ struct Options: ExampleOptions, Sendable {
             case "--destination":
                 let directory = try reader.value(of: argument)
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+                    isDirectory.boolValue
                 else { throw UsageError("--destination needs an existing directory (got \(directory))") }
                 destination = directory
             case "--worker":

@@ -45,10 +45,12 @@ struct PhotoImport {
         album.isPausable = true
 
         let files = options.workers == nil ? options.destination.map(PhotoFiles.init(directory:)) : nil
-        let display = ExampleDisplay(album, mode: options.progress, keys: .pauseResumeCancel, cleanUp: {
-            WorkerProcesses.terminate()  // SIGTERM, SIGHUP or a second Ctrl-C: the workers end too
-            files?.discardAll()  // and no partial photo stays behind
-        })
+        let display = ExampleDisplay(
+            album, mode: options.progress, keys: .pauseResumeCancel,
+            cleanUp: {
+                WorkerProcesses.terminate()  // SIGTERM, SIGHUP or a second Ctrl-C: the workers end too
+                files?.discardAll()  // and no partial photo stays behind
+            })
         let renderer = display.renderer
 
         let start = ContinuousClock.now
@@ -97,7 +99,8 @@ struct PhotoImport {
         } else if outcome.failed > 0 {
             if !quiet {
                 display.report(
-                    "Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s")
+                    "Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s"
+                )
             }
             exit(1)
         } else if !quiet {
@@ -122,7 +125,9 @@ struct PhotoImport {
             var workerOptions = options
             workerOptions.workerSlice = (index, count)
             let photos = workerOptions.photoIndices.count
-            var arguments = ["--worker", "\(index)/\(count)", "--photos", "\(options.photos)", "--speed", "\(options.speed)"]
+            var arguments = [
+                "--worker", "\(index)/\(count)", "--photos", "\(options.photos)", "--speed", "\(options.speed)",
+            ]
             if let failEvery = options.failEvery { arguments += ["--fail-every", "\(failEvery)"] }
             if let destination = options.destination { arguments += ["--destination", destination] }
             do {
@@ -162,7 +167,8 @@ struct PhotoImport {
             await mount.ended()
             // A worker's album counts one unit per photo imported: all of them, or those done before it
             // failed or was cancelled.
-            outcome.imported += mount.node.isFinished ? photos : Int(max(0, min(Int64(photos), mount.node.completedUnitCount)))
+            outcome.imported +=
+                mount.node.isFinished ? photos : Int(max(0, min(Int64(photos), mount.node.completedUnitCount)))
             if mount.node.isFailed { outcome.failedWorkers += 1 }
         }
         WorkerProcesses.started([])

@@ -113,7 +113,8 @@ struct SignUpFlow {
         let barWidth = min(Self.barWidths.upperBound, max(Self.barWidths.lowerBound, columns - fixed))
         var line = position + "  " + Self.bar(display, width: barWidth) + "  " + pad(name, 8)
         if details {
-            line += "  exactly " + String(format: "%.1f%%", display.progress * 100) + ", "
+            line +=
+                "  exactly " + String(format: "%.1f%%", display.progress * 100) + ", "
                 + Self.shownWords(display.visibility)
         }
         return line

@@ -66,11 +66,14 @@ struct CarriedMetadata: Equatable, Sendable {
     }
 
     /// A node's `userInfo` as a Progress's: the same raw keys; `FileOperationKind` values as Foundation's.
-    static func foundationUserInfo(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]) -> [Foundation.ProgressUserInfoKey: Any] {
+    static func foundationUserInfo(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]) -> [Foundation
+        .ProgressUserInfoKey: Any]
+    {
         var result: [Foundation.ProgressUserInfoKey: Any] = [:]
         for (key, value) in userInfo {
             if let operation = value as? ProgressNode.FileOperationKind {
-                result[Foundation.ProgressUserInfoKey(rawValue: key.rawValue)] = Progress.FileOperationKind(rawValue: operation.rawValue)
+                result[Foundation.ProgressUserInfoKey(rawValue: key.rawValue)] = Progress.FileOperationKind(
+                    rawValue: operation.rawValue)
             } else {
                 result[Foundation.ProgressUserInfoKey(rawValue: key.rawValue)] = value
             }

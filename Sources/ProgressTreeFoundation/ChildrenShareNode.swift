@@ -22,7 +22,8 @@ struct ChildrenShareNode: Sendable {
         let completed = min(Int64((share * Self.unitsPerShare).rounded()), Self.totalUnitCount - 1)
         guard let node else {
             guard completed > 0 else { return }
-            let node = ProgressNode(totalUnitCount: Self.totalUnitCount, parent: parent, pendingUnitCount: Self.pendingUnitCount)
+            let node = ProgressNode(
+                totalUnitCount: Self.totalUnitCount, parent: parent, pendingUnitCount: Self.pendingUnitCount)
             node.localizedDescription = "Subtasks"
             node.localizedAdditionalDescription = ""
             node.completedUnitCount = completed

@@ -62,7 +62,9 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         let (completed, total) = (snapshot.completedUnitCount, snapshot.totalUnitCount)
         if !ProgressReading.isFinished(completed: super.completedUnitCount, total: super.totalUnitCount) {
             let reading = ProgressReading(completed: completed, total: total, fraction: snapshot.fractionCompleted)
-            share.withLock { $0.update(reading.childrenShare, total: total) { super.addChild($0, withPendingUnitCount: $1) } }
+            share.withLock {
+                $0.update(reading.childrenShare, total: total) { super.addChild($0, withPendingUnitCount: $1) }
+            }
             storeCounts(completed: completed, total: total)
         }
         if (snapshot.isCancelled || snapshot.isFailed) && !super.isCancelled {
@@ -98,7 +100,11 @@ final class FollowingProgress: Progress, @unchecked Sendable {
     override var kind: ProgressKind? {
         get { node.kind.map { ProgressKind(rawValue: $0.rawValue) } }
         set {
-            if ready { node.kind = newValue.map { ProgressNode.Kind(rawValue: $0.rawValue) } } else { super.kind = newValue }
+            if ready {
+                node.kind = newValue.map { ProgressNode.Kind(rawValue: $0.rawValue) }
+            } else {
+                super.kind = newValue
+            }
         }
     }
 
@@ -114,7 +120,9 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         guard ready else { return }
         let nodeKey = ProgressNode.UserInfoKey(rawValue: key.rawValue)
         if let objectOrNil {
-            if let value = CarriedMetadata.nodeValue(objectOrNil, forKey: key) { node.setUserInfoObject(value, forKey: nodeKey) }
+            if let value = CarriedMetadata.nodeValue(objectOrNil, forKey: key) {
+                node.setUserInfoObject(value, forKey: nodeKey)
+            }
         } else {
             node.setUserInfoObject(nil, forKey: nodeKey)
         }
@@ -131,7 +139,11 @@ final class FollowingProgress: Progress, @unchecked Sendable {
     override var localizedAdditionalDescription: String! {
         get { node.localizedAdditionalDescription }
         set {
-            if ready { node.localizedAdditionalDescription = newValue } else { super.localizedAdditionalDescription = newValue }
+            if ready {
+                node.localizedAdditionalDescription = newValue
+            } else {
+                super.localizedAdditionalDescription = newValue
+            }
         }
     }
     #else

@@ -70,7 +70,9 @@ final class ProgressMirror: Sendable {
     }
 
     private func sample(readingMetadata: Bool) -> Bool {
-        if isSampleScheduled.load(ordering: .relaxed) { isSampleScheduled.store(false, ordering: .sequentiallyConsistent) }
+        if isSampleScheduled.load(ordering: .relaxed) {
+            isSampleScheduled.store(false, ordering: .sequentiallyConsistent)
+        }
         let current = state.withLock { state -> (Progress, ProgressNode, ProgressReading)? in
             guard let progress = state.progress, !isKnownUniquelyReferenced(&state.node), let node = state.node else {
                 return nil

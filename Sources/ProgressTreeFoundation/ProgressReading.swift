@@ -45,7 +45,8 @@ struct ProgressReading: Equatable, Sendable {
         completed: Int64, total: Int64, over current: (completed: Int64, total: Int64),
         setCompleted: (Int64) -> Void, setTotal: (Int64) -> Void
     ) {
-        let totalFirst = isFinished(completed: completed, total: total) || !isFinished(completed: current.completed, total: total)
+        let totalFirst =
+            isFinished(completed: completed, total: total) || !isFinished(completed: current.completed, total: total)
         if totalFirst && current.total != total { setTotal(total) }
         if current.completed != completed { setCompleted(completed) }
         if !totalFirst && current.total != total { setTotal(total) }

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Synchronization
 
-
 /// Where adopted Progress objects are read: one serial queue, and on Linux one timer for all of them.
 ///
 /// **Why a timer.** swift-corelibs-foundation's `Progress` has no key-value observation and no change

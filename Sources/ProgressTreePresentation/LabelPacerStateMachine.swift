@@ -141,7 +141,8 @@ struct LabelPacerDropPolicy {
     /// is shown at once). Since the earliest possible showing time only grows, a label dropped early would
     /// also be dropped when its turn came. The newest label is never dropped by this rule; beyond
     /// `maximumPendingLabels`, the oldest go as well.
-    func staleCount<Arrivals: Collection<ContinuousClock.Instant>>(arrivals: Arrivals, now: ContinuousClock.Instant) -> Int
+    func staleCount<Arrivals: Collection<ContinuousClock.Instant>>(arrivals: Arrivals, now: ContinuousClock.Instant)
+        -> Int
     where Arrivals.Index == Int {
         let cutoff = now - (maximumLag - minimumDisplayTime)
         var count = 0

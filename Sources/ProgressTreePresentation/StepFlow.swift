@@ -224,11 +224,14 @@ public struct StepFlow: Sendable, Equatable {
     ///   empty flow, `.popToRoot` with at most one step).
     /// - Complexity: O(steps) (the stack after the operation is prepared).
     @discardableResult
-    public mutating func beginInteractiveTransition(_ operation: Operation, at time: ContinuousClock.Instant = .now) -> Bool {
+    public mutating func beginInteractiveTransition(_ operation: Operation, at time: ContinuousClock.Instant = .now)
+        -> Bool
+    {
         guard let stepsAfter = apply(operation) else { return false }
         cancelInteractiveTransition(at: time, animated: false)
         let from = visual(at: time)
-        motion = .interactive(from: from, to: Self.target(for: stepsAfter, holding: from), fraction: 0, stepsAfter: stepsAfter)
+        motion = .interactive(
+            from: from, to: Self.target(for: stepsAfter, holding: from), fraction: 0, stepsAfter: stepsAfter)
         return true
     }
 
@@ -252,7 +255,9 @@ public struct StepFlow: Sendable, Equatable {
         guard case .interactive(let from, let to, let fraction, let stepsAfter) = motion else { return }
         steps = stepsAfter
         target = to
-        animate(from: Visual.interpolate(from, to, fraction), at: time, for: animated ? scaled(duration, by: 1 - fraction) : .zero)
+        animate(
+            from: Visual.interpolate(from, to, fraction), at: time,
+            for: animated ? scaled(duration, by: 1 - fraction) : .zero)
     }
 
     /// Cancels the interactive transition: the stack stays as it was, and the indicator animates back over
@@ -264,7 +269,9 @@ public struct StepFlow: Sendable, Equatable {
     /// - Complexity: O(1).
     public mutating func cancelInteractiveTransition(at time: ContinuousClock.Instant = .now, animated: Bool = true) {
         guard case .interactive(let from, let to, let fraction, _) = motion else { return }
-        animate(from: Visual.interpolate(from, to, fraction), at: time, for: animated ? scaled(duration, by: fraction) : .zero)
+        animate(
+            from: Visual.interpolate(from, to, fraction), at: time,
+            for: animated ? scaled(duration, by: fraction) : .zero)
     }
 
     // MARK: Sampling
@@ -328,7 +335,8 @@ public struct StepFlow: Sendable, Equatable {
     }
 
     private mutating func animate(from: Visual, at time: ContinuousClock.Instant, for duration: Duration) {
-        motion = from == target || duration <= .zero ? .settled : .animating(from: from, start: time, duration: duration)
+        motion =
+            from == target || duration <= .zero ? .settled : .animating(from: from, start: time, duration: duration)
     }
 
     private func visual(at time: ContinuousClock.Instant) -> Visual {
@@ -341,7 +349,8 @@ public struct StepFlow: Sendable, Equatable {
             if time <= start { return from }
             let elapsed = time - start
             if elapsed >= duration { return target }
-            return Visual.interpolate(from, target, easing(Double(elapsed.totalAttoseconds) / Double(duration.totalAttoseconds)))
+            return Visual.interpolate(
+                from, target, easing(Double(elapsed.totalAttoseconds) / Double(duration.totalAttoseconds)))
         }
     }
 

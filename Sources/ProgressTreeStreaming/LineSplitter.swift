@@ -108,7 +108,8 @@ struct LineSplitter {
         while lead >= 0, lead >= bytes.count - 4, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
         guard lead > 0, lead >= bytes.count - 4 else { return bytes.count }
         let byte = bytes[lead]
-        let length = (0xC2...0xDF).contains(byte) ? 2 : (0xE0...0xEF).contains(byte) ? 3 : (0xF0...0xF4).contains(byte) ? 4 : 1
+        let length =
+            (0xC2...0xDF).contains(byte) ? 2 : (0xE0...0xEF).contains(byte) ? 3 : (0xF0...0xF4).contains(byte) ? 4 : 1
         return lead + length <= bytes.count ? bytes.count : lead
     }
 

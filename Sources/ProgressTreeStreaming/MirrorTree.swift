@@ -148,7 +148,9 @@ struct MirrorTree {
 
     /// Counts as the stream says, the completed count held below the total while the state is not
     /// finished (so that a mirrored node never finishes before its publisher's does).
-    private func setCounts(_ record: ProgressWireRecord, on node: ProgressNode, diagnostics: inout ProgressMount.Diagnostics) {
+    private func setCounts(
+        _ record: ProgressWireRecord, on node: ProgressNode, diagnostics: inout ProgressMount.Diagnostics
+    ) {
         var completed = record.completedUnitCount
         let total = record.totalUnitCount
         if completed >= total && total > 0 {
@@ -206,7 +208,9 @@ struct MirrorTree {
     private func setMetadata(
         _ record: ProgressWireRecord, changedFrom previous: ProgressWireRecord?, on node: ProgressNode
     ) {
-        if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription || previous == nil {
+        if previous?.label != record.label || previous?.localizedDescription != record.localizedDescription
+            || previous == nil
+        {
             // The label of a generic node comes from the description set by its program. The stream's root
             // says whose it is: "worker 2: Importing 3 photos" (two mounts of one program read alike), the
             // name alone when its program sets no description.
@@ -220,12 +224,18 @@ struct MirrorTree {
         if previous?.localizedAdditionalDescription != record.localizedAdditionalDescription || previous == nil {
             node.localizedAdditionalDescription = record.localizedAdditionalDescription
         }
-        if previous?.kind != record.kind || previous == nil { node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:)) }
+        if previous?.kind != record.kind || previous == nil {
+            node.kind = record.kind.map(ProgressNode.Kind.init(rawValue:))
+        }
         if previous?.fileOperationKind != record.fileOperationKind || previous == nil {
             node.fileOperationKind = record.fileOperationKind.map(ProgressNode.FileOperationKind.init(rawValue:))
         }
-        if previous?.fileURL != record.fileURL || previous == nil { node.fileURL = record.fileURL.flatMap { URL(string: $0) } }
-        if previous?.fileTotalCount != record.fileTotalCount || previous == nil { node.fileTotalCount = record.fileTotalCount }
+        if previous?.fileURL != record.fileURL || previous == nil {
+            node.fileURL = record.fileURL.flatMap { URL(string: $0) }
+        }
+        if previous?.fileTotalCount != record.fileTotalCount || previous == nil {
+            node.fileTotalCount = record.fileTotalCount
+        }
         if previous?.fileCompletedCount != record.fileCompletedCount || previous == nil {
             node.fileCompletedCount = record.fileCompletedCount
         }
@@ -233,7 +243,9 @@ struct MirrorTree {
         if previous?.estimatedTimeRemaining != record.estimatedTimeRemaining || previous == nil {
             node.estimatedTimeRemaining = record.estimatedTimeRemaining
         }
-        if previous?.isCancellable != record.isCancellable || previous == nil { node.isCancellable = record.isCancellable }
+        if previous?.isCancellable != record.isCancellable || previous == nil {
+            node.isCancellable = record.isCancellable
+        }
         if previous?.isPausable != record.isPausable || previous == nil { node.isPausable = record.isPausable }
     }
 

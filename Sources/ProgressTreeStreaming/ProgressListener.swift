@@ -83,7 +83,8 @@ public final class ProgressListener: Sendable {
     ///
     /// - Throws: `StreamSetupError` when the socket cannot be made.
     public convenience init(
-        _ root: ProgressNode, port: UInt16 = 0, address: ProgressSocket.TCPAddress = .loopback, options: Options = Options()
+        _ root: ProgressNode, port: UInt16 = 0, address: ProgressSocket.TCPAddress = .loopback,
+        options: Options = Options()
     ) throws(StreamSetupError) {
         let (descriptor, bound) = try ProgressSocket.listen(port: port, address: address)
         self.init(root, descriptor: descriptor, path: nil, port: bound, options: options)

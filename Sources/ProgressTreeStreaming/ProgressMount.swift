@@ -146,7 +146,8 @@ public final class ProgressMount: Sendable {
 
     init(
         parent: ProgressNode, pendingUnitCount: Int64, name: String, input: Int32, commands: Int32?,
-        outputs: [(descriptor: Int32, source: OutputLine.Source)] = [], outputHandler: (@Sendable (OutputLine) -> Void)? = nil,
+        outputs: [(descriptor: Int32, source: OutputLine.Source)] = [],
+        outputHandler: (@Sendable (OutputLine) -> Void)? = nil,
         processIdentifier: Int32?, options: Options
     ) {
         // Indeterminate until the stream's root says how much work there is.
@@ -380,8 +381,9 @@ public final class ProgressMount: Sendable {
         // the commands this line confirms. Taken under the shared lock only when one of them changes.
         let rootID = reading.mirror.rootID
         let isRootLine = record.id == rootID
-        guard reading.announcedRootID != rootID || (isRootLine && reading.announcedRootFinal != record.state.isFinal)
-            || !sent.isEmpty
+        guard
+            reading.announcedRootID != rootID || (isRootLine && reading.announcedRootFinal != record.state.isFinal)
+                || !sent.isEmpty
         else { return }
         reading.announcedRootID = rootID
         if isRootLine { reading.announcedRootFinal = record.state.isFinal }
@@ -425,7 +427,8 @@ public final class ProgressMount: Sendable {
     private func streamEnded() {
         mergeDiagnostics()
         let closing = shared.withLock { $0.isClosing }
-        let reason = reading.withLock { $0.endReason.map { closing ? "\(name) was closed before the end" : $0 } }
+        let reason =
+            reading.withLock { $0.endReason.map { closing ? "\(name) was closed before the end" : $0 } }
             ?? "\(name) was closed before the end"
         let waitsForProcess = processIdentifier != nil
         let isFinal = ProgressWireRecord.State.isFinalNode(node)
@@ -484,7 +487,8 @@ public final class ProgressMount: Sendable {
     private func outputEnded(_ index: Int) {
         let rest = reading.withLock { $0.outputSplitters[index].remainder() }
         if let rest {
-            outputHandler(OutputLine(source: outputs[index].source, text: String(decoding: rest, as: UTF8.self), mountName: name))
+            outputHandler(
+                OutputLine(source: outputs[index].source, text: String(decoding: rest, as: UTF8.self), mountName: name))
         }
         StreamPlatform.close(outputs[index].descriptor)
         partEnded()
@@ -677,7 +681,8 @@ extension ProgressNode {
     ///
     /// - Throws: `StreamSetupError` when the path is not safe or the connection cannot be made.
     public func mountConnection(
-        path: String, pendingUnitCount: Int64, name: String? = nil, options: ProgressMount.Options = ProgressMount.Options()
+        path: String, pendingUnitCount: Int64, name: String? = nil,
+        options: ProgressMount.Options = ProgressMount.Options()
     ) throws(StreamSetupError) -> ProgressMount {
         let socket = try StreamPlatform.connect(path: path)
         return mount(
@@ -726,7 +731,8 @@ struct MountReading {
     init(root: ProgressNode, name: String, outputCount: Int) {
         mirror = MirrorTree(root: root, name: name)
         outputSplitters = Array(
-            repeating: LineSplitter(maximumLineLength: ProgressMount.maximumOutputLineLength, longLines: .cut), count: outputCount)
+            repeating: LineSplitter(maximumLineLength: ProgressMount.maximumOutputLineLength, longLines: .cut),
+            count: outputCount)
     }
 }
 

@@ -167,7 +167,8 @@ public final class ProgressPublisher: Sendable {
         // Standard streams (the ssh recipe's `1,0`) stay inheritable: programs started in turn need them.
         for descriptor in descriptors where descriptor > 2 { StreamPlatform.setCloseOnExec(descriptor) }
         return ProgressPublisher(
-            root, fileDescriptor: descriptors[0], commandDescriptor: descriptors.count == 2 ? descriptors[1] : descriptors[0],
+            root, fileDescriptor: descriptors[0],
+            commandDescriptor: descriptors.count == 2 ? descriptors[1] : descriptors[0],
             options: options)
     }
 
@@ -192,7 +193,8 @@ public final class ProgressPublisher: Sendable {
         if let commandDescriptor { startReadingCommands(from: commandDescriptor) }
         publishChanges()
         guard options.publishesOnTimer else { return }
-        let interval = Double(options.interval.components.seconds) + Double(options.interval.components.attoseconds) * 1e-18
+        let interval =
+            Double(options.interval.components.seconds) + Double(options.interval.components.attoseconds) * 1e-18
         state.withLock { state in
             guard !state.isFinished, state.disconnection == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -273,7 +275,9 @@ public final class ProgressPublisher: Sendable {
                         guard left > .zero else { return state.disconnect(.stalled) }
                         let milliseconds = Int32(clamping: left.components.seconds * 1000 + 1)
                         _ = StreamPlatform.waitReady(descriptor, writable: true, milliseconds: min(milliseconds, 100))
-                        if let failure = state.output.flush(to: descriptor, now: .now) { return state.disconnect(failure) }
+                        if let failure = state.output.flush(to: descriptor, now: .now) {
+                            return state.disconnect(failure)
+                        }
                     }
                 }
             }
@@ -320,7 +324,8 @@ public final class ProgressPublisher: Sendable {
     }
 
     /// On the reactor's thread: reads what came on the command channel and applies the commands.
-    private func readCommands(from descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> StreamReactor.Next {
+    private func readCommands(from descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> StreamReactor.Next
+    {
         let count = StreamPlatform.read(descriptor, into: buffer)
         if count < 0 {
             let error = StreamPlatform.lastError
@@ -339,7 +344,9 @@ public final class ProgressPublisher: Sendable {
         }
         let (pieces, isOversized) = commandLines.withLock { splitter in
             let pieces = splitter.append(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            return (pieces, splitter.isDroppingLine || pieces.contains { if case .oversized = $0 { true } else { false } })
+            return (
+                pieces, splitter.isDroppingLine || pieces.contains { if case .oversized = $0 { true } else { false } }
+            )
         }
         // A line over the limit cuts the reader off as soon as it passes the limit, not at its end.
         if isOversized {

@@ -72,8 +72,9 @@ extension ProgressWireRecord {
         guard let total = try integer(.total) else { throw .malformed("no total") }
         let pending = try integer(.pending) ?? 0
         guard pending >= 0 else { throw .outOfRange("pending") }
-        self.init(id: id, parentID: parent, pendingUnitCount: pending, totalUnitCount: total,
-                  completedUnitCount: completed, state: state)
+        self.init(
+            id: id, parentID: parent, pendingUnitCount: pending, totalUnitCount: total,
+            completedUnitCount: completed, state: state)
         if let fraction = try double(.fraction) {
             guard (0...1).contains(fraction) else { throw .outOfRange("fraction") }
             fractionCompleted = fraction
@@ -272,7 +273,9 @@ enum WireField: Int, CaseIterable {
             case 8: named("fraction", .fraction) ?? named("pausable", .pausable)
             case 9: named("completed", .completed)
             case 10: named("throughput", .throughput)
-            case 11: named("failedBelow", .failedBelow) ?? named("description", .description) ?? named("cancellable", .cancellable)
+            case 11:
+                named("failedBelow", .failedBelow) ?? named("description", .description)
+                    ?? named("cancellable", .cancellable)
             case 13: named("indeterminate", .indeterminate) ?? named("timeRemaining", .timeRemaining)
             case 14: named("cancelledBelow", .cancelledBelow) ?? named("fileTotalCount", .fileTotalCount)
             case 17: named("fileOperationKind", .fileOperationKind)

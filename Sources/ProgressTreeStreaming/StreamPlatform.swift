@@ -374,7 +374,8 @@ enum StreamPlatform {
         throw .system("connect to \(host):\(port)", lastError)
     }
 
-    private static func connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    private static func connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32
+    {
         while true {
             #if canImport(Glibc)
             let result = Glibc.connect(descriptor, address, length)
@@ -438,7 +439,9 @@ enum StreamPlatform {
         }
     }
 
-    private static func Glibc_bind(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    private static func Glibc_bind(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>?, _ length: socklen_t)
+        -> Int32
+    {
         #if canImport(Glibc)
         Glibc.bind(descriptor, address, length)
         #elseif canImport(Musl)
@@ -649,15 +652,17 @@ extension StreamPlatform {
         #else
         var thread = pthread_t()
         #endif
-        let result = pthread_create(&thread, nil, { context in
-            #if canImport(Darwin)
-            let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()
-            #else
-            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            #endif
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                #if canImport(Darwin)
+                let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()
+                #else
+                let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                #endif
+                body.run()
+                return nil
+            }, context)
         guard result == 0 else {
             // No thread to be had: run it on the shared pool rather than not at all.
             let body = Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue()

@@ -58,7 +58,9 @@ final class StreamReactor: Sendable {
 
     private init() {
         // Without a pipe there is no reactor and no stream: nothing can work.
-        guard let (read, write) = try? StreamPlatform.pipe() else { fatalError("ProgressTreeStreaming: no pipe for the reactor") }
+        guard let (read, write) = try? StreamPlatform.pipe() else {
+            fatalError("ProgressTreeStreaming: no pipe for the reactor")
+        }
         StreamPlatform.setNonBlocking(read)
         StreamPlatform.setNonBlocking(write)
         wakeRead = read
@@ -209,7 +211,9 @@ final class StreamReactor: Sendable {
                         if error != 0 { alwaysReady.append(descriptor) }
                     }
                 case .remove(let watch):
-                    guard entries[watch.descriptor]?.watch == watch, let entry = remove(watch.descriptor) else { continue }
+                    guard entries[watch.descriptor]?.watch == watch, let entry = remove(watch.descriptor) else {
+                        continue
+                    }
                     entry.stopped()
                 case .run(let body):
                     body()

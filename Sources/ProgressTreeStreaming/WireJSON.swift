@@ -90,7 +90,9 @@ enum WireJSON {
                 try expect(UInt8(ascii: ":"))
                 let value = try self.value(depth: depth + 1)
                 if let spelled {
-                    let result = spelled.withUnsafeBytes { name in Result { () throws(Failure) in try visit(name, value) } }
+                    let result = spelled.withUnsafeBytes { name in
+                        Result { () throws(Failure) in try visit(name, value) }
+                    }
                     try result.get()
                 } else if let plainEnd {
                     try visit(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<plainEnd]), value)
@@ -108,7 +110,9 @@ enum WireJSON {
         /// Where the string starting at `start` (after its quote) ends, if it holds no escape and no control
         /// character: the index of its closing quote.
         func plainStringEnd(from start: Int) -> Int? {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let base = bytes.baseAddress else { return nil }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let base = bytes.baseAddress else {
+                return nil
+            }
             let characters = base.assumingMemoryBound(to: UInt8.self)
             var end = start
             // Eight bytes at a time while none of them is a quote, a backslash or a control character.
@@ -184,7 +188,10 @@ enum WireJSON {
         mutating func literal(_ word: StaticString) throws(Failure) {
             let expected = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
             guard bytes.count - index >= expected.count else { throw Failure(message: "truncated") }
-            guard StreamPlatform.sameBytes(UnsafeRawBufferPointer(rebasing: bytes[index..<index + expected.count]), expected) else {
+            guard
+                StreamPlatform.sameBytes(
+                    UnsafeRawBufferPointer(rebasing: bytes[index..<index + expected.count]), expected)
+            else {
                 throw Failure(message: "unknown literal")
             }
             index += expected.count
@@ -232,9 +239,10 @@ enum WireJSON {
                 default:
                     break
                 }
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
-                    || (byte == UInt8(ascii: "-") && index > start)
+                guard
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                        || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
+                        || (byte == UInt8(ascii: "-") && index > start)
                 else { break }
                 index += 1
             }
@@ -294,7 +302,9 @@ enum WireJSON {
             var run = index  // start of the bytes not yet copied
             var pendingHighSurrogate: UInt32?
             func flush(_ parser: Parser, upTo end: Int) {
-                if end > run { scalars.append(contentsOf: String(decoding: parser.bytes[run..<end], as: UTF8.self).unicodeScalars) }
+                if end > run {
+                    scalars.append(contentsOf: String(decoding: parser.bytes[run..<end], as: UTF8.self).unicodeScalars)
+                }
             }
             while true {
                 guard let byte = peek else { throw Failure(message: "truncated string") }

@@ -332,7 +332,8 @@ public final class TerminalRenderer: Sendable {
             let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
             let capture =
                 mode == .live
-                ? state.mirror.update(rowLimit: capacity, childLimit: capacity, reservesMoreLine: true) { node, depth, _ in
+                ? state.mirror.update(rowLimit: capacity, childLimit: capacity, reservesMoreLine: true) {
+                    node, depth, _ in
                     NodeReader.content(of: node, depth: depth)
                 }
                 : state.mirror.update(
@@ -371,7 +372,8 @@ public final class TerminalRenderer: Sendable {
                 {
                     output.write(bytes + taskbar)
                     if let descriptor = output.fileDescriptor {
-                        SignalRestoration.liveAreaDrawn(lines: final ? 0 : state.live.previousLines.count, on: descriptor)
+                        SignalRestoration.liveAreaDrawn(
+                            lines: final ? 0 : state.live.previousLines.count, on: descriptor)
                     }
                 } else if !taskbar.isEmpty {
                     output.write(taskbar)

@@ -9,7 +9,8 @@ struct CopyFolders {
 
     init(prefix: String) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("source"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("source"), withIntermediateDirectories: true)
     }
 
     func remove() {

@@ -149,9 +149,10 @@ struct SnippetCompiler: Sendable {
         let products = FileCopyProcess.productsDirectory
         let manager = FileManager.default
         self.products = products
-        objects = try Dictionary(uniqueKeysWithValues: Self.modules.map { module in
-            (module, try Self.objectFiles(of: module, in: products))
-        })
+        objects = try Dictionary(
+            uniqueKeysWithValues: Self.modules.map { module in
+                (module, try Self.objectFiles(of: module, in: products))
+            })
         workDirectory = manager.temporaryDirectory.appendingPathComponent("snippets-\(getpid())")
         try manager.createDirectory(at: workDirectory, withIntermediateDirectories: true)
     }

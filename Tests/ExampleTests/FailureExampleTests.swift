@@ -12,7 +12,7 @@ final class FailureExampleTests: XCTestCase {
         XCTAssertEqual(
             result.standardError.split(separator: "\n").filter { !$0.contains("started") },
             [
-                "[   %] Loading customers from the archive: failed: the archive is not answering (simulated with --fail)",
+                "[   %] Loading customers from the archive: failed: the archive is not answering (simulated with --fail)"
             ],
             "the reason once: on the load's line (no summary repeating it, no error message after it)")
         XCTAssertFalse(result.standardError.contains("done"), "a failed load is never shown as a success")

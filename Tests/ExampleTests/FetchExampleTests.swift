@@ -54,7 +54,8 @@ final class FetchExampleTests: XCTestCase {
         XCTAssertEqual(photoLine["total"] as? Int, 300_000, "the task's own byte counts")
         XCTAssertTrue(
             result.standardError.hasPrefix("Downloaded 2 files (301 KB) to \(folder.standardizedFileURL.path) in "),
-            "json mode: the JSON lines alone on standard output, the summary on standard error; " + result.standardError)
+            "json mode: the JSON lines alone on standard output, the summary on standard error; " + result.standardError
+        )
         XCTAssertEqual(server.served.map(\.completed), [true, true])
     }
 
@@ -63,7 +64,10 @@ final class FetchExampleTests: XCTestCase {
         defer { server.stop() }
         let refused = "http://127.0.0.1:\(try TestHTTPServer.refusingPort())/other.jpg"
         let result = try FileCopyProcess.run(
-            [server.url("photo.jpg"), server.url("missing.jpg"), refused, "--output", folder.path, "--progress", "json"],
+            [
+                server.url("photo.jpg"), server.url("missing.jpg"), refused, "--output", folder.path, "--progress",
+                "json",
+            ],
             named: "fetch")
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(try savedFiles(), ["photo.jpg"], "nothing saved for the failures")
@@ -100,14 +104,17 @@ final class FetchExampleTests: XCTestCase {
     }
 
     func test_ctrl_c_mid_transfer_closes_the_connection_leaves_no_file_and_exits_130() throws {
-        let server = try TestHTTPServer(files: ["big.bin": bytes(4_000_000, seed: 5)], chunkSize: 32_768, pause: .milliseconds(20))
+        let server = try TestHTTPServer(
+            files: ["big.bin": bytes(4_000_000, seed: 5)], chunkSize: 32_768, pause: .milliseconds(20))
         defer { server.stop() }
-        let fetch = try ExampleProcess("fetch", [server.url("big.bin"), "--output", folder.path, "--progress", "plain"])
+        let fetch = try ExampleProcess(
+            "fetch", [server.url("big.bin"), "--output", folder.path, "--progress", "plain"])
         XCTAssertTrue(fetch.wait(timeout: 30) { server.hasSent(262_144, of: "big.bin") }, "the transfer began")
         fetch.send(SIGINT)
         let exit = try XCTUnwrap(fetch.waitForExit(timeout: 30))
         XCTAssertEqual(exit.status, 130, fetch.outputText)
-        XCTAssertTrue(fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
+        XCTAssertTrue(
+            fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
         XCTAssertEqual(server.served.map(\.completed), [false])
         XCTAssertEqual(try savedFiles(), [], "no file, partial or not")
         XCTAssertTrue(fetch.outputText.contains("Cancelled at "), fetch.outputText)
@@ -116,7 +123,8 @@ final class FetchExampleTests: XCTestCase {
 
     /// `c` is not a signal: the exit status is 3 (cancelled), not Ctrl-C's 130.
     func test_the_c_key_cancels_a_live_transfer_and_exits_3() throws {
-        let server = try TestHTTPServer(files: ["big.bin": bytes(4_000_000, seed: 6)], chunkSize: 32_768, pause: .milliseconds(20))
+        let server = try TestHTTPServer(
+            files: ["big.bin": bytes(4_000_000, seed: 6)], chunkSize: 32_768, pause: .milliseconds(20))
         defer { server.stop() }
         let fetch = try ExampleProcess("fetch", [server.url("big.bin"), "--output", folder.path], terminal: true)
         XCTAssertTrue(fetch.wait(timeout: 30) { server.hasSent(262_144, of: "big.bin") }, "the transfer began")
@@ -124,13 +132,16 @@ final class FetchExampleTests: XCTestCase {
         fetch.type("c")
         let exit = try XCTUnwrap(fetch.waitForExit(timeout: 30))
         XCTAssertEqual(exit.status, 3, fetch.outputText)
-        XCTAssertTrue(fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
+        XCTAssertTrue(
+            fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
         XCTAssertEqual(try savedFiles(), [])
     }
 
     func test_a_url_that_is_not_http_is_a_usage_error() throws {
         let result = try FileCopyProcess.run(["ftp://example.invalid/a"], named: "fetch")
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.standardError.hasPrefix("fetch: not an http or https URL: ftp://example.invalid/a\n\nusage: fetch URL…"))
+        XCTAssertTrue(
+            result.standardError.hasPrefix(
+                "fetch: not an http or https URL: ftp://example.invalid/a\n\nusage: fetch URL…"))
     }
 }

@@ -145,7 +145,8 @@ final class FileCopyFidelityTests: XCTestCase {
     func test_hard_links_within_the_tree_stay_hard_links() throws {
         let first = source.appendingPathComponent("a.txt")
         try Data("linked\n".utf8).write(to: first)
-        try FileManager.default.createDirectory(at: source.appendingPathComponent("sub"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent("sub"), withIntermediateDirectories: false)
         XCTAssertEqual(link(first.path, source.appendingPathComponent("sub/b.txt").path), 0)
         XCTAssertEqual(link(first.path, source.appendingPathComponent("z.txt").path), 0)
         try Data("alone\n".utf8).write(to: source.appendingPathComponent("single.txt"))

@@ -21,7 +21,8 @@ final class FileCopyInterruptionTests: XCTestCase {
             try Data().write(to: folders.source.appendingPathComponent("file-\(index)"))
         }
         let child = try ExampleProcess(
-            "file-copy", [folders.source.path, folders.destination.path, "--pause-after-entries", "200"], terminal: true, columns: 250)
+            "file-copy", [folders.source.path, folders.destination.path, "--pause-after-entries", "200"],
+            terminal: true, columns: 250)
         XCTAssertTrue(child.waitForOutput(containing: "scan paused after 200 entries"), child.outputText)
         XCTAssertTrue(
             child.waitForOutput(containing: "Looking for files in \(folders.source.path)… 200 found"),
@@ -33,7 +34,8 @@ final class FileCopyInterruptionTests: XCTestCase {
         XCTAssertEqual(exit?.reason, .exit)
         XCTAssertEqual(exit?.status, 130)
         XCTAssertTrue(
-            child.outputText.contains("Cancelled while looking for files in \(folders.source.path): nothing was copied."),
+            child.outputText.contains(
+                "Cancelled while looking for files in \(folders.source.path): nothing was copied."),
             child.outputText.debugDescription)
         XCTAssertFalse(FileManager.default.fileExists(atPath: folders.destination.path), "nothing is created")
         XCTAssertEqual(child.isInKeyMode, false)
@@ -46,7 +48,9 @@ final class FileCopyInterruptionTests: XCTestCase {
         let process = Process()
         process.executableURL = try FileCopyProcess.executable()
         // The test hook pauses the copy once 1 MB is copied (after the first 1 MiB chunk) and says so.
-        process.arguments = [folders.source.path, folders.destination.path, "--progress", "none", "--pause-after-bytes", "1000000"]
+        process.arguments = [
+            folders.source.path, folders.destination.path, "--progress", "none", "--pause-after-bytes", "1000000",
+        ]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -59,7 +63,8 @@ final class FileCopyInterruptionTests: XCTestCase {
         }
         XCTAssertTrue(String(decoding: said, as: UTF8.self).contains("paused after 1048576 bytes"))
         XCTAssertEqual(
-            try FileManager.default.contentsOfDirectory(atPath: folders.destination.path), [".big.bin.file-copy-partial"])
+            try FileManager.default.contentsOfDirectory(atPath: folders.destination.path),
+            [".big.bin.file-copy-partial"])
 
         process.terminate()  // SIGTERM
         process.waitUntilExit()

@@ -58,7 +58,8 @@ final class FileCopyNameTests: XCTestCase {
         for (mode, terminal) in [("live", true), ("plain", false)] {
             try? FileManager.default.removeItem(at: folders.destination)
             let child = try ExampleProcess(
-                "file-copy", [folders.source.path, folders.destination.path, "--progress", mode, "--limit", "500K"], terminal: terminal)
+                "file-copy", [folders.source.path, folders.destination.path, "--progress", mode, "--limit", "500K"],
+                terminal: terminal)
             XCTAssertEqual(child.waitForExit()?.status, 0, child.outputText)
             let output = child.outputText
             XCTAssertFalse(output.contains("\u{1B}[31m"), "\(mode): \(output.debugDescription)")
@@ -67,7 +68,8 @@ final class FileCopyNameTests: XCTestCase {
             let withoutTaskbarProgress = output.replacing(/\u{1B}\]9;4;[0-9]+;[0-9]+\u{07}/, with: "")
             XCTAssertFalse(withoutTaskbarProgress.contains("\u{7}"), "\(mode): \(output.debugDescription)")
             XCTAssertFalse(withoutTaskbarProgress.contains("\u{1B}]"), "\(mode): \(output.debugDescription)")
-            XCTAssertFalse(output.contains("two\nlines") || output.contains("two\r\nlines"), "\(mode): \(output.debugDescription)")
+            XCTAssertFalse(
+                output.contains("two\nlines") || output.contains("two\r\nlines"), "\(mode): \(output.debugDescription)")
             XCTAssertTrue(output.contains("esc [31mRED.txt"), "\(mode): \(output.debugDescription)")
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folders.destination.path).count, 3)
         }

@@ -68,7 +68,8 @@ final class FileCopyTests: XCTestCase {
         let lines = result.standardError.split(separator: "\n").map(String.init)
         let numbered = lines.compactMap { line in line.firstMatch(of: /^ *(\d+)\/8\s\s/).map { Int($0.1)! } }
         XCTAssertEqual(numbered, Array(1...8), result.standardError)
-        let big = try XCTUnwrap(lines.firstIndex { $0.hasSuffix("/8  media/video/big.bin  (50 MB)") }, result.standardError)
+        let big = try XCTUnwrap(
+            lines.firstIndex { $0.hasSuffix("/8  media/video/big.bin  (50 MB)") }, result.standardError)
         let started = try XCTUnwrap(lines.firstIndex { $0.contains("“big.bin”…: started") }, result.standardError)
         XCTAssertLessThan(big, started)
     }

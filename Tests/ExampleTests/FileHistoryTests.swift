@@ -31,8 +31,10 @@ final class FileHistoryTests: XCTestCase {
         let (history, labels) = eightFiles()
         for number in 1...8 { start(history, number, labels) }
         XCTAssertEqual(history.lines(showing: labels[0]), ["  1/8  f1.bin  (150 KB)"])
-        XCTAssertEqual(history.lines(showing: labels[3]), ["  2–3/8  2 more files (300 KB)", "  4/8  f4.bin  (150 KB)"])
-        XCTAssertEqual(history.lines(showing: labels[7]), ["  5–7/8  3 more files (450 KB)", "  8/8  f8.bin  (150 KB)"])
+        XCTAssertEqual(
+            history.lines(showing: labels[3]), ["  2–3/8  2 more files (300 KB)", "  4/8  f4.bin  (150 KB)"])
+        XCTAssertEqual(
+            history.lines(showing: labels[7]), ["  5–7/8  3 more files (450 KB)", "  8/8  f8.bin  (150 KB)"])
         XCTAssertEqual(history.remainingLines(), [])
     }
 

@@ -12,7 +12,8 @@ final class MigrationCompileTests: XCTestCase {
         case .success: XCTFail("ProgressNode() compiled")
         case .failure(let error):
             XCTAssertTrue(error.description.contains("'init()' is unavailable"), error.description)
-            XCTAssertTrue(error.description.contains("ProgressNode.discreteProgress(totalUnitCount: 0)"), error.description)
+            XCTAssertTrue(
+                error.description.contains("ProgressNode.discreteProgress(totalUnitCount: 0)"), error.description)
         }
     }
 
@@ -21,21 +22,25 @@ final class MigrationCompileTests: XCTestCase {
     func test_foundations_names_compile_alone_and_module_qualified_beside_foundation() throws {
         let compiler = try SnippetCompiler()
         defer { try? FileManager.default.removeItem(at: compiler.workDirectory) }
-        let alone = try compiler.build([
-            "let key: ProgressUserInfoKey = .throughputKey",
-            "let node = ProgressNode(parent: nil, userInfo: [key: 5])",
-            "print(node.userInfo[key] as? Int ?? 0)",
-        ], named: "alone").get()
+        let alone = try compiler.build(
+            [
+                "let key: ProgressUserInfoKey = .throughputKey",
+                "let node = ProgressNode(parent: nil, userInfo: [key: 5])",
+                "print(node.userInfo[key] as? Int ?? 0)",
+            ], named: "alone"
+        ).get()
         XCTAssertEqual(try SnippetCompiler.run(alone).standardOutput, "5\n")
-        let besideFoundation = try compiler.build([
-            "import Foundation",
-            "final class Import: ProgressTree.ProgressReporting {",
-            "    let progress = ProgressNode.discreteProgress(totalUnitCount: 3)",
-            "}",
-            "let key: ProgressTree.ProgressUserInfoKey = .throughputKey",
-            "let foundationKey: Foundation.ProgressUserInfoKey = .throughputKey",
-            "print(Import().progress.totalUnitCount, key.rawValue == foundationKey.rawValue)",
-        ], named: "beside").get()
+        let besideFoundation = try compiler.build(
+            [
+                "import Foundation",
+                "final class Import: ProgressTree.ProgressReporting {",
+                "    let progress = ProgressNode.discreteProgress(totalUnitCount: 3)",
+                "}",
+                "let key: ProgressTree.ProgressUserInfoKey = .throughputKey",
+                "let foundationKey: Foundation.ProgressUserInfoKey = .throughputKey",
+                "print(Import().progress.totalUnitCount, key.rawValue == foundationKey.rawValue)",
+            ], named: "beside"
+        ).get()
         XCTAssertEqual(try SnippetCompiler.run(besideFoundation).standardOutput, "3 true\n")
     }
 }

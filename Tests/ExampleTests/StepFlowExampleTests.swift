@@ -10,10 +10,12 @@ final class StepFlowExampleTests: XCTestCase {
         XCTAssertEqual(child.waitForExit()?.status, 0)
         let output = child.outputText
         // Frames depend on timing; each shape is fixed: a 9-cell bar, then the percentage and the name whole.
-        let frames = output.matches(of: #/\rStep [1-5] of 5  \[[^\]]{9}\] +[0-9]+%  (account|profile|address|payment) /#)
+        let frames = output.matches(
+            of: #/\rStep [1-5] of 5  \[[^\]]{9}\] +[0-9]+%  (account|profile|address|payment) /#)
         XCTAssertGreaterThan(frames.count, 4, output.debugDescription)
         for frame in output.components(separatedBy: "\r") {
-            let visible = frame.replacing(/\u{1B}\[[0-9;?]*[A-Za-z]/, with: "").replacing("\r\n", with: "").replacing("\n", with: "")
+            let visible = frame.replacing(/\u{1B}\[[0-9;?]*[A-Za-z]/, with: "").replacing("\r\n", with: "").replacing(
+                "\n", with: "")
             guard !visible.hasPrefix("  ▸") else { continue }  // events scroll: they may wrap
             XCTAssertLessThanOrEqual(visible.count, 39, visible.debugDescription)
             XCTAssertFalse(visible.contains("…"), "nothing is cut: \(visible)")
@@ -82,6 +84,7 @@ final class StepFlowExampleTests: XCTestCase {
         let output = child.outputText
         XCTAssertFalse(output.contains("visibility"), output)
         XCTAssertTrue(output.contains("▸ back exactly where it was: 80%, bar shown"), output)
-        XCTAssertTrue(output.contains("Step 1 of 5  [▓▓░░░░░░░░░░░░░░░░░░]  10%  account   exactly 10.0%, bar 50% shown"), output)
+        XCTAssertTrue(
+            output.contains("Step 1 of 5  [▓▓░░░░░░░░░░░░░░░░░░]  10%  account   exactly 10.0%, bar 50% shown"), output)
     }
 }

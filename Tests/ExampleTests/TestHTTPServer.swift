@@ -42,7 +42,9 @@ final class TestHTTPServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(listener, 16) == 0 else {
             close(listener)
@@ -107,13 +109,21 @@ final class TestHTTPServer: Sendable {
         }
         guard let body = files[path] else {
             let message = "not here\n"
-            _ = send(connection, "HTTP/1.1 404 Not Found\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)")
+            _ = send(
+                connection,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
+            )
             return
         }
-        guard send(connection, "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n") else { return }
+        guard send(connection, "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n") else {
+            return
+        }
         var offset = 0
         while offset < body.count {
-            if offset > 0 && pause > .zero { Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) * 1e-18 + Double(pause.components.seconds)) }
+            if offset > 0 && pause > .zero {
+                Thread.sleep(
+                    forTimeInterval: Double(pause.components.attoseconds) * 1e-18 + Double(pause.components.seconds))
+            }
             let end = min(offset + chunkSize, body.count)
             let sent = body[offset..<end].withUnsafeBytes { send(connection, $0) }
             guard sent else {
@@ -158,5 +168,7 @@ private let systemSend = Darwin.send
 #endif
 
 private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

@@ -77,7 +77,8 @@ final class WireFormatExampleTests: XCTestCase {
             ["--workers", "3", "--photos", "5", "--speed", "20", "--fail-every", "4", "--progress", "json"],
             status: 1)
         XCTAssertEqual(
-            reader.nodes(in: "failed").map(\.name), ["Importing 5 photos", "worker 1: Importing 2 photos", "IMG_0004.jpg"])
+            reader.nodes(in: "failed").map(\.name),
+            ["Importing 5 photos", "worker 1: Importing 2 photos", "IMG_0004.jpg"])
         XCTAssertEqual(
             reader.nodes(in: "failed").map(\.reason), ["1 of 3 workers failed", "1 of 2 photos failed", failure])
         XCTAssertEqual(reader.nodes(in: "failed").last?.parent, reader.nodes(in: "failed").dropFirst().first?.id)
@@ -95,12 +96,15 @@ final class WireFormatExampleTests: XCTestCase {
             status: 1)
         let failed = reader.nodes(in: "failed")
         let workers = failed.filter { $0.parent == 1 }
-        XCTAssertEqual(workers.map(\.name), ["worker 1: Importing 4 photos", "worker 2: Importing 4 photos", "worker 3: Importing 4 photos"])
+        XCTAssertEqual(
+            workers.map(\.name),
+            ["worker 1: Importing 4 photos", "worker 2: Importing 4 photos", "worker 3: Importing 4 photos"])
         XCTAssertEqual(Set(workers.map(\.reason)), ["2 of 4 photos failed"])
         let photos = failed.filter { $0.id != 1 && $0.parent != 1 }
         XCTAssertEqual(photos.map(\.name).sorted(), [2, 4, 6, 8, 10, 12].map { Importer.name($0) })
         XCTAssertEqual(
-            Set(photos.map { $0.reason ?? "" }), Set([2, 4, 6, 8, 10, 12].map { failure(of: Importer.name($0), every: 2) }))
+            Set(photos.map { $0.reason ?? "" }),
+            Set([2, 4, 6, 8, 10, 12].map { failure(of: Importer.name($0), every: 2) }))
         let workerOf = Dictionary(uniqueKeysWithValues: workers.map { ($0.id, $0.name) })
         XCTAssertEqual(
             photos.map { "\(workerOf[$0.parent ?? 0] ?? "?") › \($0.name)" }.sorted(),

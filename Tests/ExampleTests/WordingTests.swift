@@ -63,7 +63,8 @@ final class WordingTests: XCTestCase {
         let summary = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("Labels shown:") }, child.outputText)
         for line in lines[summary...] { XCTAssertLessThan(line.count, 40, line) }
         XCTAssertTrue(
-            lines[summary...].joined(separator: " ").contains("(each on screen ≥ 250 ms; longest wait "), child.outputText)
+            lines[summary...].joined(separator: " ").contains("(each on screen ≥ 250 ms; longest wait "),
+            child.outputText)
         XCTAssertGreaterThan(lines.count - summary, 1, "wrapped: \(child.outputText)")
     }
 
@@ -76,19 +77,22 @@ final class WordingTests: XCTestCase {
         screen.write(child.outputText)
         let lines = screen.allLines
         let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("  ID  Name") }, lines.joined(separator: "\n"))
-        XCTAssertEqual(Array(lines[header...].prefix(5)), [
-            "  ID  Name           City",
-            "────  ─────────────  ───────────",
-            "1001  Ada Hopper     Manchester",
-            "1002  Grace Liskov   Murray Hill",
-            "1003  Alan Thompson  Boston",
-        ])
+        XCTAssertEqual(
+            Array(lines[header...].prefix(5)),
+            [
+                "  ID  Name           City",
+                "────  ─────────────  ───────────",
+                "1001  Ada Hopper     Manchester",
+                "1002  Grace Liskov   Murray Hill",
+                "1003  Alan Thompson  Boston",
+            ])
         XCTAssertEqual(
             lines[(header + 6)...].joined(separator: " "),
             "Plan, Joined left out to fit the terminal; loading-rows > rows.txt writes every column.")
 
         let piped = try ExampleProcess("loading-rows", ["--rows", "3", "--delay", "0.1", "--progress", "none"])
         XCTAssertEqual(piped.waitForExit()?.status, 0)
-        XCTAssertTrue(piped.outputText.hasPrefix("  ID  Name           City         Plan        Joined\n"), piped.outputText)
+        XCTAssertTrue(
+            piped.outputText.hasPrefix("  ID  Name           City         Plan        Joined\n"), piped.outputText)
     }
 }

@@ -101,14 +101,19 @@ final class WorkerExampleTests: XCTestCase {
 
     func test_keys_p_and_c_in_the_parent_reach_the_workers() throws {
         let child = try ExampleProcess(
-            "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5"], terminal: true, columns: 120, rows: 40)
+            "photo-import", ["--workers", "2", "--photos", "40", "--speed", "0.5"], terminal: true, columns: 120,
+            rows: 40)
         let pids = waitForWorkers(2, of: child.process.processIdentifier)
         XCTAssertEqual(pids.count, 2, "\(pids)")
         XCTAssertTrue(child.waitForOutput(containing: "worker 2: Importing 20 photos"), child.outputText)
         let before = child.outputData.count
         child.type("p")
-        XCTAssertTrue(child.waitForOutput(containing: "‖ worker 1: Importing 20 photos", after: before), child.output(after: before))
-        XCTAssertTrue(child.waitForOutput(containing: "‖ worker 2: Importing 20 photos", after: before), child.output(after: before))
+        XCTAssertTrue(
+            child.waitForOutput(containing: "‖ worker 1: Importing 20 photos", after: before),
+            child.output(after: before))
+        XCTAssertTrue(
+            child.waitForOutput(containing: "‖ worker 2: Importing 20 photos", after: before),
+            child.output(after: before))
         child.type("c")
         let exit = child.waitForExit(timeout: 30)
         XCTAssertEqual(exit?.status, 3, "cancelled with c: no signal, not 130; " + child.outputText)
@@ -134,7 +139,9 @@ final class WorkerExampleTests: XCTestCase {
         let pids = waitForWorkers(3, of: child.process.processIdentifier)
         XCTAssertEqual(pids.count, 3, "\(pids)")
         defer { for pid in pids.values { kill(pid, SIGKILL) } }
-        let partial = { (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".part") } ?? [] }
+        let partial = {
+            (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasSuffix(".part") } ?? []
+        }
         XCTAssertTrue(child.wait(timeout: 15) { partial().count >= 3 }, "photos being written")
         child.send(SIGKILL)
         let killed = Date()
@@ -174,7 +181,8 @@ final class WorkerExampleTests: XCTestCase {
     /// while the workers' lines said "3 of 4"), and it only grows.
     func test_the_albums_count_adds_up_the_photos_the_workers_imported_in_every_frame() throws {
         let child = try ExampleProcess(
-            "photo-import", ["--workers", "3", "--photos", "12", "--speed", "10"], terminal: true, columns: 100, rows: 30)
+            "photo-import", ["--workers", "3", "--photos", "12", "--speed", "10"], terminal: true, columns: 100,
+            rows: 30)
         XCTAssertEqual(child.waitForExit(timeout: 30)?.status, 0, child.outputText)
         let screen = VirtualTerminal(columns: 100, rows: 30)
         var albumCounts: [Int] = []

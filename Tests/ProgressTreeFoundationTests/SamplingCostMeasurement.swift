@@ -47,7 +47,10 @@ final class SamplingCostMeasurement: XCTestCase {
         let used = Self.cpuSeconds() - cpu
         let elapsed = wall.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
-        print(String(format: "1,000 idle adopted Progress objects: %.4f s of CPU in %.2f s = %.3f%% of one core", used, seconds, used / seconds * 100))
+        print(
+            String(
+                format: "1,000 idle adopted Progress objects: %.4f s of CPU in %.2f s = %.3f%% of one core", used,
+                seconds, used / seconds * 100))
         let ticks = 300
         let tickCPU = Self.cpuSeconds()
         for _ in 0..<ticks { ProgressSampler.shared.sampleNow() }
@@ -78,8 +81,11 @@ final class SamplingCostMeasurement: XCTestCase {
         }
         observation.invalidate()
         latencies.sort()
-        print(String(format: "a change → the root's observer, %d probes: median %.1f ms, p99 %.1f ms, max %.1f ms",
-                     latencies.count, latencies[latencies.count / 2], latencies[latencies.count * 99 / 100], latencies.last!))
+        print(
+            String(
+                format: "a change → the root's observer, %d probes: median %.1f ms, p99 %.1f ms, max %.1f ms",
+                latencies.count, latencies[latencies.count / 2], latencies[latencies.count * 99 / 100], latencies.last!)
+        )
         progress.cancel()
         ProgressSampler.shared.sampleNow()
     }

@@ -13,14 +13,16 @@ final class HandlerInvalidationTests: XCTestCase {
     /// second's handler has returned), and neither handler is called again.
     func test_an_observation_handler_and_a_pacer_handler_that_invalidate_each_other_both_return() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let meeting = Rendezvous(expectation(description: "observation side returned"), expectation(description: "pacer side returned"))
+        let meeting = Rendezvous(
+            expectation(description: "observation side returned"), expectation(description: "pacer side returned"))
         let observationBox = ObservationBox()
         let pacerBox = Lock<LabelPacer?>(nil)
         let pacer = LabelPacer(queue: DispatchQueue(label: "pacer")) { _ in
             meeting.handlerCall(side: 1) { observationBox.observation.withLock { $0 }?.invalidate() }
         }
         pacerBox.withLock { $0 = pacer }
-        let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer"), options: .initial) { _, _ in
+        let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer"), options: .initial) {
+            _, _ in
             meeting.handlerCall(side: 0) { pacerBox.withLock { $0 }?.invalidate() }
         }
         observationBox.observation.withLock { $0 = observation }
@@ -38,11 +40,14 @@ final class HandlerInvalidationTests: XCTestCase {
     /// Two observation handlers that invalidate each other both return too (the same gate).
     func test_two_observation_handlers_that_invalidate_each_other_both_return() {
         let node = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let meeting = Rendezvous(expectation(description: "first returned"), expectation(description: "second returned"))
+        let meeting = Rendezvous(
+            expectation(description: "first returned"), expectation(description: "second returned"))
         let boxes = [ObservationBox(), ObservationBox()]
         for side in 0..<2 {
             let other = boxes[1 - side]
-            let observation = node.observe(\.completedUnitCount, on: DispatchQueue(label: "observer \(side)"), options: .initial) { _, _ in
+            let observation = node.observe(
+                \.completedUnitCount, on: DispatchQueue(label: "observer \(side)"), options: .initial
+            ) { _, _ in
                 meeting.handlerCall(side: side) { other.observation.withLock { $0 }?.invalidate() }
             }
             boxes[side].observation.withLock { $0 = observation }
@@ -140,7 +145,9 @@ private final class Rendezvous: Sendable {
     var callCounts: [Int] { calls.withLock { $0 } }
 
     func handlerCall(side: Int, _ action: () -> Void) {
-        let call = calls.withLock { $0[side] += 1; return $0[side] }
+        let call = calls.withLock {
+            $0[side] += 1; return $0[side]
+        }
         guard call == 1 else { return }
         bothRunning.leave()
         bothRunning.wait()

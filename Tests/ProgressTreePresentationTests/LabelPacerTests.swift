@@ -35,7 +35,8 @@ private final class PacerHarness: Sendable {
     private let recorder = Recorder()
     let pacer: LabelPacer
 
-    init(minimumDisplayTime: Duration = .milliseconds(250), maximumLag: Duration? = nil, maximumPendingLabels: Int = 16) {
+    init(minimumDisplayTime: Duration = .milliseconds(250), maximumLag: Duration? = nil, maximumPendingLabels: Int = 16)
+    {
         let scheduler = scheduler
         let recorder = recorder
         pacer = LabelPacer(
@@ -124,7 +125,8 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 0, nil, "A")
         harness.send(at: 400, nil, "B")
         harness.send(at: 650, nil, "C")
-        XCTAssertEqual(harness.recorded, [PacedDelivery(0, nil, "A"), PacedDelivery(400, nil, "B"), PacedDelivery(650, nil, "C")])
+        XCTAssertEqual(
+            harness.recorded, [PacedDelivery(0, nil, "A"), PacedDelivery(400, nil, "B"), PacedDelivery(650, nil, "C")])
     }
 
     // MARK: Progress
@@ -136,10 +138,13 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 60, 0.3, "B")
         harness.send(at: 70, 0.4, nil)
         harness.scheduler.advance(toMilliseconds: 1_000)
-        XCTAssertEqual(harness.recorded, [
-            PacedDelivery(0, 0.1, "A"), PacedDelivery(50, 0.2, "A"), PacedDelivery(60, 0.3, "A"), PacedDelivery(70, 0.4, "A"),
-            PacedDelivery(250, 0.4, "B"),
-        ])
+        XCTAssertEqual(
+            harness.recorded,
+            [
+                PacedDelivery(0, 0.1, "A"), PacedDelivery(50, 0.2, "A"), PacedDelivery(60, 0.3, "A"),
+                PacedDelivery(70, 0.4, "A"),
+                PacedDelivery(250, 0.4, "B"),
+            ])
     }
 
     func test_messages_between_two_turns_coalesce_into_one_delivery_of_the_latest_progress() {
@@ -155,7 +160,8 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 0, 1.5, nil)
         harness.send(at: 1, .nan, "A")
         harness.send(at: 2, -3, nil)
-        XCTAssertEqual(harness.recorded, [PacedDelivery(0, 1, nil), PacedDelivery(1, 1, "A"), PacedDelivery(2, 0, "A")])
+        XCTAssertEqual(
+            harness.recorded, [PacedDelivery(0, 1, nil), PacedDelivery(1, 1, "A"), PacedDelivery(2, 0, "A")])
     }
 
     /// NaN is "no progress", so NaN with no label is an empty message, and an empty message resets: the
@@ -165,7 +171,8 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 0, 0.4, "A")
         harness.send(at: 100, .nan, nil)
         harness.scheduler.advance(toMilliseconds: 1_000)
-        XCTAssertEqual(harness.recorded, [PacedDelivery(0, 0.4, "A"), PacedDelivery(100, nil, "A"), PacedDelivery(250, nil, nil)])
+        XCTAssertEqual(
+            harness.recorded, [PacedDelivery(0, 0.4, "A"), PacedDelivery(100, nil, "A"), PacedDelivery(250, nil, nil)])
     }
 
     func test_an_unchanged_display_is_not_delivered_again() {
@@ -185,8 +192,11 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 260, 0.4, "Done")
         XCTAssertEqual(
             harness.recorded,
-            [PacedDelivery(0, 0.1, "Copying"), PacedDelivery(100, 0.2, "Copying"), PacedDelivery(200, 0.3, "Copying"),
-             PacedDelivery(260, 0.4, "Done")],
+            [
+                PacedDelivery(0, 0.1, "Copying"), PacedDelivery(100, 0.2, "Copying"),
+                PacedDelivery(200, 0.3, "Copying"),
+                PacedDelivery(260, 0.4, "Done"),
+            ],
             "repeating the label did not restart its minimum time")
     }
 
@@ -200,7 +210,8 @@ final class LabelPacerTests: XCTestCase {
         harness.scheduler.advance(toMilliseconds: 249)
         XCTAssertEqual(harness.recorded.last, PacedDelivery(100, nil, "A"))
         harness.scheduler.advance(toMilliseconds: 250)
-        XCTAssertEqual(harness.recorded, [PacedDelivery(0, 0.4, "A"), PacedDelivery(100, nil, "A"), PacedDelivery(250, nil, nil)])
+        XCTAssertEqual(
+            harness.recorded, [PacedDelivery(0, 0.4, "A"), PacedDelivery(100, nil, "A"), PacedDelivery(250, nil, nil)])
     }
 
     func test_reset_after_the_minimum_time_clears_everything_at_once() {
@@ -226,10 +237,13 @@ final class LabelPacerTests: XCTestCase {
         harness.reset(at: 30)
         XCTAssertEqual(harness.pacer.pendingLabelCount, 1, "only the blank that replaces A")
         harness.scheduler.advance(toMilliseconds: 5_000)
-        XCTAssertEqual(harness.recorded, [
-            PacedDelivery(0, 0.1, "A"), PacedDelivery(10, 0.2, "A"), PacedDelivery(20, 0.3, "A"), PacedDelivery(30, nil, "A"),
-            PacedDelivery(250, nil, nil),
-        ])
+        XCTAssertEqual(
+            harness.recorded,
+            [
+                PacedDelivery(0, 0.1, "A"), PacedDelivery(10, 0.2, "A"), PacedDelivery(20, 0.3, "A"),
+                PacedDelivery(30, nil, "A"),
+                PacedDelivery(250, nil, nil),
+            ])
     }
 
     func test_work_starting_again_after_a_reset_shows_its_progress_at_once_and_its_label_when_the_screen_is_free() {
@@ -238,9 +252,12 @@ final class LabelPacerTests: XCTestCase {
         harness.reset(at: 100)
         harness.send(at: 150, 0.1, "New")
         harness.scheduler.advance(toMilliseconds: 1_000)
-        XCTAssertEqual(harness.recorded, [
-            PacedDelivery(0, 0.9, "Old"), PacedDelivery(100, nil, "Old"), PacedDelivery(150, 0.1, "Old"), PacedDelivery(250, 0.1, "New"),
-        ])
+        XCTAssertEqual(
+            harness.recorded,
+            [
+                PacedDelivery(0, 0.9, "Old"), PacedDelivery(100, nil, "Old"), PacedDelivery(150, 0.1, "Old"),
+                PacedDelivery(250, 0.1, "New"),
+            ])
     }
 
     func test_reset_of_an_empty_display_delivers_nothing() {
@@ -260,7 +277,8 @@ final class LabelPacerTests: XCTestCase {
         harness.send(at: 200, nil, "C")
         harness.send(at: 600, nil, "D")
         harness.scheduler.advance(toMilliseconds: 2_000)
-        XCTAssertEqual(harness.recorded, [PacedDelivery(0, nil, "A"), PacedDelivery(250, nil, "C"), PacedDelivery(600, nil, "D")])
+        XCTAssertEqual(
+            harness.recorded, [PacedDelivery(0, nil, "A"), PacedDelivery(250, nil, "C"), PacedDelivery(600, nil, "D")])
         XCTAssertEqual(naiveFIFOShowTimes(arrivals: [0, 100, 200, 600], minimumDisplayTime: 250), [0, 250, 500, 750])
     }
 
@@ -286,14 +304,16 @@ final class LabelPacerTests: XCTestCase {
         let fifo = naiveFIFOShowTimes(arrivals: arrivals, minimumDisplayTime: 250)
         let lastOfBurst = (0..<6).map { (burst: Int) -> Int in burst * 5 + 4 }
         let fifoLags = lastOfBurst.map { (index: Int) -> Int in fifo[index] - arrivals[index] }
-        XCTAssertEqual(fifoLags, [960, 1_210, 1_460, 1_710, 1_960, 2_210], "the FIFO falls 250 ms further behind per burst")
+        XCTAssertEqual(
+            fifoLags, [960, 1_210, 1_460, 1_710, 1_960, 2_210], "the FIFO falls 250 ms further behind per burst")
 
         let changes = harness.labelChanges
         let pacedLags = lastOfBurst.map { (index: Int) -> Int? in
             changes.first { $0.label == labels[index] }.map { $0.ms - arrivals[index] }
         }
         XCTAssertEqual(pacedLags, [210, 210, 210, 210, 210, 210], "the pacer's lag does not grow")
-        XCTAssertEqual(changes.map(\.ms), [0, 250, 1_000, 1_250, 2_000, 2_250, 3_000, 3_250, 4_000, 4_250, 5_000, 5_250])
+        XCTAssertEqual(
+            changes.map(\.ms), [0, 250, 1_000, 1_250, 2_000, 2_250, 3_000, 3_250, 4_000, 4_250, 5_000, 5_250])
         XCTAssertEqual(harness.recorded.last, PacedDelivery(5_250, 1, "burst 5 label 4"))
         assertInvariants(harness, maximumLagMilliseconds: 250, arrivals: Array(zip(arrivals, labels)))
     }
@@ -306,9 +326,12 @@ final class LabelPacerTests: XCTestCase {
             sent.append((index * 50, "L\(index)"))
         }
         harness.scheduler.advance(toMilliseconds: 5_000)
-        XCTAssertEqual(harness.recorded, [
-            PacedDelivery(0, nil, "L0"), PacedDelivery(250, nil, "L1"), PacedDelivery(500, nil, "L5"), PacedDelivery(750, nil, "L10"),
-        ])
+        XCTAssertEqual(
+            harness.recorded,
+            [
+                PacedDelivery(0, nil, "L0"), PacedDelivery(250, nil, "L1"), PacedDelivery(500, nil, "L5"),
+                PacedDelivery(750, nil, "L10"),
+            ])
         assertInvariants(harness, maximumLagMilliseconds: 500, arrivals: sent)
     }
 
@@ -344,9 +367,12 @@ final class LabelPacerTests: XCTestCase {
         }
         XCTAssertEqual(harness.pacer.pendingLabelCount, 3)
         harness.scheduler.advance(toMilliseconds: 5_000)
-        XCTAssertEqual(harness.recorded, [
-            PacedDelivery(0, nil, "L0"), PacedDelivery(250, nil, "L7"), PacedDelivery(500, nil, "L8"), PacedDelivery(750, nil, "L9"),
-        ])
+        XCTAssertEqual(
+            harness.recorded,
+            [
+                PacedDelivery(0, nil, "L0"), PacedDelivery(250, nil, "L7"), PacedDelivery(500, nil, "L8"),
+                PacedDelivery(750, nil, "L9"),
+            ])
     }
 
     func test_a_continuous_fast_stream_keeps_the_newest_label_on_screen_within_the_minimum_time() {
@@ -409,7 +435,8 @@ final class LabelPacerTests: XCTestCase {
     func test_parameters_are_brought_into_range() {
         let pacer = LabelPacer(
             minimumDisplayTime: .milliseconds(300), maximumLag: .milliseconds(100), maximumPendingLabels: 0,
-            scheduler: ManualPresentationScheduler()) { _ in }
+            scheduler: ManualPresentationScheduler()
+        ) { _ in }
         XCTAssertEqual(pacer.maximumLag, .milliseconds(300))
         XCTAssertEqual(pacer.maximumPendingLabels, 1)
     }
@@ -440,7 +467,8 @@ final class LabelPacerTests: XCTestCase {
             XCTAssertGreaterThan(index, previousIndex, "labels appear in order", file: file, line: line)
             XCTAssertLessThanOrEqual(change.ms - arrivals[index].ms, maximumLagMilliseconds, file: file, line: line)
             if position + 1 < changes.count {
-                XCTAssertGreaterThanOrEqual(changes[position + 1].ms - change.ms, 250, "minimum display time", file: file, line: line)
+                XCTAssertGreaterThanOrEqual(
+                    changes[position + 1].ms - change.ms, 250, "minimum display time", file: file, line: line)
                 // From the first label newer than this one, the screen moved on within the maximum lag.
                 XCTAssertLessThanOrEqual(
                     changes[position + 1].ms - arrivals[index + 1].ms, maximumLagMilliseconds, "bounded lag",
@@ -448,7 +476,8 @@ final class LabelPacerTests: XCTestCase {
             }
             previousIndex = index
         }
-        XCTAssertEqual(changes.last?.label, arrivals.last?.label, "the newest label is never dropped", file: file, line: line)
+        XCTAssertEqual(
+            changes.last?.label, arrivals.last?.label, "the newest label is never dropped", file: file, line: line)
     }
 }
 
@@ -485,7 +514,8 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         wait(for: [returned], timeout: 10)
         ui.sync {}  // every turn scheduled so far has run
         XCTAssertTrue(finishedAtReturn.load(ordering: .sequentiallyConsistent), "returned during the call")
-        XCTAssertEqual(calls.load(ordering: .sequentiallyConsistent), callsAtReturn.load(ordering: .sequentiallyConsistent))
+        XCTAssertEqual(
+            calls.load(ordering: .sequentiallyConsistent), callsAtReturn.load(ordering: .sequentiallyConsistent))
 
         let box = Lock<LabelPacer?>(nil)
         let inside = expectation(description: "invalidate from inside the handler returned")
@@ -517,7 +547,8 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         }
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for index in 0..<2_000 {
-                pacer.send(progress: Double(index) / 2_000, label: index % 10 == 0 ? "thread \(thread) item \(index)" : nil)
+                pacer.send(
+                    progress: Double(index) / 2_000, label: index % 10 == 0 ? "thread \(thread) item \(index)" : nil)
             }
         }
         pacer.send(progress: 1, label: "done")
@@ -541,7 +572,9 @@ final class LabelPacerConcurrencyTests: XCTestCase {
         for (name, delay) in [("30 ms", 30), ("10 ms", 10), ("now", 0)] {
             scheduler.schedule(after: .milliseconds(delay)) {
                 if scheduler.now - start < .milliseconds(delay) { early.add(1, ordering: .relaxed) }
-                order.withLock { $0.append(name + (DispatchQueue.getSpecific(key: key) == "target" ? "" : " off queue")) }
+                order.withLock {
+                    $0.append(name + (DispatchQueue.getSpecific(key: key) == "target" ? "" : " off queue"))
+                }
                 allRan.fulfill()
             }
         }
@@ -552,7 +585,8 @@ final class LabelPacerConcurrencyTests: XCTestCase {
 
     func test_guide_label_pacer() {
         let uiQueue = DispatchQueue(label: "ui")  // stands for DispatchQueue.main
-        let statusLine = StatusLine(waitingFor: "Imported 3 photos", expectation: expectation(description: "last label"))
+        let statusLine = StatusLine(
+            waitingFor: "Imported 3 photos", expectation: expectation(description: "last label"))
         let photos = ["beach.jpg", "dune.jpg", "sea.jpg"]
         func importPhoto(_ photo: String) {}
 

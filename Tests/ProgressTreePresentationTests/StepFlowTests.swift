@@ -9,7 +9,8 @@ final class StepFlowTests: XCTestCase {
     private func display(
         _ progress: Double, _ visibility: Double, index: Int?, count: Int, moving: Bool
     ) -> StepFlow.Display {
-        StepFlow.Display(progress: progress, visibility: visibility, stepIndex: index, stepCount: count, isTransitioning: moving)
+        StepFlow.Display(
+            progress: progress, visibility: visibility, stepIndex: index, stepCount: count, isTransitioning: moving)
     }
 
     // MARK: Easing
@@ -285,7 +286,8 @@ final class StepFlowTests: XCTestCase {
         XCTAssertEqual(halfway.visibility, 0.75)
         XCTAssertTrue(halfway.isTransitioning)
         let end = flow.display(at: start + long / 2)
-        XCTAssertEqual(end, StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 0, stepCount: 1, isTransitioning: false))
+        XCTAssertEqual(
+            end, StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 0, stepCount: 1, isTransitioning: false))
 
         XCTAssertTrue(flow.beginInteractiveTransition(.pop, at: start + long))
         flow.updateInteractiveTransition(0.25)
@@ -318,7 +320,8 @@ extension StepFlowTests {
         draw(display)  // progress 0.5, visibility 1, stepIndex 1: exactly as before the swipe
         // END snippet: presentation-step-flow
 
-        XCTAssertEqual(drawn, [StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 1, stepCount: 2, isTransitioning: false)])
+        XCTAssertEqual(
+            drawn, [StepFlow.Display(progress: 0.5, visibility: 1, stepIndex: 1, stepCount: 2, isTransitioning: false)])
         XCTAssertEqual(flow.display(at: start + .milliseconds(2_100)).progress, 0.375)
     }
 }

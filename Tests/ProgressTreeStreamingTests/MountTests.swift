@@ -35,7 +35,8 @@ final class MountTests: XCTestCase {
     // MARK: Wire records
 
     func test_a_record_reads_back_what_it_wrote_and_ignores_unknown_fields() throws {
-        var record = ProgressWireRecord(id: 3, parentID: 1, pendingUnitCount: 7, totalUnitCount: 10, completedUnitCount: 4)
+        var record = ProgressWireRecord(
+            id: 3, parentID: 1, pendingUnitCount: 7, totalUnitCount: 10, completedUnitCount: 4)
         record.label = "a \"quoted\" name\n"
         record.kind = ProgressNode.Kind.file.rawValue
         record.fileURL = "file:///tmp/a.jpg"
@@ -124,8 +125,12 @@ final class MountTests: XCTestCase {
             { children[0].completedUnitCount = 2 },
             { children[1].completedUnitCount = 3 },
             { children[0].completedUnitCount = 4 },  // finishes: 1 unit into the remote root
-            { children[2].completedUnitCount = 4; children[3].completedUnitCount = 1 },  // 3 units
-            { children[1].completedUnitCount = 4; children[3].completedUnitCount = 4 },  // both finish
+            {
+                children[2].completedUnitCount = 4; children[3].completedUnitCount = 1
+            },  // 3 units
+            {
+                children[1].completedUnitCount = 4; children[3].completedUnitCount = 4
+            },  // both finish
         ]
         var accepted = 0
         for step in steps {
@@ -371,10 +376,12 @@ final class MountTests: XCTestCase {
         let guide = try String(
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Docs/Mounting.md"), encoding: .utf8)
-        let recipe = try XCTUnwrap(guide.components(separatedBy: "### A tool that runs tools").last?.components(separatedBy: "###").first)
+        let recipe = try XCTUnwrap(
+            guide.components(separatedBy: "### A tool that runs tools").last?.components(separatedBy: "###").first)
         XCTAssertTrue(
             recipe.contains(
-                "**fails** when it exits — \"… exited before its work was done\" after status 0, \"… exited with status 3\""),
+                "**fails** when it exits — \"… exited before its work was done\" after status 0, \"… exited with status 3\""
+            ),
             recipe)
         XCTAssertFalse(recipe.contains("finishes"), recipe)
     }
@@ -400,7 +407,8 @@ final class MountTests: XCTestCase {
         let connection = try ProgressSocket.accept(listening)
         var options = ProgressPublisher.Options()
         options.publishesOnTimer = false
-        let publisher = ProgressPublisher(remote, fileDescriptor: connection, commandDescriptor: connection, options: options)
+        let publisher = ProgressPublisher(
+            remote, fileDescriptor: connection, commandDescriptor: connection, options: options)
         remote.completedUnitCount = 3
         publisher.publishChanges()
         wait("the root line") { mount.node.completedUnitCount == 3 }
@@ -502,7 +510,8 @@ final class MountTests: XCTestCase {
             lines.append(#"{"v":1,"id":\#(id),"parent":1,"pending":1,"completed":0,"total":1,"state":"running"}"#)
         }
         // 10,000 nested arrays in an unknown field: refused at depth 32, no deep recursion.
-        lines.append(#"{"v":1,"x":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}")
+        lines.append(
+            #"{"v":1,"x":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}")
         write(a, lines.joined(separator: "\n") + "\n")
         wait("all lines read") { mount.diagnostics.rejectedNodes + mount.diagnostics.malformedLines == 4 }
         XCTAssertEqual(mount.diagnostics.rejectedNodes, 3)  // the root and 2 children fill the 3 places

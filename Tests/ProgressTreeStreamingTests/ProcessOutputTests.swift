@@ -92,7 +92,9 @@ final class ProcessOutputTests: XCTestCase {
     // MARK: Helpers
 
     private func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ProcessOutputTests-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ProcessOutputTests-\(UUID().uuidString)"
+        ).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
         return path

@@ -16,7 +16,8 @@ import XCTest
 final class WhoMayConnectTests: XCTestCase {
     /// A directory of this user's with `mode`, removed after the test.
     private func directory(mode: mode_t = 0o700) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pt-\(UUID().uuidString.prefix(8))").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pt-\(UUID().uuidString.prefix(8))")
+            .path
         XCTAssertEqual(mkdir(path, 0o700), 0)
         XCTAssertEqual(chmod(path, mode), 0)
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
@@ -35,7 +36,9 @@ final class WhoMayConnectTests: XCTestCase {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private func listenerOptions(maximumConnections: Int = 8, stallTimeout: Duration = .seconds(10)) -> ProgressListener.Options {
+    private func listenerOptions(maximumConnections: Int = 8, stallTimeout: Duration = .seconds(10))
+        -> ProgressListener.Options
+    {
         var options = ProgressListener.Options()
         options.maximumConnections = maximumConnections
         options.stallTimeout = stallTimeout
@@ -81,7 +84,8 @@ final class WhoMayConnectTests: XCTestCase {
         defer { listener.finish() }
         XCTAssertEqual(chmod(safe, 0o777), 0)
         XCTAssertThrowsError(
-            try ProgressNode.discreteProgress(totalUnitCount: 1).mountConnection(path: safe + "/tree.sock", pendingUnitCount: 1))
+            try ProgressNode.discreteProgress(totalUnitCount: 1).mountConnection(
+                path: safe + "/tree.sock", pendingUnitCount: 1))
         XCTAssertEqual(chmod(safe, 0o700), 0)
     }
 
@@ -162,7 +166,9 @@ final class WhoMayConnectTests: XCTestCase {
         let path = try directory() + "/tree.sock"
         let job = ProgressNode.discreteProgress(totalUnitCount: 1_000)
         // 150 lines of 2 KB a walk: more than a socket's buffer takes.
-        let children = (0..<150).map { _ in makeNamedNode(String(repeating: "x", count: 2_000), total: 1_000, parent: job) }
+        let children = (0..<150).map { _ in
+            makeNamedNode(String(repeating: "x", count: 2_000), total: 1_000, parent: job)
+        }
         let listener = try ProgressListener(job, path: path, options: listenerOptions(stallTimeout: .milliseconds(300)))
         defer { listener.finish() }
         let stalled = try ProgressSocket.connect(path: path)  // never read

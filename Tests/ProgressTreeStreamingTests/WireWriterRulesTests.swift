@@ -209,7 +209,8 @@ final class WireWriterRulesTests: XCTestCase {
         root.completedUnitCount = 2  // finished by its own count while b still runs
         let records = try walk(publisher, written)
         XCTAssertEqual(summary(records), ["2 1 finished a", "3 1 finished b", "1 - finished Album"])
-        XCTAssertEqual(records.dropFirst().first?.completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
+        XCTAssertEqual(
+            records.dropFirst().first?.completedUnitCount, 4, "b's counts as read; its state its parent's outcome")
         XCTAssertEqual(records.dropFirst().first?.pendingUnitCount, 1)
         second.completedUnitCount = 5
         publisher.publishChanges()
@@ -227,7 +228,10 @@ final class WireWriterRulesTests: XCTestCase {
         let records = try walk(publisher, written)
         XCTAssertEqual(
             summary(records),
-            ["3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "4 1 cancelled IMG_0002.jpg", "1 - cancelled Album"])
+            [
+                "3 2 cancelled download", "2 1 cancelled IMG_0001.jpg", "4 1 cancelled IMG_0002.jpg",
+                "1 - cancelled Album",
+            ])
         XCTAssertEqual(records.last?.cancelledBelow, 3)
         download.completedUnitCount = 50
         publisher.finish()
@@ -271,7 +275,8 @@ final class WireWriterRulesTests: XCTestCase {
         photo.fail(Numbered(number: 1))
         let records = try walk(publisher, written)
         XCTAssertEqual(records.first?.cancelledBelow, 70)
-        XCTAssertEqual(summary(records).prefix(3), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 cancelled part 0"])
+        XCTAssertEqual(
+            summary(records).prefix(3), ["1 - running Album", "2 1 failed IMG_0001.jpg", "3 2 cancelled part 0"])
         XCTAssertEqual(records.dropFirst(2).map(\.label), (0..<64).map { "part \($0)" })
         XCTAssertEqual(Set(records.dropFirst(2).map(\.state)), [.cancelled])
         XCTAssertEqual(Set(records.dropFirst(2).map(\.parentID)), [2])
@@ -310,7 +315,8 @@ final class WireWriterRulesTests: XCTestCase {
         _ = try walk(publisher, written)
         photo.completedUnitCount = 10
         let records = try walk(publisher, written)
-        XCTAssertEqual(summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg"], "the download's line did not change")
+        XCTAssertEqual(
+            summary(records), ["1 - running Album", "2 1 cancelled IMG_0001.jpg"], "the download's line did not change")
         XCTAssertEqual(records.last?.completedUnitCount, 10)
         XCTAssertEqual(records.first?.completedUnitCount, 1, "its units credited to its parent")
         XCTAssertEqual(records.first?.cancelledBelow, 2)

@@ -31,35 +31,43 @@ final class ColumnPriorityTests: XCTestCase {
     /// The labels shown get the room they need (up to half the line), then the bar its full width, then
     /// the labels the rest.
     func test_at_120_columns_every_column_is_shown_and_the_labels_shown_are_whole() {
-        XCTAssertEqual(frame(copying, columns: 120), [
-            "• Copying 9 files…                                ███████████████▌░░░░░░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • Copying “holiday-photos-2024-final.tar”…      ███████▌░░░░░░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
-        ])
+        XCTAssertEqual(
+            frame(copying, columns: 120),
+            [
+                "• Copying 9 files…                                ███████████████▌░░░░░░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+                "  • Copying “holiday-photos-2024-final.tar”…      ███████▌░░░░░░░░░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+            ])
     }
 
     /// Every column fits with the labels readable; a file's label cut to its room keeps the file's name,
     /// the verb going first.
     func test_at_80_columns_every_column_is_shown_and_a_cut_label_keeps_the_files_name() {
-        XCTAssertEqual(frame(copying, columns: 80), [
-            "• Copying 9 files…            █████▏░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
-        ])
+        XCTAssertEqual(
+            frame(copying, columns: 80),
+            [
+                "• Copying 9 files…            █████▏░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+                "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+            ])
     }
 
     func test_at_60_columns_throughput_and_counts_go_first() {
-        XCTAssertEqual(frame(copying, columns: 60), [
-            "• Copying 9 files…            ████████▊░░░░░░░░  52% 1m 05s",
-            "  • “holiday-ph…4-final.tar”… ████▎░░░░░░░░░░░░  25%    19s",
-        ])
+        XCTAssertEqual(
+            frame(copying, columns: 60),
+            [
+                "• Copying 9 files…            ████████▊░░░░░░░░  52% 1m 05s",
+                "  • “holiday-ph…4-final.tar”… ████▎░░░░░░░░░░░░  25%    19s",
+            ])
     }
 
     /// The time remaining goes before the bar: at 40 columns a line is its label, its bar and its
     /// percentage.
     func test_at_40_columns_label_bar_and_percent_survive() {
-        XCTAssertEqual(frame(copying, columns: 40), [
-            "• Copying 9 files…   ██████▊░░░░░░  52%",
-            "  • “holida…al.tar”… ███▎░░░░░░░░░  25%",
-        ])
+        XCTAssertEqual(
+            frame(copying, columns: 40),
+            [
+                "• Copying 9 files…   ██████▊░░░░░░  52%",
+                "  • “holida…al.tar”… ███▎░░░░░░░░░  25%",
+            ])
     }
 
     func test_widths_add_up_to_the_line_at_every_common_width() {
@@ -87,10 +95,12 @@ final class ColumnPriorityTests: XCTestCase {
         for index in files.indices { files[index].readsEstimates = true }
         var withEstimates = copying
         for index in withEstimates.indices { withEstimates[index].readsEstimates = true }
-        XCTAssertEqual(frame(files, columns: 80, formatter: &formatter), [
-            "• Copying 9 files…            █████▏░░░░  52% 4.8 MB of 9.3 MB                 ",
-            "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 1 MB of 4 MB                     ",
-        ])
+        XCTAssertEqual(
+            frame(files, columns: 80, formatter: &formatter),
+            [
+                "• Copying 9 files…            █████▏░░░░  52% 4.8 MB of 9.3 MB                 ",
+                "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 1 MB of 4 MB                     ",
+            ])
         XCTAssertEqual(frame(withEstimates, columns: 80, formatter: &formatter), frame(copying, columns: 80))
     }
 
@@ -101,14 +111,18 @@ final class ColumnPriorityTests: XCTestCase {
         var short = copying
         short[1].label = "Copying “a.txt”…"
         let first = frame(short, columns: 80, formatter: &formatter)
-        XCTAssertEqual(first, [
-            "• Copying 9 files…   █████████▉░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • Copying “a.txt”… ████▊░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
-        ])
-        XCTAssertEqual(frame(copying, columns: 80, formatter: &formatter), [
-            "• Copying 9 files…   █████████▉░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
-            "  • “holida…al.tar”… ████▊░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
-        ])
+        XCTAssertEqual(
+            first,
+            [
+                "• Copying 9 files…   █████████▉░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+                "  • Copying “a.txt”… ████▊░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+            ])
+        XCTAssertEqual(
+            frame(copying, columns: 80, formatter: &formatter),
+            [
+                "• Copying 9 files…   █████████▉░░░░░░░░░  52% 4.8 MB of 9.3 MB 12.3 MB/s 1m 05s",
+                "  • “holida…al.tar”… ████▊░░░░░░░░░░░░░░  25% 1 MB of 4 MB     12.3 MB/s    19s",
+            ])
     }
 
     /// A label shorter than a readable one first ("Copying “a”…"), a long one later at the same depth: the
@@ -121,7 +135,9 @@ final class ColumnPriorityTests: XCTestCase {
             short[1].label = "Copying “a”…"
             let first = frame(short, columns: columns, formatter: &formatter)
             let later = frame(copying, columns: columns, formatter: &formatter)
-            let barColumn = { (line: String) in line.firstIndex { "█░▏▎▍▌▋▊▉".contains($0) }.map { line.distance(from: line.startIndex, to: $0) } }
+            let barColumn = { (line: String) in
+                line.firstIndex { "█░▏▎▍▌▋▊▉".contains($0) }.map { line.distance(from: line.startIndex, to: $0) }
+            }
             XCTAssertEqual(first.map(barColumn), later.map(barColumn), "\(columns): \(first) then \(later)")
             XCTAssertNotNil(barColumn(later[1]), "\(columns): \(later)")
         }
@@ -144,7 +160,9 @@ final class ColumnPriorityTests: XCTestCase {
             line.firstIndex { "█░▏▎▍▌▋▊▉".contains($0) }.map { line.distance(from: line.startIndex, to: $0) }
         }
         XCTAssertEqual(final.map(barStart), first.map(barStart))
-        XCTAssertEqual(final.map { $0.firstRange(of: "100%")?.lowerBound.utf16Offset(in: $0) }, first.map { $0.firstRange(of: "%")?.lowerBound.utf16Offset(in: $0) }.map { $0.map { $0 - 3 } })
+        XCTAssertEqual(
+            final.map { $0.firstRange(of: "100%")?.lowerBound.utf16Offset(in: $0) },
+            first.map { $0.firstRange(of: "%")?.lowerBound.utf16Offset(in: $0) }.map { $0.map { $0 - 3 } })
         XCTAssertEqual(frame(copying, columns: 60, formatter: &formatter), frame(copying, columns: 60))
     }
 
@@ -162,12 +180,16 @@ final class ColumnPriorityTests: XCTestCase {
         loaded.completedUnitCount = 1
         loaded.totalUnitCount = 1
         loaded.readsEstimates = true
-        XCTAssertEqual(formatter.format([loading], columns: 60, tick: 0), [
-            "⠋ Loading customers…    ███░░░░░░░░░░░░░░░░░░░░░░░░░░░     ",
-        ])
-        XCTAssertEqual(formatter.format([loaded], columns: 60, tick: 1, final: true), [
-            "✓ Loading customers     ██████████████████████████████ 100%",
-        ])
+        XCTAssertEqual(
+            formatter.format([loading], columns: 60, tick: 0),
+            [
+                "⠋ Loading customers…    ███░░░░░░░░░░░░░░░░░░░░░░░░░░░     "
+            ])
+        XCTAssertEqual(
+            formatter.format([loaded], columns: 60, tick: 1, final: true),
+            [
+                "✓ Loading customers     ██████████████████████████████ 100%"
+            ])
     }
 
     /// A count wider than its column (a larger file came later) takes the cells the throughput leaves
@@ -180,7 +202,11 @@ final class ColumnPriorityTests: XCTestCase {
         larger[1].throughput = nil
         var cut = larger
         cut[1].throughput = 12_300_000
-        XCTAssertEqual(formatter.format(larger, columns: 80, tick: 1)[1], "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5 MB            19s")
-        XCTAssertEqual(formatter.format(cut, columns: 80, tick: 2)[1], "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5… 12.3 MB/s    19s")
+        XCTAssertEqual(
+            formatter.format(larger, columns: 80, tick: 1)[1],
+            "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5 MB            19s")
+        XCTAssertEqual(
+            formatter.format(cut, columns: 80, tick: 2)[1],
+            "  • “holiday-ph…4-final.tar”… ██▌░░░░░░░  25% 12.4 MB of 12.5… 12.3 MB/s    19s")
     }
 }

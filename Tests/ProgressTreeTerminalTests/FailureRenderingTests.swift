@@ -25,11 +25,13 @@ final class FailureRenderingTests: XCTestCase {
         first.fail(Reason(description: "the disk\nis full"))
         second.cancel()
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Sync · 1 failed  █████▋░░░░░░░░░░░░░  30% 0 of 2",
-            "  ! a.txt — failed: the disk is full",
-            "  ✗ b.txt          ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Sync · 1 failed  █████▋░░░░░░░░░░░░░  30% 0 of 2",
+                "  ! a.txt — failed: the disk is full",
+                "  ✗ b.txt          ███▊░░░░░░░░░░░░░░░  20% 2 of 10",
+            ])
     }
 
     /// A long name is cut before the failure: the name keeps as much as the reason after " — failed: ".
@@ -43,10 +45,12 @@ final class FailureRenderingTests: XCTestCase {
         renderer.drawFrame()
         file.fail(Reason(description: "permission denied"))
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Copy · 1 failed    █▉░░░░░░░░░░░  15%",
-            "  ! a-rather-lo… — failed: permission …",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Copy · 1 failed    █▉░░░░░░░░░░░  15%",
+                "  ! a-rather-lo… — failed: permission …",
+            ])
     }
 
     func test_failed_and_cancelled_nodes_have_distinct_colours() {
@@ -75,7 +79,9 @@ final class FailureRenderingTests: XCTestCase {
         renderer.drawFrame()
         let line = terminal.visibleLines[0]
         XCTAssertEqual(line, "! Upload — failed: the server said no …")
-        XCTAssertEqual(DisplayWidth.of(terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
+        XCTAssertEqual(
+            DisplayWidth.of(
+                terminal.writes.last!.split(separator: "\n")[0].replacing(/\u{1B}\[[0-9;?]*[A-Za-z]|\r/, with: "")), 39)
     }
 
     func test_the_final_frame_of_a_run_with_failures_says_so_in_a_summary_line() {
@@ -116,10 +122,12 @@ final class FailureRenderingTests: XCTestCase {
             return terminal.visibleLines
         }
         XCTAssertEqual(finalFrame(columns: 60), ["! Loading — failed: the archive is not answering"])
-        XCTAssertEqual(finalFrame(columns: 40), [
-            "! Loading — failed: the archive is not…",
-            "! Failed: the archive is not answering",
-        ])
+        XCTAssertEqual(
+            finalFrame(columns: 40),
+            [
+                "! Loading — failed: the archive is not…",
+                "! Failed: the archive is not answering",
+            ])
     }
 
     // MARK: Plain and json
@@ -132,13 +140,15 @@ final class FailureRenderingTests: XCTestCase {
         first.completedUnitCount = 3
         first.fail(Reason(description: "the disk\u{1B}[2J is full"))
         renderer.stop()
-        XCTAssertEqual(output.allLines, [
-            "[  0%] Sync: started, 0 of 2",
-            "[  0%] Sync › a.txt: started, 0 of 10",
-            "[  0%] Sync › b.txt: started, 0 of 10",
-            "[ 30%] Sync › a.txt: failed: the disk [2J is full, 3 of 10",
-            "1 failed: the disk [2J is full",
-        ])
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 2",
+                "[  0%] Sync › a.txt: started, 0 of 10",
+                "[  0%] Sync › b.txt: started, 0 of 10",
+                "[ 30%] Sync › a.txt: failed: the disk [2J is full, 3 of 10",
+                "1 failed: the disk [2J is full",
+            ])
         XCTAssertFalse(output.writes.joined().contains("\u{1B}"), "plain mode writes no escape codes")
     }
 
@@ -186,15 +196,19 @@ final class FailureRenderingTests: XCTestCase {
             renderer.drawFrame()
             return output.allLines
         }
-        XCTAssertEqual(lines(logDepth: nil), [
-            "[  0%] Import: started, 0 of 2",
-            "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
-        ])
-        XCTAssertEqual(lines(logDepth: 2), [
-            "[  0%] Import: started, 0 of 2",
-            "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
-            "[ 50%] Import › IMG_0004.jpg › download: cancelled, 50 of 100",
-        ])
+        XCTAssertEqual(
+            lines(logDepth: nil),
+            [
+                "[  0%] Import: started, 0 of 2",
+                "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
+            ])
+        XCTAssertEqual(
+            lines(logDepth: 2),
+            [
+                "[  0%] Import: started, 0 of 2",
+                "[ 50%] Import › IMG_0004.jpg: failed: the camera stopped, 0 of 10",
+                "[ 50%] Import › IMG_0004.jpg › download: cancelled, 50 of 100",
+            ])
     }
 
     func test_json_mode_has_state_failed_the_reason_and_the_counts_below() throws {
@@ -261,7 +275,8 @@ final class FailureRenderingTests: XCTestCase {
             let root = ProgressNode.discreteProgress(totalUnitCount: 4)
             root.completedUnitCount = 1
             let renderer = makeTestRenderer(
-                root, mode: mode, output: output, environment: environment, configure: { $0.showsTaskbarProgress = enabled })
+                root, mode: mode, output: output, environment: environment,
+                configure: { $0.showsTaskbarProgress = enabled })
             renderer.drawFrame()
             renderer.stop()
             return output.operatingSystemCommands
@@ -284,11 +299,13 @@ extension FailureRenderingTests {
         jobs[0].fail(Reason(description: "lost"))
         for job in jobs.dropFirst() { job.completedUnitCount = 2 }
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 1 failed ████████▎░░  75% 3 of 4",
-            "  ! job 1 — failed: lost",
-            "  ✓ job 4          ███████████ 100% 2 of 2",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Batch · 1 failed ████████▎░░  75% 3 of 4",
+                "  ! job 1 — failed: lost",
+                "  ✓ job 4          ███████████ 100% 2 of 2",
+            ])
     }
 
     /// Failed lines kept after their nodes left the tree count against the terminal's height like the
@@ -303,13 +320,15 @@ extension FailureRenderingTests {
         jobs[0].completedUnitCount = 2
         for job in jobs[1...3] { job.fail(Reason(description: "lost")) }
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Batch · 3 failed █▊░░░░░░░░░  16% 1 of 6",
-            "  ! job 3 — failed: lost",
-            "  ! job 4 — failed: lost",
-            "  … +3 more",
-            "Keys: c cancel",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Batch · 3 failed █▊░░░░░░░░░  16% 1 of 6",
+                "  ! job 3 — failed: lost",
+                "  ! job 4 — failed: lost",
+                "  … +3 more",
+                "Keys: c cancel",
+            ])
     }
 
     /// A reason that begins with the line's own label ("IMG_0004.jpg: …", an error naming its file) is
@@ -323,17 +342,20 @@ extension FailureRenderingTests {
         renderer.drawFrame()
         photo.fail(Reason(description: "IMG_0004.jpg: the camera stopped answering"))
         renderer.stop()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Import · 1 failed         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
-            "  ! IMG_0004.jpg — failed: the camera stopped answering",
-            "! 1 failed: IMG_0004.jpg: the camera stopped answering",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Import · 1 failed         ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 2",
+                "  ! IMG_0004.jpg — failed: the camera stopped answering",
+                "! 1 failed: IMG_0004.jpg: the camera stopped answering",
+            ])
     }
 
     /// In a narrow terminal the summary wraps at spaces onto at most three lines, later ones indented.
     func test_the_summary_wraps_onto_at_most_three_lines() {
         XCTAssertEqual(
-            OutcomeSummary.lines("2 failed; first: IMG_0004.jpg: the camera stopped answering", width: 24, limit: 3), [
+            OutcomeSummary.lines("2 failed; first: IMG_0004.jpg: the camera stopped answering", width: 24, limit: 3),
+            [
                 "! 2 failed; first:",
                 "  IMG_0004.jpg: the",
                 "  camera stopped answer…",

@@ -11,14 +11,18 @@ final class HintLineTests: XCTestCase {
         root.completedUnitCount = 2
         let renderer = makeTestRenderer(root, output: terminal) { $0.hint = "Keys: p pause · c cancel\u{1B}[31m" }
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Work             █████▌░░░░░  50% 2 of 4",
-            "Keys: p pause · c cancel [31m",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Work             █████▌░░░░░  50% 2 of 4",
+                "Keys: p pause · c cancel [31m",
+            ])
         renderer.stop()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Work             █████▌░░░░░  50% 2 of 4",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Work             █████▌░░░░░  50% 2 of 4"
+            ])
         XCTAssertEqual(terminal.cursorRow, 1, "the cursor rests under the final frame")
     }
 

@@ -6,7 +6,9 @@ import XCTest
 
 /// Json mode keeps Docs/WireFormat.md's rules for writers, frame by frame (exact lines with a manual clock).
 final class JSONWriterRulesTests: XCTestCase {
-    private func makeRenderer(_ root: ProgressNode, output: VirtualTerminal, clock: ManualProgressClock = ManualProgressClock())
+    private func makeRenderer(
+        _ root: ProgressNode, output: VirtualTerminal, clock: ManualProgressClock = ManualProgressClock()
+    )
         -> TerminalRenderer
     {
         makeTestRenderer(root, mode: .json, output: output, clock: clock)
@@ -41,10 +43,12 @@ final class JSONWriterRulesTests: XCTestCase {
         first.completedUnitCount = 10
         second.completedUnitCount = 10
         renderer.stop()
-        XCTAssertEqual(summary(try records(output)), [
-            "1 - running Sync", "2 1 running a.txt", "3 1 running b.txt",
-            "2 1 finished a.txt", "3 1 finished b.txt", "1 - finished Sync",
-        ])
+        XCTAssertEqual(
+            summary(try records(output)),
+            [
+                "1 - running Sync", "2 1 running a.txt", "3 1 running b.txt",
+                "2 1 finished a.txt", "3 1 finished b.txt", "1 - finished Sync",
+            ])
     }
 
     /// A finished child is written once: it left its parent (its pending count reads 0 there), and no

@@ -34,11 +34,13 @@ final class LiveRenderingTests: XCTestCase {
         let tree = photoTree()
         let renderer = renderer(tree.album, terminal)
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Importing 2 photos              ██▎░░░░░░░  22% 0 of 2",
-            "  • IMG_0001.jpg                  ████▌░░░░░  45% 0 of 10",
-            "    • Downloading “IMG_0001.jpg”… █████░░░░░  50% 1 MB of 2 MB",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Importing 2 photos              ██▎░░░░░░░  22% 0 of 2",
+                "  • IMG_0001.jpg                  ████▌░░░░░  45% 0 of 10",
+                "    • Downloading “IMG_0001.jpg”… █████░░░░░  50% 1 MB of 2 MB",
+            ])
         XCTAssertFalse(terminal.cursorVisible, "the cursor is hidden while live")
         renderer.stop()
         XCTAssertTrue(terminal.cursorVisible, "stop() restores the cursor")
@@ -80,11 +82,13 @@ final class LiveRenderingTests: XCTestCase {
         first.pause()
         second.cancel()
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Sync             ████▏░░░░░░  37% 0 of 2",
-            "  ‖ first          ██▊░░░░░░░░  25% 1 of 4",
-            "  ✗ second         █████▌░░░░░  50% 2 of 4",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Sync             ████▏░░░░░░  37% 0 of 2",
+                "  ‖ first          ██▊░░░░░░░░  25% 1 of 4",
+                "  ✗ second         █████▌░░░░░  50% 2 of 4",
+            ])
     }
 
     func test_a_narrow_terminal_drops_low_priority_columns_first_and_keeps_label_and_percent() {
@@ -92,11 +96,13 @@ final class LiveRenderingTests: XCTestCase {
         let tree = photoTree()
         let renderer = renderer(tree.album, terminal)
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Importing 2 photos      22%",
-            "  • IMG_0001.jpg          45%",
-            "    • “IMG_0001.jpg”…     50%",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Importing 2 photos      22%",
+                "  • IMG_0001.jpg          45%",
+                "    • “IMG_0001.jpg”…     50%",
+            ])
     }
 
     func test_wide_characters_and_emoji_count_two_columns_when_cutting_labels() {
@@ -115,12 +121,14 @@ final class LiveRenderingTests: XCTestCase {
         let (root, _) = makeBatch(jobs: 10, unitsEach: 10)
         let renderer = renderer(root, terminal)
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Batch            ░░░░░░░░░░░░░░░░░░   0%",
-            "  • job 1          ░░░░░░░░░░░░░░░░░░   0%",
-            "  • job 2          ░░░░░░░░░░░░░░░░░░   0%",
-            "  … +8 more",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Batch            ░░░░░░░░░░░░░░░░░░   0%",
+                "  • job 1          ░░░░░░░░░░░░░░░░░░   0%",
+                "  • job 2          ░░░░░░░░░░░░░░░░░░   0%",
+                "  … +8 more",
+            ])
     }
 
     func test_finished_children_stay_as_one_collapsed_line_and_only_the_most_recent_are_kept() {
@@ -139,13 +147,15 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines.count, 9)
         for child in children.prefix(3) { child.completedUnitCount = 2 }
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Batch            ██████▌░░░░  60% 3 of 5",
-            "  ✓ job 2          ███████████ 100% 2 of 2",
-            "  ✓ job 3          ███████████ 100% 2 of 2",
-            "  • job 4          ░░░░░░░░░░░   0% 0 of 2",
-            "    • step         ░░░░░░░░░░░   0% 0 of 1",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Batch            ██████▌░░░░  60% 3 of 5",
+                "  ✓ job 2          ███████████ 100% 2 of 2",
+                "  ✓ job 3          ███████████ 100% 2 of 2",
+                "  • job 4          ░░░░░░░░░░░   0% 0 of 2",
+                "    • step         ░░░░░░░░░░░   0% 0 of 1",
+            ])
     }
 
     func test_a_shorter_frame_blanks_the_lines_it_no_longer_uses() {
@@ -182,11 +192,13 @@ final class LiveRenderingTests: XCTestCase {
         renderer.print("first message")
         root.completedUnitCount = 2
         renderer.print("second message")
-        XCTAssertEqual(terminal.visibleLines, [
-            "first message",
-            "second message",
-            "• Work             █████▌░░░░░  50% 2 of 4",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "first message",
+                "second message",
+                "• Work             █████▌░░░░░  50% 2 of 4",
+            ])
     }
 
     func test_nothing_is_drawn_before_the_initial_delay_but_stop_leaves_the_final_frame() {
@@ -224,10 +236,10 @@ final class LiveRenderingTests: XCTestCase {
         let root = makeRoot("Work", total: 4)
         root.completedUnitCount = 1
         var layout = TerminalLayout()
-        layout.columns = [.label, .percent, .bar]      // which columns, in what order
-        layout.dropOrder = [.bar]                      // what to give up first when narrow
+        layout.columns = [.label, .percent, .bar]  // which columns, in what order
+        layout.dropOrder = [.bar]  // what to give up first when narrow
         layout.barWidth = 8...20
-        layout.bar = .ascii                            // "#" and "-"
+        layout.bar = .ascii  // "#" and "-"
         layout.colors.bar = .green
         layout.spinner = ["-", "\\", "|", "/"]
         let terminal = VirtualTerminal(columns: 50, rows: 5)
@@ -254,15 +266,17 @@ final class LiveRenderingTests: XCTestCase {
         renderer.drawFrame()
         for child in children.prefix(3) { child.completedUnitCount = 10 }
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "• Batch            ████▊░░░░░░░░░░░░░░  25% 3 of 12",
-            "  • job 04         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 05         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 06         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 07         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  • job 08         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-            "  … +7 more",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "• Batch            ████▊░░░░░░░░░░░░░░  25% 3 of 12",
+                "  • job 04         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 05         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 06         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 07         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 08         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  … +7 more",
+            ])
     }
 
     /// A label with a line break (a file name can hold one) keeps one line per node, the break shown as a

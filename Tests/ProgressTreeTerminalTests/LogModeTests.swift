@@ -28,16 +28,18 @@ final class LogModeTests: XCTestCase {
         first.completedUnitCount = 10
         second.cancel()
         renderer.stop()
-        XCTAssertEqual(output.allLines, [
-            "[  0%] Sync: started, 0 of 2",
-            "[  0%] Sync › a.txt: started, 0 of 10",
-            "[  0%] Sync › b.txt: started, 0 of 10",
-            "[ 15%] Sync: 0 of 2",
-            "[ 30%] Sync › a.txt: 3 of 10",
-            "[ 50%] Sync: 1 of 2",
-            "[100%] Sync › a.txt: done, 10 of 10",
-            "[  0%] Sync › b.txt: cancelled, 0 of 10",
-        ])
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 2",
+                "[  0%] Sync › a.txt: started, 0 of 10",
+                "[  0%] Sync › b.txt: started, 0 of 10",
+                "[ 15%] Sync: 0 of 2",
+                "[ 30%] Sync › a.txt: 3 of 10",
+                "[ 50%] Sync: 1 of 2",
+                "[100%] Sync › a.txt: done, 10 of 10",
+                "[  0%] Sync › b.txt: cancelled, 0 of 10",
+            ])
         XCTAssertFalse(output.writes.joined().contains("\u{1B}"), "plain mode writes no escape codes")
     }
 
@@ -93,9 +95,18 @@ final class LogModeTests: XCTestCase {
     func test_auto_mode_is_live_on_a_terminal_and_plain_otherwise_or_on_a_dumb_terminal() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1)
         let clock = ManualProgressClock()
-        XCTAssertEqual(renderer(root, mode: .auto, output: VirtualTerminal(isTerminal: true), clock: clock, environment: ["TERM": "xterm-256color"]).mode, .live)
-        XCTAssertEqual(renderer(root, mode: .auto, output: VirtualTerminal(isTerminal: false), clock: clock).mode, .plain)
-        XCTAssertEqual(renderer(root, mode: .auto, output: VirtualTerminal(isTerminal: true), clock: clock, environment: ["TERM": "dumb"]).mode, .plain)
+        XCTAssertEqual(
+            renderer(
+                root, mode: .auto, output: VirtualTerminal(isTerminal: true), clock: clock,
+                environment: ["TERM": "xterm-256color"]
+            ).mode, .live)
+        XCTAssertEqual(
+            renderer(root, mode: .auto, output: VirtualTerminal(isTerminal: false), clock: clock).mode, .plain)
+        XCTAssertEqual(
+            renderer(
+                root, mode: .auto, output: VirtualTerminal(isTerminal: true), clock: clock,
+                environment: ["TERM": "dumb"]
+            ).mode, .plain)
         XCTAssertEqual(renderer(root, mode: .json, output: VirtualTerminal(isTerminal: true), clock: clock).mode, .json)
     }
 
@@ -129,14 +140,16 @@ final class LogModeTests: XCTestCase {
     /// the whole is done before its parts.
     func test_plain_mode_prints_done_for_children_that_finish_with_the_root_before_the_roots() {
         let output = outputOfChildrenFinishingWithTheRoot(mode: .plain)
-        XCTAssertEqual(output.allLines, [
-            "[  0%] Sync: started, 0 of 2",
-            "[  0%] Sync › a.txt: started, 0 of 10",
-            "[  0%] Sync › b.txt: started, 0 of 10",
-            "[100%] Sync › a.txt: done, 10 of 10",
-            "[100%] Sync › b.txt: done, 10 of 10",
-            "[100%] Sync: done, 2 of 2",
-        ])
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 2",
+                "[  0%] Sync › a.txt: started, 0 of 10",
+                "[  0%] Sync › b.txt: started, 0 of 10",
+                "[100%] Sync › a.txt: done, 10 of 10",
+                "[100%] Sync › b.txt: done, 10 of 10",
+                "[100%] Sync: done, 2 of 2",
+            ])
     }
 
     /// "A consumer can rebuild the tree from id/parent and keep the last object per id": the last object of
@@ -167,12 +180,14 @@ final class LogModeTests: XCTestCase {
         child.completedUnitCount = 5
         clock.advance(by: .seconds(6))
         renderer.drawFrame()
-        XCTAssertEqual(output.allLines, [
-            "[  0%] Sync: started, 0 of 1",
-            "[  0%] Sync › step: started, 0 of 100",
-            "[  5%] Sync: 0 of 1",
-            "[  5%] Sync › step: 5 of 100",
-        ])
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 1",
+                "[  0%] Sync › step: started, 0 of 100",
+                "[  5%] Sync: 0 of 1",
+                "[  5%] Sync › step: 5 of 100",
+            ])
     }
 
     /// The finishing event is `done` also for a node first seen already finished (quick work in a log).

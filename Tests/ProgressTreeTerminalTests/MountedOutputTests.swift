@@ -36,20 +36,24 @@ final class MountedOutputTests: XCTestCase {
         renderer.drawFrame()
         renderer.stop()
         // Every line, in order, above the final frame, and nothing of an earlier frame between them.
-        XCTAssertEqual(terminal.allLines, [
-            "[tool] first line",
-            "[tool] red  [31mtext",
-            "[tool] last, no line break",
-            // Steady columns: the plan of the first frame, made while the root ran, keeps room for its
-            // throughput and time remaining at the end of the line, blank in the final frame.
-            "• Album · 1 failed ██████████▌░░░░░░░░░░  50% 1 of 2",
-            "  ✓ local          █████████████████████ 100% 1 of 1",
-            "! 1 failed: tool exited before its work was done",
-        ])
+        XCTAssertEqual(
+            terminal.allLines,
+            [
+                "[tool] first line",
+                "[tool] red  [31mtext",
+                "[tool] last, no line break",
+                // Steady columns: the plan of the first frame, made while the root ran, keeps room for its
+                // throughput and time remaining at the end of the line, blank in the final frame.
+                "• Album · 1 failed ██████████▌░░░░░░░░░░  50% 1 of 2",
+                "  ✓ local          █████████████████████ 100% 1 of 1",
+                "! 1 failed: tool exited before its work was done",
+            ])
         XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")
     }
 
-    func test_in_plain_mode_a_mounted_programs_lines_are_printed_after_its_name_and_a_failed_mount_shows_no_count() throws {
+    func test_in_plain_mode_a_mounted_programs_lines_are_printed_after_its_name_and_a_failed_mount_shows_no_count()
+        throws
+    {
         let output = VirtualTerminal(columns: 100, rows: 100, isTerminal: false)
         let album = makeRoot("Album", total: 2)
         let renderer = makeTestRenderer(album, mode: .plain, output: output)
@@ -57,13 +61,15 @@ final class MountedOutputTests: XCTestCase {
         let mount = try mountShell("echo hello; exit 3", under: album, name: "worker 1", renderer: renderer)
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         renderer.stop()
-        XCTAssertEqual(output.allLines, [
-            "[  0%] Album: started, 0 of 2",
-            "[worker 1] hello",
-            // Never "0 of -1": the mount never learned how much work there was.
-            "[   %] Album › worker 1: failed: worker 1 exited with status 3",
-            "1 failed: worker 1 exited with status 3",
-        ])
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Album: started, 0 of 2",
+                "[worker 1] hello",
+                // Never "0 of -1": the mount never learned how much work there was.
+                "[   %] Album › worker 1: failed: worker 1 exited with status 3",
+                "1 failed: worker 1 exited with status 3",
+            ])
     }
 
     /// A worker that is itself mounted (its renderer publishes) writes what it prints to its output as

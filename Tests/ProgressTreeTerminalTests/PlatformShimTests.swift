@@ -39,7 +39,8 @@ final class PlatformShimTests: XCTestCase {
 
     /// A signal handler may read the saved terminal settings at any moment: they are never freed.
     func test_the_saved_terminal_settings_are_never_freed() throws {
-        let reader = try XCTUnwrap(try sources(in: "Sources/ProgressTreeTerminal").first { $0.name == "Input/TerminalKeyReader.swift" })
+        let reader = try XCTUnwrap(
+            try sources(in: "Sources/ProgressTreeTerminal").first { $0.name == "Input/TerminalKeyReader.swift" })
         XCTAssertFalse(reader.text.contains("deallocate"))
         XCTAssertFalse(reader.text.contains("free("))
     }

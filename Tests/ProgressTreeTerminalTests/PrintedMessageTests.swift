@@ -14,10 +14,12 @@ final class PrintedMessageTests: XCTestCase {
         let renderer = makeTestRenderer(root, output: terminal)
         renderer.drawFrame()
         renderer.print(hostile)
-        XCTAssertEqual(terminal.visibleLines, [
-            "esc [31mRED.txt",
-            "• Work             ░░░░░░░░░░░   0% 0 of 4",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "esc [31mRED.txt",
+                "• Work             ░░░░░░░░░░░   0% 0 of 4",
+            ])
         XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")
     }
 
@@ -30,13 +32,15 @@ final class PrintedMessageTests: XCTestCase {
         renderer.print("carriage\rreturn\r\n")
         root.completedUnitCount = 2
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, [
-            "two",
-            "lines",
-            "carriage",
-            "return",
-            "• Work             █████▌░░░░░  50% 2 of 4",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "two",
+                "lines",
+                "carriage",
+                "return",
+                "• Work             █████▌░░░░░  50% 2 of 4",
+            ])
     }
 
     func test_printed_messages_are_cleaned_before_the_first_frame_and_in_plain_mode() {
@@ -66,10 +70,12 @@ final class PrintedMessageTests: XCTestCase {
         root.completedUnitCount = 1
         renderer.stop()
         renderer.print("Imported 1 photo")
-        XCTAssertEqual(terminal.visibleLines, [
-            "✓ Work             ███████████ 100% 1 of 1",
-            "Imported 1 photo",
-        ])
+        XCTAssertEqual(
+            terminal.visibleLines,
+            [
+                "✓ Work             ███████████ 100% 1 of 1",
+                "Imported 1 photo",
+            ])
     }
 
     /// "Quick work never flashes": a message printed during `Options.initialDelay` is written alone, without

@@ -23,7 +23,8 @@ final class PublishingRendererTests: XCTestCase {
         XCTAssertTrue(renderer.isPublishing)
         XCTAssertEqual(renderer.mode, .none)
         let album = ProgressNode.discreteProgress(totalUnitCount: 2)
-        let mount = album.mount(fileDescriptor: parentEnd, commandDescriptor: parentEnd, pendingUnitCount: 2, name: "child")
+        let mount = album.mount(
+            fileDescriptor: parentEnd, commandDescriptor: parentEnd, pendingUnitCount: 2, name: "child")
         renderer.start()
         first.completedUnitCount = 5
         renderer.drawFrame()

@@ -37,7 +37,8 @@ final class SteadyColumnsTests: XCTestCase {
         func start(_ index: Int) {
             let photo = makeChild("IMG_000\(index + 1).jpg", total: 10, parent: album)
             photo.localizedAdditionalDescription = ""
-            let download = ProgressNode(totalUnitCount: 2_000_000 + Int64(index) * 700_000, parent: photo, pendingUnitCount: 9)
+            let download = ProgressNode(
+                totalUnitCount: 2_000_000 + Int64(index) * 700_000, parent: photo, pendingUnitCount: 9)
             download.kind = .file
             download.fileOperationKind = .downloading
             download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/IMG_000\(index + 1).jpg")
@@ -102,7 +103,10 @@ final class SteadyColumnsTests: XCTestCase {
             let root = frames.map { $0[0] }
             XCTAssertFalse(root[0].contains("/s"), "no estimate at first: \(root[0])")
             XCTAssertTrue(root.contains { $0.hasSuffix("s") && $0.contains("/s") }, "estimates appear at \(width)")
-            let percentColumns = Set(root.compactMap { line in line.firstRange(of: "%").map { line.distance(from: line.startIndex, to: $0.lowerBound) } })
+            let percentColumns = Set(
+                root.compactMap { line in
+                    line.firstRange(of: "%").map { line.distance(from: line.startIndex, to: $0.lowerBound) }
+                })
             XCTAssertEqual(percentColumns.count, 1, "\(width): \(root)")
         }
     }
@@ -137,15 +141,17 @@ final class SteadyColumnsTests: XCTestCase {
                 XCTAssertTrue(line.contains(/“IMG_000[1-6]\.jpg”/), "\(width): \(line)")
             }
         }
-        XCTAssertEqual(run.frames[40]![0], [
-            "• Importing 6 photos   ░░░░░░░░░░░   0%",
-            "  • IMG_0001.jpg       ░░░░░░░░░░░   0%",
-            "    • “IMG_0001.jpg”…  ░░░░░░░░░░░   0%",
-            "  • IMG_0002.jpg       ░░░░░░░░░░░   0%",
-            "    • “IMG_0002.jpg”…  ░░░░░░░░░░░   0%",
-            "  • IMG_0003.jpg       ░░░░░░░░░░░   0%",
-            "    • “IMG_0003.jpg”…  ░░░░░░░░░░░   0%",
-        ])
+        XCTAssertEqual(
+            run.frames[40]![0],
+            [
+                "• Importing 6 photos   ░░░░░░░░░░░   0%",
+                "  • IMG_0001.jpg       ░░░░░░░░░░░   0%",
+                "    • “IMG_0001.jpg”…  ░░░░░░░░░░░   0%",
+                "  • IMG_0002.jpg       ░░░░░░░░░░░   0%",
+                "    • “IMG_0002.jpg”…  ░░░░░░░░░░░   0%",
+                "  • IMG_0003.jpg       ░░░░░░░░░░░   0%",
+                "    • “IMG_0003.jpg”…  ░░░░░░░░░░░   0%",
+            ])
     }
 
     /// The final frame counts what happened to the photos: one failed; the download its failure
@@ -159,13 +165,15 @@ final class SteadyColumnsTests: XCTestCase {
             XCTAssertFalse(final.joined().contains("cancelled"), "\(width): \(final)")
             XCTAssertFalse(final.contains { $0.contains("”…") }, "\(width): \(final)")
         }
-        XCTAssertEqual(run.frames[120]!.last!, [
-            "! Importing 6 photos — failed: 1 of 6 photos failed",
-            "  ! IMG_0004.jpg — failed: the camera stopped answering",
-            "  ✓ IMG_0005.jpg                                 ██████████████████████████████ 100%",
-            "  ✓ IMG_0006.jpg                                 ██████████████████████████████ 100%",
-            "! 1 failed: IMG_0004.jpg: the camera stopped answering",
-        ])
+        XCTAssertEqual(
+            run.frames[120]!.last!,
+            [
+                "! Importing 6 photos — failed: 1 of 6 photos failed",
+                "  ! IMG_0004.jpg — failed: the camera stopped answering",
+                "  ✓ IMG_0005.jpg                                 ██████████████████████████████ 100%",
+                "  ✓ IMG_0006.jpg                                 ██████████████████████████████ 100%",
+                "! 1 failed: IMG_0004.jpg: the camera stopped answering",
+            ])
     }
 
     /// In a terminal shorter than the tree, the failed photo's line stays in sight while running lines

@@ -38,7 +38,11 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
         let started = ActivityGate()
         let proceed = ActivityGate()
-        let call = Task { try await node.performActivity { started.open(); await proceed.wait(); return 42 } }
+        let call = Task {
+            try await node.performActivity {
+                started.open(); await proceed.wait(); return 42
+            }
+        }
         await started.wait()
         XCTAssertTrue(node.isIndeterminate)
         XCTAssertEqual(node.totalUnitCount, -1)
@@ -107,7 +111,11 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
         let started = ActivityGate()
         let proceed = ActivityGate()
-        let call = Task { try await node.performActivity { started.open(); await proceed.wait(); return 7 } }
+        let call = Task {
+            try await node.performActivity {
+                started.open(); await proceed.wait(); return 7
+            }
+        }
         await started.wait()
         node.cancel()
         proceed.open()
@@ -122,7 +130,9 @@ final class ActivityLoaderConcurrencyTests: XCTestCase {
         node.cancel()
         let ran = Atomic<Bool>(false)
         do {
-            _ = try await node.performActivity { ran.store(true, ordering: .relaxed); return 1 }
+            _ = try await node.performActivity {
+                ran.store(true, ordering: .relaxed); return 1
+            }
             XCTFail("expected CancellationError")
         } catch {
             XCTAssertTrue(error is CancellationError)

@@ -9,7 +9,8 @@ final class CompositionPreconditionTests: XCTestCase {
     /// A finished child was detached from its parent: adding it again names that, not "already has a parent"
     /// (it has none any more).
     func test_adding_a_finished_and_detached_child_again_names_the_problem() throws {
-        try expectPrecondition("readdFinishedChild", "the child was already added to a parent, finished and was detached")
+        try expectPrecondition(
+            "readdFinishedChild", "the child was already added to a parent, finished and was detached")
     }
 
     func test_adding_an_attached_child_to_a_second_parent_names_the_problem() throws {
@@ -23,7 +24,8 @@ final class CompositionPreconditionTests: XCTestCase {
     /// A finished node its parent still holds (work is attached below it) is above that work: adding its
     /// ancestor below the work would make a cycle that transitions would follow for ever.
     func test_adding_an_ancestor_held_above_a_finished_node_as_a_child_names_the_cycle() throws {
-        try expectPrecondition("ancestorThroughHeldNode", "the child is an ancestor of this node; adding it would make a cycle")
+        try expectPrecondition(
+            "ancestorThroughHeldNode", "the child is an ancestor of this node; adding it would make a cycle")
     }
 
     /// Docs/Composition.md: "Passing a parent that is not current is a precondition failure".

@@ -79,7 +79,9 @@ final class CoreConcurrencyTests: XCTestCase {
         let count = 200
         let parent = ProgressNode(totalUnitCount: Int64(count))
         let exact = (0..<count / 2).map { _ in ProgressNode(totalUnitCount: 8, parent: parent, pendingUnitCount: 1) }
-        let overshooting = (0..<count / 2).map { _ in ProgressNode(totalUnitCount: 3, parent: parent, pendingUnitCount: 1) }
+        let overshooting = (0..<count / 2).map { _ in
+            ProgressNode(totalUnitCount: 3, parent: parent, pendingUnitCount: 1)
+        }
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             for child in exact { child.advance() }
             for child in overshooting { child.advance() }

@@ -137,11 +137,13 @@ private final class ConcurrentRound: Sendable {
             let isPaused = node.isPaused
             let isCancelled = node.isCancelled
             let isFinished = node.isFinished
-            let describe = "(\(node.completedUnitCount) of \(node.totalUnitCount)"
+            let describe =
+                "(\(node.completedUnitCount) of \(node.totalUnitCount)"
                 + (isCancelled ? ", cancelled" : "") + (isPaused ? ", paused" : "") + ")"
             if afterResumingRoots {
                 if isPaused && !isCancelled {
-                    problems.append("\(name) \(describe), \(placement(of: node, names)), is paused after every root resumed")
+                    problems.append(
+                        "\(name) \(describe), \(placement(of: node, names)), is paused after every root resumed")
                 }
                 continue
             }
@@ -159,7 +161,12 @@ private final class ConcurrentRound: Sendable {
             var childUnits = 0.0
             for child in node.children {
                 let childName = names[ObjectIdentifier(child)] ?? "?"
-                let link = (child.parent, child.state.withLock { $0.link.kind == .none ? nil : child.pendingInParent.load(ordering: .relaxed) })
+                let link = (
+                    child.parent,
+                    child.state.withLock {
+                        $0.link.kind == .none ? nil : child.pendingInParent.load(ordering: .relaxed)
+                    }
+                )
                 guard link.0 === node, let pending = link.1 else {
                     problems.append("\(name) lists \(childName), which is not attached to it")
                     continue
@@ -175,10 +182,13 @@ private final class ConcurrentRound: Sendable {
                 }
                 childUnits += Double(pending) * child.fractionCompleted
             }
-            let expected = ReferenceModel.isIndeterminate(completed: node.completedUnitCount, total: node.totalUnitCount)
+            let expected =
+                ReferenceModel.isIndeterminate(completed: node.completedUnitCount, total: node.totalUnitCount)
                 ? 0 : min(1, (Double(node.completedUnitCount) + childUnits) / Double(node.totalUnitCount))
             if abs(node.fractionCompleted - expected) > 1e-9 {
-                problems.append("\(name) \(describe): fractionCompleted \(node.fractionCompleted), its counts and children give \(expected)")
+                problems.append(
+                    "\(name) \(describe): fractionCompleted \(node.fractionCompleted), its counts and children give \(expected)"
+                )
             }
         }
         return problems

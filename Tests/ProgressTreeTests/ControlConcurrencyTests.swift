@@ -703,7 +703,6 @@ final class ControlConcurrencyTests: XCTestCase {
 
     // MARK: Helpers
 
-
     private func assertThrowsCancellation(
         file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
     ) async {
@@ -850,8 +849,9 @@ final class ControlConcurrencyGuideTests: XCTestCase {
             .drop { $0.hasPrefix("import ") || $0.isEmpty }
         let testCode = try XCTUnwrap(
             source.components(separatedBy: "// BEGIN guide snippet\n").dropFirst().first?
-                .components(separatedBy: "\n// END guide snippet").first)
-            .split(separator: "\n", omittingEmptySubsequences: false)
+                .components(separatedBy: "\n// END guide snippet").first
+        )
+        .split(separator: "\n", omittingEmptySubsequences: false)
 
         XCTAssertEqual(Array(guideCode), Array(testCode))
     }

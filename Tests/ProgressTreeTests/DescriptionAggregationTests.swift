@@ -45,9 +45,11 @@ final class DescriptionAggregationTests: XCTestCase {
         for file in files[0..<3] { file.completedUnitCount = file.totalUnitCount }
         XCTAssertEqual(attachedChildren(of: root), 6, "finished files are released")
         XCTAssertEqual(root.fileCompletedCount, 3)
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 9, fileCompletedCount: 3, totalByteCount: 5_000_000_000,
-            completedByteCount: 1_300_000_000))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 9, fileCompletedCount: 3, totalByteCount: 5_000_000_000,
+                completedByteCount: 1_300_000_000))
         XCTAssertEqual(root.localizedAdditionalDescription, "1.3 GB of 5 GB")
         XCTAssertEqual(root.localizedDescription, "Copying 9 files…", "finished files still count")
 
@@ -107,9 +109,11 @@ final class DescriptionAggregationTests: XCTestCase {
         let loose = ProgressNode(totalUnitCount: 3_000_000, parent: root, pendingUnitCount: 1)
         loose.kind = .file
         loose.fileTotalCount = 2  // one node standing for two files
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 4, fileCompletedCount: 0, totalByteCount: 4_000_000, completedByteCount: 0,
-            filesOfUnknownSize: 1))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 4, fileCompletedCount: 0, totalByteCount: 4_000_000, completedByteCount: 0,
+                filesOfUnknownSize: 1))
         XCTAssertEqual(root.localizedDescription, "Downloading 4 files…")
         XCTAssertEqual(root.localizedAdditionalDescription, "0 of 4 files", "one size unknown: files, not bytes")
         XCTAssertEqual(folder.fileTotalCount, 2)
@@ -129,8 +133,10 @@ final class DescriptionAggregationTests: XCTestCase {
         files[1].completedUnitCount = 1000
         files[2].completedUnitCount = 1000  // finishes the folder, which finishes the root
         XCTAssertTrue(root.isFinished)
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 3, fileCompletedCount: 3, totalByteCount: 3000, completedByteCount: 3000))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 3, fileCompletedCount: 3, totalByteCount: 3000, completedByteCount: 3000))
     }
 
     func test_an_already_finished_child_is_folded_when_added() {
@@ -140,8 +146,10 @@ final class DescriptionAggregationTests: XCTestCase {
         done.completedUnitCount = 5000
         root.addChild(done, withPendingUnitCount: 1)
         XCTAssertEqual(attachedChildren(of: root), 0)
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 1, fileCompletedCount: 1, totalByteCount: 5000, completedByteCount: 5000))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 1, fileCompletedCount: 1, totalByteCount: 5000, completedByteCount: 5000))
     }
 
     func test_finishing_is_permanent_for_the_parent() {

@@ -42,8 +42,10 @@ final class DescriptionGuideTests: XCTestCase {
         }
         XCTAssertEqual(copy.localizedDescription, "Copying 3 files…")
         XCTAssertEqual(copy.localizedAdditionalDescription, "Zero KB of 3 GB")
-        XCTAssertEqual(copy.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 3, fileCompletedCount: 0, totalByteCount: 3_000_002_000, completedByteCount: 0))
+        XCTAssertEqual(
+            copy.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 3, fileCompletedCount: 0, totalByteCount: 3_000_002_000, completedByteCount: 0))
         XCTAssertTrue(copy.fileSummary.hasCompleteByteCounts)
     }
 

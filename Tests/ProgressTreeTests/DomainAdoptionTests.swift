@@ -167,7 +167,8 @@ final class DomainAdoptionTests: XCTestCase {
             XCTAssertEqual(keep.completedUnitCount, 2)
             XCTAssertEqual(keep.fractionCompleted, 1)
             if let domain = child.domainStorage.load() {
-                XCTAssertTrue(domain.representative === keep.domain.representative,
+                XCTAssertTrue(
+                    domain.representative === keep.domain.representative,
                     "a child that took a domain while attached took its parent's")
             }
         }
@@ -248,13 +249,13 @@ final class DomainAdoptionTests: XCTestCase {
             func add(_ node: ProgressNode) { lock.lock(); all.append(node); strong.append(node); lock.unlock() }
             func pick(_ seed: inout UInt64) -> ProgressNode? {
                 lock.lock(); defer { lock.unlock() }
-                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 guard !all.isEmpty else { return nil }
                 return all[Int((seed >> 33) % UInt64(all.count))]
             }
             func drop(_ seed: inout UInt64) {
                 lock.lock(); defer { lock.unlock() }
-                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 guard !strong.isEmpty else { return }
                 strong[Int((seed >> 33) % UInt64(strong.count))] = nil
             }
@@ -295,7 +296,8 @@ final class DomainAdoptionTests: XCTestCase {
                 XCTAssert((0...1).contains(fraction))
                 XCTAssertEqual(node.fractionCompleted, fraction)
                 guard let parent = node.parent, let domain = node.domainStorage.load() else { continue }
-                XCTAssertTrue(domain.representative === parent.domain.representative,
+                XCTAssertTrue(
+                    domain.representative === parent.domain.representative,
                     "a linked node with a domain is in its parent's")
             }
         }

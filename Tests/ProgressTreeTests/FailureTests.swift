@@ -223,8 +223,10 @@ final class FailureTests: XCTestCase {
             XCTAssertTrue(child.isCancelled)
             XCTAssertFalse(child.isFailed, "the descendants are cancelled, not failed")
         }
-        XCTAssertEqual(node.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 3, cancelledByFailureCount: 3))
-        XCTAssertEqual(b.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
+        XCTAssertEqual(
+            node.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 3, cancelledByFailureCount: 3))
+        XCTAssertEqual(
+            b.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
     }
 
     /// What a person would call cancelled is work somebody cancelled: the nodes a failure cancelled below
@@ -248,8 +250,11 @@ final class FailureTests: XCTestCase {
             ProgressNode.DescendantOutcomes(
                 failedCount: 1, cancelledCount: 3, cancelledByFailureCount: 1,
                 firstFailureDescription: "the archive is not answering"))
-        XCTAssertEqual(failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 2, cancelledByFailureCount: 2))
-        XCTAssertEqual(failingDownload.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
+        XCTAssertEqual(
+            failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 2, cancelledByFailureCount: 2))
+        XCTAssertEqual(
+            failingDownload.descendantOutcomes,
+            ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
         XCTAssertEqual(cancelled.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1))
     }
 
@@ -276,7 +281,8 @@ final class FailureTests: XCTestCase {
         XCTAssertEqual(node.descendantOutcomes.cancelledCount, 2)
         XCTAssertEqual(node.descendantOutcomes.cancelledByFailureCount, 2)
         XCTAssertEqual(
-            root.descendantOutcomes, ProgressNode.DescendantOutcomes(failedCount: 1, firstFailureDescription: "the archive is not answering"),
+            root.descendantOutcomes,
+            ProgressNode.DescendantOutcomes(failedCount: 1, firstFailureDescription: "the archive is not answering"),
             "a failed node is detached: what happens below it later does not reach its ancestors")
     }
 
@@ -428,7 +434,8 @@ final class FailureTests: XCTestCase {
             firstFailureDescription: "the archive is not answering")
         XCTAssertEqual(root.descendantOutcomes, afterFailure)
         XCTAssertEqual(mid.descendantOutcomes, afterFailure)
-        XCTAssertEqual(failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
+        XCTAssertEqual(
+            failing.descendantOutcomes, ProgressNode.DescendantOutcomes(cancelledCount: 1, cancelledByFailureCount: 1))
         XCTAssertTrue(below.isCancelled)
 
         other.cancel()

@@ -36,7 +36,6 @@ private func returnsInTime(seconds: Double = 10, _ body: @escaping @Sendable () 
     return done.wait(timeout: .now() + seconds) == .success
 }
 
-
 /// A spin barrier for two threads, one per round; `abandon()` lets a waiting thread go (a watchdog fired).
 private final class RoundBarrier: Sendable {
     private let arrived = Atomic<Int>(0)

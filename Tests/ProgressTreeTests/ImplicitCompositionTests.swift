@@ -293,7 +293,8 @@ final class ImplicitCompositionTests: XCTestCase {
 
     func test_withCurrent_async_first_node_attaches_across_suspension_points() async {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let (first, second) = await parent.withCurrent(pendingUnitCount: 4) { () async -> (ProgressNode, ProgressNode) in
+        let (first, second) = await parent.withCurrent(pendingUnitCount: 4) {
+            () async -> (ProgressNode, ProgressNode) in
             await Task.yield()
             XCTAssertTrue(ProgressNode.current() === parent)
             let first = ProgressNode(totalUnitCount: 2)
@@ -413,7 +414,9 @@ final class ImplicitCompositionTests: XCTestCase {
         let parent = ProgressNode(totalUnitCount: 10)
         let gate = AsyncGate()
         let task = parent.withCurrent(pendingUnitCount: 5) {
-            Task { await gate.wait(); return ProgressNode(totalUnitCount: 1) }
+            Task {
+                await gate.wait(); return ProgressNode(totalUnitCount: 1)
+            }
         }
         XCTAssertEqual(parent.completedUnitCount, 5, "nothing attached by the end of the scope: credited")
         await gate.open()

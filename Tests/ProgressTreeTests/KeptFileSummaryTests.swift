@@ -41,7 +41,8 @@ final class KeptFileSummaryTests: XCTestCase {
     ) -> Int {
         let read = node.readFileSummary()
         let walked = node.computeFileSummary()
-        XCTAssertEqual(read.summary, walked.summary, "kept summary against a walk of the subtree", file: file, line: line)
+        XCTAssertEqual(
+            read.summary, walked.summary, "kept summary against a walk of the subtree", file: file, line: line)
         XCTAssertEqual(read.hasFilesBelow, walked.hasFilesBelow, "files below", file: file, line: line)
         if let expected { XCTAssertEqual(read.summary, expected, file: file, line: line) }
         return read.visitedNodes
@@ -57,7 +58,8 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertEqual(visits(root), 1, "nothing changed: the root alone")
         files[1_234].advance(by: 500)
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000, completedByteCount: 500)),
+            visits(
+                root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000, completedByteCount: 500)),
             2)
         for index in [1, 2, 3, 2] { files[index].advance(by: 1) }  // three files, one of them twice
         XCTAssertEqual(visits(root), 4)
@@ -75,11 +77,12 @@ final class KeptFileSummaryTests: XCTestCase {
         var files: [[ProgressNode]] = []
         for _ in 0..<20 {
             let folder = ProgressNode(totalUnitCount: 50, parent: root, pendingUnitCount: 1)
-            files.append((0..<50).map { _ in
-                let file = ProgressNode(totalUnitCount: 100, parent: folder, pendingUnitCount: 1)
-                file.kind = .file
-                return file
-            })
+            files.append(
+                (0..<50).map { _ in
+                    let file = ProgressNode(totalUnitCount: 100, parent: folder, pendingUnitCount: 1)
+                    file.kind = .file
+                    return file
+                })
         }
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1_000, totalByteCount: 100_000)), 1_021)
         files[3][7].advance(by: 10)
@@ -89,8 +92,10 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertEqual(visits(root), 5)
         files[4][0].completedUnitCount = 100  // finishes into its folder
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 1_000, fileCompletedCount: 1, totalByteCount: 100_000, completedByteCount: 120)),
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 1_000, fileCompletedCount: 1, totalByteCount: 100_000, completedByteCount: 120)),
             2, "the root and the folder it finished into")
     }
 
@@ -115,21 +120,27 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertEqual(visits(root), 3)
         // A fresh child with its file count in its user info and no progress: never queued, it joins when a
         // read settles it.
-        let announced = root.withCurrent(pendingUnitCount: 1) { ProgressNode(parent: root, userInfo: [.fileTotalCountKey: 3]) }
+        let announced = root.withCurrent(pendingUnitCount: 1) {
+            ProgressNode(parent: root, userInfo: [.fileTotalCountKey: 3])
+        }
         XCTAssertEqual(root.queuedChildCount, 0)
         XCTAssertEqual(
             visits(root, expecting: Summary(fileTotalCount: 5, totalByteCount: 2_000, filesOfUnknownSize: 3)), 2)
         // Added, already under way.
         root.addChild(discreteFile(size: 4_000, completed: 1_000), withPendingUnitCount: 1)
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 2)
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 2)
         // Added finished: folded at once, never a member.
         root.addChild(discreteFile(size: 500, completed: 500), withPendingUnitCount: 1)
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 7, fileCompletedCount: 1, totalByteCount: 6_500, completedByteCount: 1_500,
-                filesOfUnknownSize: 3)), 1)
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 7, fileCompletedCount: 1, totalByteCount: 6_500, completedByteCount: 1_500,
+                    filesOfUnknownSize: 3)), 1)
         withExtendedLifetime(announced) {}
     }
 
@@ -140,16 +151,20 @@ final class KeptFileSummaryTests: XCTestCase {
         files[0].advance(by: 600)
         XCTAssertEqual(root.children.count, 4, "released")
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 5, fileCompletedCount: 1, totalByteCount: 5_000, completedByteCount: 1_000)), 1,
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 5, fileCompletedCount: 1, totalByteCount: 5_000, completedByteCount: 1_000)), 1,
             "the root alone: the file left with its fold")
         // A fresh file that finishes on top of the fresh children, before any read settles it.
         let quick = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 0)
         quick.kind = .file
         quick.completedUnitCount = 10
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 5_010, completedByteCount: 1_010)), 1)
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 5_010, completedByteCount: 1_010)), 1)
     }
 
     func test_a_file_that_fails_leaves_the_summary() {
@@ -179,8 +194,10 @@ final class KeptFileSummaryTests: XCTestCase {
         files[0].advance(by: 700)  // below the held folder: finishing is permanent for the root
         XCTAssertEqual(visits(root, expecting: folded), 1)
         XCTAssertEqual(
-            visits(folder, expecting: Summary(
-                fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)), 1,
+            visits(
+                folder,
+                expecting: Summary(
+                    fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)), 1,
             "the folder alone: its file left it with its fold")
         files[1].completedUnitCount = 1_000  // the folder's last file: the root lets the folder go
         XCTAssertFalse(folder.isHeld)
@@ -210,7 +227,8 @@ final class KeptFileSummaryTests: XCTestCase {
         }
         folder.completedUnitCount = 1  // finished by hand while paused, with the file attached: held
         let inHandler = seen.value
-        let expected = Summary(fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)
+        let expected = Summary(
+            fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)
         XCTAssertEqual(inHandler?.listed, false, "the root's table let go of the folder")
         XCTAssertEqual(inHandler?.member, true, "its files still counted, attached")
         XCTAssertEqual(inHandler?.summary, expected, "the folder as it is then: its file finished into it")
@@ -239,8 +257,10 @@ final class KeptFileSummaryTests: XCTestCase {
             visits(root, expecting: Summary(fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 2_010)), 1)
         first.kind = nil  // four files announced, none of known size
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 1_010, filesOfUnknownSize: 4)), 2)
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 1_010, filesOfUnknownSize: 4)), 2)
         first.setUserInfoObject(nil, forKey: .fileTotalCountKey)
         XCTAssertEqual(
             visits(root, expecting: Summary(fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010)), 2)
@@ -349,9 +369,11 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertEqual(problems.count, 0, "reads that counted a file twice or not at all, or went back")
         XCTAssertTrue(root.isFinished)
         XCTAssertEqual(
-            visits(root, expecting: Summary(
-                fileTotalCount: count, fileCompletedCount: count, totalByteCount: size * Int64(count),
-                completedByteCount: size * Int64(count))), 1)
+            visits(
+                root,
+                expecting: Summary(
+                    fileTotalCount: count, fileCompletedCount: count, totalByteCount: size * Int64(count),
+                    completedByteCount: size * Int64(count))), 1)
     }
 
     /// One thread attaches files (fresh, and in folders), updates, finishes and fails them, while another
@@ -375,9 +397,13 @@ final class KeptFileSummaryTests: XCTestCase {
         let reader = Thread {
             readerStarted.signal()
             while !done.isSet {
-                let before = (announced: announced.ended.count, failed: failed.ended.count, finished: finished.ended.count)
+                let before = (
+                    announced: announced.ended.count, failed: failed.ended.count, finished: finished.ended.count
+                )
                 let summary = root.fileSummary
-                let after = (announced: announced.begun.count, failed: failed.begun.count, finished: finished.begun.count)
+                let after = (
+                    announced: announced.begun.count, failed: failed.begun.count, finished: finished.begun.count
+                )
                 if summary.fileTotalCount < before.announced - after.failed
                     || summary.fileTotalCount > after.announced - before.failed
                     || summary.fileCompletedCount < before.finished || summary.fileCompletedCount > after.finished
@@ -401,7 +427,8 @@ final class KeptFileSummaryTests: XCTestCase {
                 let parent = folders[random.below(folders.count)]
                 folders.append(ProgressNode(totalUnitCount: 1_000, parent: parent, pendingUnitCount: 1))
             case 1..<5:
-                let file = ProgressNode(totalUnitCount: size, parent: folders[random.below(folders.count)], pendingUnitCount: 1)
+                let file = ProgressNode(
+                    totalUnitCount: size, parent: folders[random.below(folders.count)], pendingUnitCount: 1)
                 announced.run { file.kind = .file }
                 running.append(file)
             case 5..<8 where !running.isEmpty:
@@ -424,9 +451,11 @@ final class KeptFileSummaryTests: XCTestCase {
         XCTAssertGreaterThan(files, 0)
         XCTAssertGreaterThan(finished.ended.count, 0)
         XCTAssertGreaterThan(failed.ended.count, 0)
-        _ = visits(root, expecting: Summary(
-            fileTotalCount: files, fileCompletedCount: finished.ended.count, totalByteCount: size * Int64(files),
-            completedByteCount: root.computeFileSummary().summary.completedByteCount))
+        _ = visits(
+            root,
+            expecting: Summary(
+                fileTotalCount: files, fileCompletedCount: finished.ended.count, totalByteCount: size * Int64(files),
+                completedByteCount: root.computeFileSummary().summary.completedByteCount))
         for folder in folders { _ = visits(folder) }
     }
 }

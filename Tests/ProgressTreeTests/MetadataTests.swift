@@ -7,7 +7,8 @@ import XCTest
 /// folding of finished children's files into their parent.
 final class MetadataTests: XCTestCase {
     func test_foundation_raw_values() {
-        XCTAssertEqual(ProgressNode.UserInfoKey.estimatedTimeRemainingKey.rawValue, "NSProgressEstimatedTimeRemainingKey")
+        XCTAssertEqual(
+            ProgressNode.UserInfoKey.estimatedTimeRemainingKey.rawValue, "NSProgressEstimatedTimeRemainingKey")
         XCTAssertEqual(ProgressNode.UserInfoKey.throughputKey.rawValue, "NSProgressThroughputKey")
         XCTAssertEqual(ProgressNode.UserInfoKey.fileOperationKindKey.rawValue, "NSProgressFileOperationKindKey")
         XCTAssertEqual(ProgressNode.UserInfoKey.fileURLKey.rawValue, "NSProgressFileURLKey")
@@ -131,9 +132,11 @@ final class MetadataTests: XCTestCase {
         }
         XCTAssertNil(firstFile, "not kept alive to remember its bytes")
         XCTAssertEqual(root.description.split(separator: "\n").count, 1, "no child attached")
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 100_000, fileCompletedCount: 100_000, totalByteCount: 100_000_000,
-            completedByteCount: 100_000_000))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 100_000, fileCompletedCount: 100_000, totalByteCount: 100_000_000,
+                completedByteCount: 100_000_000))
         XCTAssertEqual(root.localizedDescription, "Copying 100,000 files…")
     }
 
@@ -164,7 +167,9 @@ final class MetadataTests: XCTestCase {
         readerDone.wait()
         XCTAssertFalse(wentBack.load(ordering: .relaxed), "the completed file count never goes back")
         XCTAssertTrue(root.isFinished)
-        XCTAssertEqual(root.fileSummary, ProgressNode.FileSummary(
-            fileTotalCount: 4000, fileCompletedCount: 4000, totalByteCount: 40_000, completedByteCount: 40_000))
+        XCTAssertEqual(
+            root.fileSummary,
+            ProgressNode.FileSummary(
+                fileTotalCount: 4000, fileCompletedCount: 4000, totalByteCount: 40_000, completedByteCount: 40_000))
     }
 }

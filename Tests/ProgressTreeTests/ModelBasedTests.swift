@@ -32,7 +32,8 @@ final class ModelBasedTests: XCTestCase {
 
     func test_random_operation_sequences_match_the_reference_model_after_every_step() throws {
         let seeds = try ModelSeeds.fromEnvironment() ?? Self.defaultSeeds
-        let steps = ProcessInfo.processInfo.environment["PROGRESSTREE_MODEL_STEPS"].flatMap { Int($0) } ?? Self.stepsPerSequence
+        let steps =
+            ProcessInfo.processInfo.environment["PROGRESSTREE_MODEL_STEPS"].flatMap { Int($0) } ?? Self.stepsPerSequence
         var failures: [(seed: UInt64, program: [ModelOperation], failure: ModelFailure)] = []
         for seed in seeds {
             let run = ModelRun(seed: seed, steps: steps)
@@ -41,7 +42,9 @@ final class ModelBasedTests: XCTestCase {
         // The first few failures, each as found and shrunk to a small program that still fails the same way.
         for failure in failures.prefix(3) {
             let shrunk = ModelRun.shrink(failure.program, seed: failure.seed, failure: failure.failure)
-            XCTFail(failure.failure.report + "\n\nshrunk (a smaller program failing on the same property):\n" + shrunk.failure.report)
+            XCTFail(
+                failure.failure.report + "\n\nshrunk (a smaller program failing on the same property):\n"
+                    + shrunk.failure.report)
         }
         XCTAssertEqual(
             failures.count, 0,
@@ -145,7 +148,9 @@ enum ModelSeeds {
                 guard let seed = bounds[0] else { throw BadValue(variable: variable, value: value) }
                 seeds.append(seed)
             case 2:
-                guard let first = bounds[0], let last = bounds[1], first <= last else { throw BadValue(variable: variable, value: value) }
+                guard let first = bounds[0], let last = bounds[1], first <= last else {
+                    throw BadValue(variable: variable, value: value)
+                }
                 seeds.append(contentsOf: first...last)
             default:
                 throw BadValue(variable: variable, value: value)
@@ -154,4 +159,3 @@ enum ModelSeeds {
         return seeds
     }
 }
-

@@ -19,7 +19,11 @@ final class ObservableProgressTests: XCTestCase {
         let node = ProgressNode.discreteProgress(totalUnitCount: 4)
         let progress = node.observable
         let changed = DispatchSemaphore(value: 0)
-        let before = withObservationTracking { progress.fractionCompleted } onChange: { changed.signal() }
+        let before = withObservationTracking {
+            progress.fractionCompleted
+        } onChange: {
+            changed.signal()
+        }
         XCTAssertEqual(before, 0)
         node.advance(by: 1)
         XCTAssertEqual(changed.wait(timeout: .now() + 10), .success)
@@ -42,10 +46,12 @@ final class ObservableProgressTests: XCTestCase {
                 "\(progress.children.map(\.totalUnitCount))",
             ]
         }
-        XCTAssertEqual(read(), [
-            "0.0", "0", "2", "false", "false", "false", "false", "false", "-", "0", "true", "true",
-            "0% completed", "0 of 2", "[100, 1]",
-        ])
+        XCTAssertEqual(
+            read(),
+            [
+                "0.0", "0", "2", "false", "false", "false", "false", "false", "-", "0", "true", "true",
+                "0% completed", "0 of 2", "[100, 1]",
+            ])
 
         photo.completedUnitCount = 50
         other.fail(CocoaError(.fileReadNoPermission))
@@ -157,7 +163,9 @@ final class ObservableProgressTests: XCTestCase {
         let follower = Thread {
             while !stop.isSet {
                 let arrived = DispatchSemaphore(value: 0)
-                _ = withObservationTracking { progress.fractionCompleted } onChange: {
+                _ = withObservationTracking {
+                    progress.fractionCompleted
+                } onChange: {
                     record.add(updatingThread: UpdaterMark.isSet)
                     arrived.signal()
                 }
@@ -205,7 +213,8 @@ final class ObservableProgressTests: XCTestCase {
         XCTAssertEqual(progress.bridge.trackedProperties, ObservableProgressBridge.Properties.inSnapshot)
         _ = progress.localizedDescription
         XCTAssertEqual(
-            progress.bridge.trackedProperties, ObservableProgressBridge.Properties.inSnapshot.union(.localizedDescription))
+            progress.bridge.trackedProperties,
+            ObservableProgressBridge.Properties.inSnapshot.union(.localizedDescription))
     }
 
     /// A view or loop that goes away keeps nothing alive and stops being notified.
@@ -353,12 +362,17 @@ final class ObservableProgressTests: XCTestCase {
                 throw CancellationError()
             }
             let changed = DispatchSemaphore(value: 0)
-            withObservationTracking { _ = condition() } onChange: { changed.signal() }
+            withObservationTracking {
+                _ = condition()
+            } onChange: {
+                changed.signal()
+            }
             _ = changed.wait(timeout: .now() + 0.1)
         }
     }
 
-    private func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async -> T) async throws -> T? {
+    private func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async -> T) async throws -> T?
+    {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { await body() }
             group.addTask {

@@ -144,7 +144,8 @@ final class ObservationConcurrencyTests: XCTestCase {
                 let invalidated = Atomic<Bool>(false)
                 let delivered = DispatchSemaphore(value: 0)
                 var token: ProgressObservation? = node.observe(
-                    \.completedUnitCount, on: queues[(index + round) % 4], options: round.isMultiple(of: 2) ? .initial : []
+                    \.completedUnitCount, on: queues[(index + round) % 4],
+                    options: round.isMultiple(of: 2) ? .initial : []
                 ) { _, _ in
                     handlerRuns.add(1, ordering: .relaxed)
                     if invalidated.load(ordering: .sequentiallyConsistent) { violations.add(1, ordering: .relaxed) }
@@ -343,7 +344,8 @@ final class ObservationConcurrencyTests: XCTestCase {
                 let child = ProgressNode(totalUnitCount: 1, parent: observed, pendingUnitCount: 0)
                 child.advance()
                 if nested.withLock({ $0[index] == nil }) {
-                    let inner = leaf.observe(\.isCancelled, on: DispatchQueue.global(), options: .initial) { _, change in
+                    let inner = leaf.observe(\.isCancelled, on: DispatchQueue.global(), options: .initial) {
+                        _, change in
                         cancelledLogs[index].record(change)
                     }
                     nested.withLock { $0[index] = inner }

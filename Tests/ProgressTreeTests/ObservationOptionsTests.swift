@@ -13,14 +13,18 @@ final class ObservationOptionsTests: XCTestCase {
         let kvo = ChangeLog()
         let plainDone = expectation(description: "plain observer saw 10")
         let kvoDone = expectation(description: "KVO-style observer saw 10")
-        func record(_ log: ChangeLog, _ done: XCTestExpectation) -> @Sendable (ProgressNode, ProgressNode.Change<Int64>) -> Void {
+        func record(_ log: ChangeLog, _ done: XCTestExpectation)
+            -> @Sendable (ProgressNode, ProgressNode.Change<Int64>) -> Void
+        {
             { _, change in
                 log.lines.withLock { $0.append("\(change.oldValue.map(String.init) ?? "nil") → \(change.newValue)") }
                 if change.newValue == 10 { done.fulfill() }
             }
         }
-        let first = node.observe(\.completedUnitCount, on: queue, options: .initial, changeHandler: record(plain, plainDone))
-        let second = node.observe(\.completedUnitCount, on: queue, options: [.initial, .new, .old], changeHandler: record(kvo, kvoDone))
+        let first = node.observe(
+            \.completedUnitCount, on: queue, options: .initial, changeHandler: record(plain, plainDone))
+        let second = node.observe(
+            \.completedUnitCount, on: queue, options: [.initial, .new, .old], changeHandler: record(kvo, kvoDone))
         queue.sync {}  // both initial deliveries have run
         node.completedUnitCount = 10
         wait(for: [plainDone, kvoDone], timeout: 10)

@@ -120,7 +120,8 @@ extension XCTestCase {
         var previous = first
         for delivery in deliveries {
             XCTAssertEqual(delivery.old, previous, "out of order in \(deliveries)", file: file, line: line)
-            XCTAssertNotEqual(delivery.old, delivery.new, "an equal value delivered: \(delivery)", file: file, line: line)
+            XCTAssertNotEqual(
+                delivery.old, delivery.new, "an equal value delivered: \(delivery)", file: file, line: line)
             previous = delivery.new
         }
     }
@@ -1092,7 +1093,9 @@ final class ObservationTests: XCTestCase {
         XCTAssertEqual(lines.last, "4 photos: 100%")
         XCTAssertEqual(Set(lines).count, lines.count, "a line repeated: \(lines)")
         XCTAssertTrue(
-            Set(lines).isSubset(of: ["4 photos: 0%", "4 photos: 25%", "4 photos: 50%", "4 photos: 75%", "4 photos: 100%"]),
+            Set(lines).isSubset(of: [
+                "4 photos: 0%", "4 photos: 25%", "4 photos: 50%", "4 photos: 75%", "4 photos: 100%",
+            ]),
             "\(lines)")
     }
 
@@ -1172,7 +1175,9 @@ final class ObservationTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let source = try ["ObservationTests.swift", "ObservableProgressTests.swift"].map {
-            try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent($0), encoding: .utf8)
+            try String(
+                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent($0),
+                encoding: .utf8)
         }.joined(separator: "\n")
         let guide = try String(contentsOf: root.appendingPathComponent("Docs/Observation.md"), encoding: .utf8)
 

@@ -77,7 +77,8 @@ final class ThroughputEstimatorTests: XCTestCase {
         // Bounded by 100 + N/τ ≈ 4,705, whereas the burst's own rate (Δu/Δt) is 10⁷ or 10¹⁰ units/s.
         XCTAssertLessThanOrEqual(millisecond, 100 + 10_000 / tau + 1e-6)
         XCTAssertGreaterThan(millisecond, 100 + 0.999 * 10_000 / tau)
-        XCTAssertEqual(microsecond, millisecond, accuracy: millisecond * 0.001, "independent of how short the burst was")
+        XCTAssertEqual(
+            microsecond, millisecond, accuracy: millisecond * 0.001, "independent of how short the burst was")
         // …and it fades with the same time constant: 5 s later 90 % of the excess is gone.
         var estimator = ThroughputEstimator()
         var value = 0.0
@@ -133,7 +134,8 @@ final class ThroughputEstimatorTests: XCTestCase {
         estimator.resume(at: .seconds(1060))
         XCTAssertFalse(estimator.isPaused)
         run(&estimator, rate: 100, from: 1060, seconds: 10, value: &value)
-        XCTAssertEqual(estimator.rate(at: .seconds(1070))!, 100, accuracy: 1e-9, "the pause is not part of any interval")
+        XCTAssertEqual(
+            estimator.rate(at: .seconds(1070))!, 100, accuracy: 1e-9, "the pause is not part of any interval")
 
         // The same thousand seconds without the pause is a stall.
         var unpaused = ThroughputEstimator()

@@ -15,7 +15,9 @@ final class TreeShapeTests: XCTestCase {
 
         var nodes = [ProgressNode(totalUnitCount: total(0))]
         for level in 1..<(depth - 1) {
-            nodes.append(ProgressNode(totalUnitCount: total(level), parent: nodes[level - 1], pendingUnitCount: pendingBelow(level - 1)))
+            nodes.append(
+                ProgressNode(
+                    totalUnitCount: total(level), parent: nodes[level - 1], pendingUnitCount: pendingBelow(level - 1)))
         }
         let leaf = ProgressNode(totalUnitCount: 10, parent: nodes[depth - 2], pendingUnitCount: pendingBelow(depth - 2))
         nodes.append(leaf)

@@ -531,7 +531,8 @@ final class WeightedChildrenTests: XCTestCase {
                 let node = ProgressNode.discreteProgress(totalUnitCount: total)
                 node.completedUnitCount = completed
                 let fraction = node.fractionCompleted
-                XCTAssertTrue(fraction.isFinite && fraction >= 0 && fraction <= 1, "(\(completed), \(total)) -> \(fraction)")
+                XCTAssertTrue(
+                    fraction.isFinite && fraction >= 0 && fraction <= 1, "(\(completed), \(total)) -> \(fraction)")
             }
         }
     }

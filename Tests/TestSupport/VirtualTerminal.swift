@@ -90,7 +90,9 @@ package final class VirtualTerminal: TerminalOutput {
                         lineFeed(&screen)
                     }
                     screen.lines[screen.row][screen.column] = character
-                    if width == 2 && screen.column + 1 < columns { screen.lines[screen.row][screen.column + 1] = "\u{0}" }
+                    if width == 2 && screen.column + 1 < columns {
+                        screen.lines[screen.row][screen.column + 1] = "\u{0}"
+                    }
                     screen.column += width
                 }
             }

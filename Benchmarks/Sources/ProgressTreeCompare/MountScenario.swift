@@ -104,13 +104,17 @@ func runMountScenario(seconds: Double) {
     let wall = Double(monotonicNanoseconds() - wallBefore) / 1e9
     let cpu = cpuSeconds() - cpuBefore
     let values = latencies.withLock { $0 }.sorted()
-    let percentile = { (p: Double) -> Double in values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))] }
+    let percentile = { (p: Double) -> Double in
+        values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))]
+    }
     let share = cpu / wall * 100
-    print("14  mount: child at 1M updates/s for \(seconds) s, default throttle (\(ProgressPublisher.Options().interval))")
+    print(
+        "14  mount: child at 1M updates/s for \(seconds) s, default throttle (\(ProgressPublisher.Options().interval))")
     print(String(format: "    parent CPU: %.3f s of %.2f s wall = %.2f%% of one core (goal < 5%%)", cpu, wall, share))
     print(
         String(
-            format: "    change → parent's observer: %d samples, median %.1f ms, p99 %.1f ms, max %.1f ms (goal ≤ 100 ms)",
+            format:
+                "    change → parent's observer: %d samples, median %.1f ms, p99 %.1f ms, max %.1f ms (goal ≤ 100 ms)",
             values.count, percentile(0.5), percentile(0.99), values.last ?? .nan))
     print("    mirrored root: \(mount.node.isFinished ? "finished" : "NOT finished"), \(mount.exitDescription ?? "?")")
     let ok = share < 5 && (values.last ?? .infinity) <= 100 && mount.node.isFinished && !values.isEmpty

@@ -79,7 +79,8 @@ private let intervalVariable = "PROGRESSTREE_SCALE_INTERVAL_MS"
 /// The publishers' options: the default interval unless the parent set `intervalVariable`.
 private func publisherOptions() -> ProgressPublisher.Options {
     var options = ProgressPublisher.Options()
-    if let text = ProcessInfo.processInfo.environment[intervalVariable], let milliseconds = Int(text), milliseconds > 0 {
+    if let text = ProcessInfo.processInfo.environment[intervalVariable], let milliseconds = Int(text), milliseconds > 0
+    {
         options.interval = .milliseconds(milliseconds)
     }
     return options
@@ -140,7 +141,8 @@ func runScaleMid(workers: Int, seconds: Double) -> Never {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
     let mounts = (0..<workers).compactMap {
         try? album.mountProcess(
-            path: executable, arguments: ["--scale-worker", "\(seconds)"], pendingUnitCount: 1, name: "worker \($0 + 1)")
+            path: executable, arguments: ["--scale-worker", "\(seconds)"], pendingUnitCount: 1, name: "worker \($0 + 1)"
+        )
     }
     publisher.start()
     for mount in mounts { mount.waitUntilEnded() }
@@ -165,7 +167,8 @@ private final class LatencyLog: Sendable {
         guard !sorted.isEmpty else { return ("no values", .nan, .nan) }
         let at = { (p: Double) in sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         let text = String(
-            format: "median %.1f ms, p99 %.1f ms, max %.1f ms (%d values)", at(0.5), at(0.99), sorted.last!, sorted.count)
+            format: "median %.1f ms, p99 %.1f ms, max %.1f ms (%d values)", at(0.5), at(0.99), sorted.last!,
+            sorted.count)
         return (text, at(0.5), at(0.99))
     }
 }
@@ -264,8 +267,10 @@ private func report(_ measurement: Measurement) -> Bool {
             measurement.cpu, measurement.cpuObserved))
     print(
         String(
-            format: "       %.0f lines a second, %.1f µs of CPU a line (%.0f%% of it in the kernel, %.0f%% on the streams' thread); memory %.1f KB a mount (goal ≤ 64 KB)",
-            measurement.linesPerSecond, measurement.cpuPerLine * 1e6, measurement.systemShare * 100, measurement.reactorShare * 100,
+            format:
+                "       %.0f lines a second, %.1f µs of CPU a line (%.0f%% of it in the kernel, %.0f%% on the streams' thread); memory %.1f KB a mount (goal ≤ 64 KB)",
+            measurement.linesPerSecond, measurement.cpuPerLine * 1e6, measurement.systemShare * 100,
+            measurement.reactorShare * 100,
             measurement.perMount / 1024))
     print("       change → parent's observer: \(latency.text) (goal p99 ≤ 200 ms)")
     return measurement.cpu <= 10 && measurement.perMount <= 64 * 1024 && latency.p99 <= 200
@@ -281,7 +286,8 @@ private func measureMounts(
     print("    \(title):")
     let ok = report(
         measure(
-            title, album: album, nodes: { mounts.map(\.node) }, lines: { mounts.reduce(0) { $0 + $1.diagnostics.acceptedLines } },
+            title, album: album, nodes: { mounts.map(\.node) },
+            lines: { mounts.reduce(0) { $0 + $1.diagnostics.acceptedLines } },
             expected: count, baseline: baseline, seconds: seconds))
     for mount in mounts { mount.waitUntilEnded(timeout: .seconds(60)) }
     let finished = mounts.filter { $0.node.isFinished }.count
@@ -316,7 +322,8 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double, interval
             try measureMounts(
                 "a. \(publishers) publishers (one process, a Unix-domain socket each)", album: album, count: publishers,
                 seconds: seconds
-            ) { index in try album.mountConnection(path: path, pendingUnitCount: 1, name: "publisher \(index + 1)") } && ok
+            ) { index in try album.mountConnection(path: path, pendingUnitCount: 1, name: "publisher \(index + 1)") }
+            && ok
         child.waitUntilExit()
         // What the other side costs, on the same machine: the publishers' process over its whole life.
         let life = Double(monotonicNanoseconds() - started) / 1e9
@@ -333,7 +340,9 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double, interval
     do {
         let album = ProgressNode.discreteProgress(totalUnitCount: Int64(processes))
         ok =
-            try measureMounts("b. \(processes) processes (mountProcess)", album: album, count: processes, seconds: seconds) {
+            try measureMounts(
+                "b. \(processes) processes (mountProcess)", album: album, count: processes, seconds: seconds
+            ) {
                 index in
                 try album.mountProcess(
                     path: executable, arguments: ["--scale-worker", "\(lifetime)"], pendingUnitCount: 1,
@@ -353,16 +362,19 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double, interval
         let directAlbum = ProgressNode(totalUnitCount: Int64(workers), parent: album, pendingUnitCount: 1)
         let direct = try (0..<workers).map {
             try directAlbum.mountProcess(
-                path: executable, arguments: ["--scale-worker", "\(lifetime)"], pendingUnitCount: 1, name: "worker \($0 + 1)")
+                path: executable, arguments: ["--scale-worker", "\(lifetime)"], pendingUnitCount: 1,
+                name: "worker \($0 + 1)")
         }
         // Both measured at once: the workers of the chain are the mid-level's mirrored roots, one level down.
         let threeLevels = LatencyLog()
         let twoLevels = LatencyLog()
         guard
-            waitFor(seconds: 60, {
-                chain.node.children.count == workers && chain.node.children.allSatisfy { $0.completedUnitCount > 0 }
-                    && direct.allSatisfy { $0.node.completedUnitCount > 0 }
-            })
+            waitFor(
+                seconds: 60,
+                {
+                    chain.node.children.count == workers && chain.node.children.allSatisfy { $0.completedUnitCount > 0 }
+                        && direct.allSatisfy { $0.node.completedUnitCount > 0 }
+                })
         else {
             print("    c. the chain did not start")
             exit(1)
@@ -384,12 +396,15 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double, interval
         for observation in observations { observation.invalidate() }
         let two = twoLevels.summary()
         let three = threeLevels.summary()
-        print("    c. a chain of three levels (\(workers) workers → a process that mounts them and publishes → this one), beside \(workers) workers mounted directly:")
+        print(
+            "    c. a chain of three levels (\(workers) workers → a process that mounts them and publishes → this one), beside \(workers) workers mounted directly:"
+        )
         print("       two levels:   \(two.text)")
         print("       three levels: \(three.text)")
         print(
             String(
-                format: "       the third level adds %.1f ms at the median, %.1f ms at p99 (goal ≤ one interval, %.0f ms)",
+                format:
+                    "       the third level adds %.1f ms at the median, %.1f ms at p99 (goal ≤ one interval, %.0f ms)",
                 three.median - two.median, three.p99 - two.p99, intervalMs))
         ok = ok && three.median - two.median <= intervalMs && three.p99 - two.p99 <= intervalMs
         chain.waitUntilEnded(timeout: .seconds(60))
@@ -406,8 +421,10 @@ func runScaleScenario(publishers: Int, processes: Int, seconds: Double, interval
 func runScaleParse(count: Int) {
     let lines = (0..<100).map { index in
         Array(
-            ProgressWireRecord(id: 1, parentID: nil, totalUnitCount: probeTotal, completedUnitCount: Int64(index) * 12_345_678_901)
-                .line.utf8)
+            ProgressWireRecord(
+                id: 1, parentID: nil, totalUnitCount: probeTotal, completedUnitCount: Int64(index) * 12_345_678_901
+            )
+            .line.utf8)
     }
     let start = monotonicNanoseconds()
     var sum: Int64 = 0

@@ -67,7 +67,8 @@ if arguments.first == "--scale" {
 // 1,000, 10,000 and 100,000 children (or the comma-separated sizes given) and prints one line per size and
 // mode (see TerminalScenarios.swift). Goals at 100,000 children: a frame ≤ 1 ms, `stop()` ≤ 50 ms.
 if arguments.first == "--terminal" {
-    let sizes = arguments.count > 1 ? arguments[1].split(separator: ",").compactMap { Int($0) } : [1_000, 10_000, 100_000]
+    let sizes =
+        arguments.count > 1 ? arguments[1].split(separator: ",").compactMap { Int($0) } : [1_000, 10_000, 100_000]
     let frames = arguments.count > 2 ? Int(arguments[2]) ?? 60 : 60
     func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
     print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
@@ -81,8 +82,10 @@ if arguments.first == "--terminal" {
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             let line = [
                 mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
-                String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17), ms(median).leftPadded(14),
-                ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11), ms(sorted.last ?? 0).leftPadded(11),
+                String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17),
+                ms(median).leftPadded(14),
+                ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11),
+                ms(sorted.last ?? 0).leftPadded(11),
                 ms(r.frameCPU.max() ?? 0).leftPadded(9), ms(r.stopRunning).leftPadded(16),
                 String(r.linesRunning).leftPadded(7), "  |", ms(r.burstFrame).leftPadded(12),
                 ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
@@ -112,7 +115,8 @@ if arguments.first == "--profile" {
 let quick = arguments.contains("--quick")
 let sizes = quick ? ScenarioSizes.smoke : ScenarioSizes.full
 var repeats = quick ? 1 : 9
-if let index = arguments.firstIndex(of: "--repeats"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+if let index = arguments.firstIndex(of: "--repeats"), index + 1 < arguments.count, let value = Int(arguments[index + 1])
+{
     repeats = max(1, value)
 }
 let unsafeFoundation = arguments.contains("--unsafe-foundation")
@@ -253,7 +257,9 @@ func header() {
 
 let n = sizes.updates
 let depth = sizes.depth
-print("ProgressTree vs Foundation.Progress — \(quick ? "QUICK smoke pass (small sizes, 1 round)" : "full run"), best of \(repeats) interleaved round(s)")
+print(
+    "ProgressTree vs Foundation.Progress — \(quick ? "QUICK smoke pass (small sizes, 1 round)" : "full run"), best of \(repeats) interleaved round(s)"
+)
 print(
     "sizes: updates \(n), depth \(depth), \(sizes.children)×\(sizes.updatesPerChild) children, "
         + "2×\(sizes.updatesPerThread) threaded, \(sizes.childCycles) child cycles, "
@@ -308,7 +314,9 @@ if selected(2) {
 if selected(3) {
     var deliveries = 0
     let r = measure(
-        { let result = PN.deepLeafObserved(n, depth: depth); deliveries = result.deliveries; consume(result) },
+        {
+            let result = PN.deepLeafObserved(n, depth: depth); deliveries = result.deliveries; consume(result)
+        },
         { consume(FP.deepLeaf(n, depth: depth)) }, { consume(Limit.adds(n)) })
     let row = Row(
         name: "3 same, root observed on another queue*", pn: r.pn, fp: r.fp, limit: r.limit, goal: "≥20×",
@@ -449,10 +457,13 @@ if selected(9) {
         rows.append(row); printRow(row)
         notes.append(
             String(
-                format: "9%@ ns per clean read of the root (%@), median of rounds [range]: ProgressNode %.1f [%.1f–%.1f], "
+                format:
+                    "9%@ ns per clean read of the root (%@), median of rounds [range]: ProgressNode %.1f [%.1f–%.1f], "
                     + "Foundation %.1f [%.1f–%.1f]; atomic = one acquiring load.", label, title,
-                median(t[0]) / Double(reads) * 1e9, t[0].min()! / Double(reads) * 1e9, t[0].max()! / Double(reads) * 1e9,
-                median(t[1]) / Double(reads) * 1e9, t[1].min()! / Double(reads) * 1e9, t[1].max()! / Double(reads) * 1e9))
+                median(t[0]) / Double(reads) * 1e9, t[0].min()! / Double(reads) * 1e9,
+                t[0].max()! / Double(reads) * 1e9,
+                median(t[1]) / Double(reads) * 1e9, t[1].min()! / Double(reads) * 1e9, t[1].max()! / Double(reads) * 1e9
+            ))
     }
 }
 if selected(10) {
@@ -519,7 +530,9 @@ if selected(12) {
     let c = sizes.observedNodes, k = sizes.observedUpdatesPerNode
     var deliveries = 0
     let t = rounds([
-        { let result = PN.observedNodes(c, perNode: k); deliveries = result.deliveries; return result.seconds },
+        {
+            let result = PN.observedNodes(c, perNode: k); deliveries = result.deliveries; return result.seconds
+        },
         { FP.observedNodesWithoutObservers(c, perNode: k) },
     ])
     let row = Row(
@@ -654,30 +667,48 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
     switch scenario {
     case "1": consume(pn ? PN.singleNode(sizes.updates) : FP.singleNode(sizes.updates))
     case "1b": consume(pn ? PN.singleNodeReporter(sizes.updates) : FP.singleNode(sizes.updates))
-    case "2": consume(pn ? PN.deepLeaf(sizes.updates, depth: sizes.depth) : FP.deepLeaf(sizes.updates, depth: sizes.depth))
-    case "3": consume(pn ? PN.deepLeafObserved(sizes.updates, depth: sizes.depth).fraction : FP.deepLeaf(sizes.updates, depth: sizes.depth))
+    case "2":
+        consume(pn ? PN.deepLeaf(sizes.updates, depth: sizes.depth) : FP.deepLeaf(sizes.updates, depth: sizes.depth))
+    case "3":
+        consume(
+            pn
+                ? PN.deepLeafObserved(sizes.updates, depth: sizes.depth).fraction
+                : FP.deepLeaf(sizes.updates, depth: sizes.depth))
     case "4":
-        consume(pn ? PN.manyChildren(sizes.children, perChild: sizes.updatesPerChild)
-            : FP.manyChildren(sizes.children, perChild: sizes.updatesPerChild))
+        consume(
+            pn
+                ? PN.manyChildren(sizes.children, perChild: sizes.updatesPerChild)
+                : FP.manyChildren(sizes.children, perChild: sizes.updatesPerChild))
     case "5": consume(pn ? PN.twoThreads(sizes.updatesPerThread) : FP.twoThreadsLocked(sizes.updatesPerThread))
     case "6": consume(pn ? PN.childCycles(sizes.childCycles) : FP.childCycles(sizes.childCycles))
-    case "7": consume(pn ? PN.polled(sizes.polledUpdates, depth: sizes.depth) : FP.polled(sizes.polledUpdates, depth: sizes.depth))
+    case "7":
+        consume(
+            pn ? PN.polled(sizes.polledUpdates, depth: sizes.depth) : FP.polled(sizes.polledUpdates, depth: sizes.depth)
+        )
     case "8": consume(PN.withRenderer(sizes.rendererUpdates, attached: pn))
     case "9":
-        consume(pn ? PN.cleanReads(sizes.cleanReads, .chain(depth: sizes.depth))
-            : FP.cleanReads(sizes.cleanReads, .chain(depth: sizes.depth)))
+        consume(
+            pn
+                ? PN.cleanReads(sizes.cleanReads, .chain(depth: sizes.depth))
+                : FP.cleanReads(sizes.cleanReads, .chain(depth: sizes.depth)))
     case "10":
-        consume(pn ? PN.ownTrees(threads: 2, updates: sizes.ownTreeUpdates, readEvery: 1, depth: sizes.depth)
-            : FP.ownTrees(threads: 2, updates: sizes.ownTreeUpdates, readEvery: 1, depth: sizes.depth))
+        consume(
+            pn
+                ? PN.ownTrees(threads: 2, updates: sizes.ownTreeUpdates, readEvery: 1, depth: sizes.depth)
+                : FP.ownTrees(threads: 2, updates: sizes.ownTreeUpdates, readEvery: 1, depth: sizes.depth))
     case "11":
         let children = sizes.wideChildren.last!
-        consume(pn ? PN.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery)
-            : FP.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery))
+        consume(
+            pn
+                ? PN.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery)
+                : FP.wideTree(children: children, updates: sizes.wideUpdates, readEvery: sizes.wideReadEvery))
     case "16":
         consume(PN.describedFiles(children: sizes.describedChildren.last!, reads: sizes.describedReads.last!))
     case "12":
-        consume(pn ? PN.observedNodes(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode).seconds
-            : FP.observedNodesWithoutObservers(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode))
+        consume(
+            pn
+                ? PN.observedNodes(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode).seconds
+                : FP.observedNodesWithoutObservers(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode))
     case "limit": consume(Limit.adds(sizes.updates))
     default: print("unknown scenario \(scenario)"); exit(2)
     }

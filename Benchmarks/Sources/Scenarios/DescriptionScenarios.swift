@@ -41,8 +41,9 @@ extension PN {
         expect(last == expected, "described files: root reads \(last), expected \(expected)")
         let summary = root.fileSummary
         expect(
-            summary == ProgressNode.FileSummary(
-                fileTotalCount: children, totalByteCount: total, completedByteCount: completed),
+            summary
+                == ProgressNode.FileSummary(
+                    fileTotalCount: children, totalByteCount: total, completedByteCount: completed),
             "described files: summary \(summary)")
         return seconds
     }

@@ -92,7 +92,9 @@ extension PN {
 
     /// Scenario 9's tree: the leaf (or every child) stands for 4 units and has done 1, so the root reads
     /// exactly 0.25. Read once, so that it is clean. Returns the root and the value it must read.
-    public static func makeCleanTree(_ shape: CleanShape) -> (root: ProgressNode, nodes: [ProgressNode], expected: Double) {
+    public static func makeCleanTree(_ shape: CleanShape) -> (
+        root: ProgressNode, nodes: [ProgressNode], expected: Double
+    ) {
         switch shape {
         case .chain(let depth):
             let (root, leaf) = makeChain(depth: depth, leafTotal: 4)
@@ -226,7 +228,8 @@ extension PN {
             expect(allFinal.wait(timeout: .now() + 30) == .success, "observed nodes: not every final value arrived")
         }
         for observation in observations { observation.invalidate() }
-        expect(finals.load(ordering: .acquiring) == nodes, "observed nodes: \(finals.load(ordering: .acquiring)) finals")
+        expect(
+            finals.load(ordering: .acquiring) == nodes, "observed nodes: \(finals.load(ordering: .acquiring)) finals")
         let fraction = root.fractionCompleted
         expect(root.isFinished && fraction == 1, "observed nodes: root ends finished (\(fraction))")
         return (seconds, deliveries.load(ordering: .relaxed))
@@ -274,7 +277,9 @@ extension FP {
         var last = 0.0
         for _ in 0..<n {
             last = root.fractionCompleted
-            if last != expected { preconditionFailure("Foundation clean read: root reads \(last), expected \(expected)") }
+            if last != expected {
+                preconditionFailure("Foundation clean read: root reads \(last), expected \(expected)")
+            }
         }
         return last
     }
@@ -309,7 +314,8 @@ extension FP {
             }
         }
         for tree in trees.value {
-            expectClose(tree.root.fractionCompleted, Double(updates) / Double(total), "Foundation own trees: final root")
+            expectClose(
+                tree.root.fractionCompleted, Double(updates) / Double(total), "Foundation own trees: final root")
             expect(!tree.root.isFinished, "Foundation own trees: root must not finish")
         }
         return seconds
@@ -336,7 +342,8 @@ extension FP {
                     if untilRead == 0 {
                         untilRead = readEvery
                         reads += 1
-                        expectClose(root.fractionCompleted, Double(done) / Double(updates), "Foundation wide tree: root")
+                        expectClose(
+                            root.fractionCompleted, Double(done) / Double(updates), "Foundation wide tree: root")
                     }
                 }
             }

@@ -165,7 +165,9 @@ public enum PN {
         let node = ProgressNode.discreteProgress(totalUnitCount: Int64(n))
         node.withBatchReporter { reporter in
             for _ in 0..<(n - 1) { reporter.advance() }
-            expect(!node.isFinished && node.completedUnitCount > Int64(n) - Int64(n) / 1_000 - 1, "reporter: one step behind at most")
+            expect(
+                !node.isFinished && node.completedUnitCount > Int64(n) - Int64(n) / 1_000 - 1,
+                "reporter: one step behind at most")
             reporter.advance()
             expect(node.isFinished, "reporter: finished at the last unit")
         }
@@ -235,7 +237,9 @@ public enum PN {
         Thread {
             while true {
                 let changed = DispatchSemaphore(value: 0)
-                let value = withObservationTracking { progress.fractionCompleted } onChange: {
+                let value = withObservationTracking {
+                    progress.fractionCompleted
+                } onChange: {
                     notifications.add(1, ordering: .relaxed)
                     changed.signal()
                 }
@@ -286,7 +290,8 @@ public enum PN {
         let fraction = root.fractionCompleted
         expect(
             fraction == 1.0 && root.isFinished && root.completedUnitCount == 2,
-            "two threads: root ends at \(fraction), finished: \(root.isFinished), completed \(root.completedUnitCount) of 2")
+            "two threads: root ends at \(fraction), finished: \(root.isFinished), completed \(root.completedUnitCount) of 2"
+        )
         return fraction
     }
 

@@ -73,7 +73,8 @@ extension ProgressNode {
 
     /// Sets `inserted` and clears `removed`; returns the flags as they were. Called under the node's lock.
     /// Sequentially consistent: `pause()` reads the counts after this store (see the note above).
-    func updateControlFlags(inserting inserted: ControlFlags = [], removing removed: ControlFlags = []) -> ControlFlags {
+    func updateControlFlags(inserting inserted: ControlFlags = [], removing removed: ControlFlags = []) -> ControlFlags
+    {
         let old = currentControlFlags
         controlFlags.store(old.union(inserted).subtracting(removed).rawValue, ordering: .sequentiallyConsistent)
         return old

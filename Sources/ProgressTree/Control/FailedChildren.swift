@@ -76,7 +76,8 @@ extension ProgressNode {
             switch next {
             case .node(let node, let parentIndex):
                 let index = descendants.count
-                descendants.append(DepartedDescendant(record: node.wireRecord(id: 0, parentID: nil), parentIndex: parentIndex))
+                descendants.append(
+                    DepartedDescendant(record: node.wireRecord(id: 0, parentID: nil), parentIndex: parentIndex))
                 stack.append(contentsOf: below(node, at: index).reversed())
             case .kept(let child, let parentIndex):
                 let base = descendants.count
@@ -84,7 +85,8 @@ extension ProgressNode {
                 for kept in child.descendants.prefix(capacity - descendants.count) {
                     descendants.append(
                         DepartedDescendant(
-                            record: kept.record, parentIndex: kept.parentIndex < 0 ? base : base + 1 + kept.parentIndex))
+                            record: kept.record, parentIndex: kept.parentIndex < 0 ? base : base + 1 + kept.parentIndex)
+                    )
                 }
             }
         }

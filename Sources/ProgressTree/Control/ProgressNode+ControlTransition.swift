@@ -78,14 +78,16 @@ extension ProgressNode {
         if flags.cancelsBelow {
             cancelFromAbove(byFailure: flags.cancelsBelowByFailure)
         } else if flags.pausesBelow {
-            applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
+            applyControlTransition(
+                waitersThrow: false, goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
             // The child ends in its parent's state as of now: a `resume()` of the parent since `flags` was
             // read may have visited the child before the pause above (found it running and left it alone),
             // and a parent that finished may have left its own parent's reach since (dropping the mark it
             // passed on). Both happen under the parent's lock, so they show here, read under it; one after this
             // check visits the child after our pause and finds it paused.
             if parent.state.withLock({ _ in parent.currentControlFlags.pausesBelow }) { return }
-            applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning, firstFromAbove: true, Self.applyResume)
+            applyControlTransition(
+                waitersThrow: false, goesOnBelow: .whileRunning, firstFromAbove: true, Self.applyResume)
         }
     }
 }

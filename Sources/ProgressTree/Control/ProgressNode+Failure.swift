@@ -221,7 +221,8 @@ extension ProgressNode {
                     guard state.link.kind == .attached || node.isHeld else { return (false, []) }
                 }
                 if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock() }
-                let cancelled = node.markCancelled(&state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
+                let cancelled = node.markCancelled(
+                    &state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
                 node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
                 return (cancelled, state.children.entries.map(\.node))
             }

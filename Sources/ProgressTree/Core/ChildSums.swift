@@ -136,7 +136,9 @@ final class ChildSums: @unchecked Sendable {
         let last = contributors![contributorCount]
         if index < contributorCount {
             contributors![index] = last
-            last.node._withUnsafeGuaranteedRef { $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed) }
+            last.node._withUnsafeGuaranteedRef {
+                $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
+            }
         }
         if contributorCount == 0 {
             // Exactly 0: no rounding residue survives the last child.

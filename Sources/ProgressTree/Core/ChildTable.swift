@@ -47,7 +47,9 @@ struct ChildTable {
 
     /// Adds `node`, taking over the reference the caller retained for the table.
     mutating func insert(retained node: Unmanaged<ProgressNode>) {
-        node._withUnsafeGuaranteedRef { $0.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed) }
+        node._withUnsafeGuaranteedRef {
+            $0.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed)
+        }
         slots.append(Entry(owner: node.takeRetainedValue()))
         liveCount += 1
     }

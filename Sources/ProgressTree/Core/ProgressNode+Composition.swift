@@ -23,7 +23,8 @@ extension ProgressNode {
                 state.link.attach()
             case .attached:
                 preconditionFailure(
-                    "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only")
+                    "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only"
+                )
             case .detached:
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child was already added to a parent, finished and was "
@@ -37,7 +38,8 @@ extension ProgressNode {
         while let node = ancestor {
             precondition(
                 node !== child,
-                "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle")
+                "addChild(_:withPendingUnitCount:): the child is an ancestor of this node; adding it would make a cycle"
+            )
             ancestor = node.parentUnderLock()
         }
         // 3. Join the trees' refresh domains, before any refresh or walk can cross the new edge.
@@ -77,7 +79,8 @@ extension ProgressNode {
     private func parentUnderLock() -> ProgressNode? {
         state.withLock { state in
             if state.link.kind == .attached { return parentUnderOwnLock() }
-            guard isHeld, let pointer = UnsafeMutableRawPointer(bitPattern: state.holderAddress), swiftTryRetain(pointer)
+            guard isHeld, let pointer = UnsafeMutableRawPointer(bitPattern: state.holderAddress),
+                swiftTryRetain(pointer)
             else { return nil }
             return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
         }

@@ -155,7 +155,8 @@ extension ProgressNode {
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
+                )
             }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
@@ -213,30 +214,34 @@ extension ProgressNode {
         let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain._withUnsafeGuaranteedRef { $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
-            // No refresh runs in the tree: take the share out and credit, as one step for readers.
-            let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
-            childSums.load()?.remove(.passUnretained(child))
-            if failedShare > 0 {
-                childSumsForRefresh.addFailedShare(failedShare)
-                _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
+        let direct = domain._withUnsafeGuaranteedRef {
+            $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
+                // No refresh runs in the tree: take the share out and credit, as one step for readers.
+                let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+                childSums.load()?.remove(.passUnretained(child))
+                if failedShare > 0 {
+                    childSumsForRefresh.addFailedShare(failedShare)
+                    _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
+                }
+                let completed =
+                    pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+                if old & NodeFlags.queued != 0 {
+                    _ = Unmanaged.passRetained(child)  // the queue's reference
+                    // Drain it now rather than at the next read: a finished child costs no memory for long.
+                    _ = refreshDirtySubtree(&scratch)
+                    swap(&released, &scratch.released)
+                }
+                return completed
             }
-            let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-            if old & NodeFlags.queued != 0 {
-                _ = Unmanaged.passRetained(child)  // the queue's reference
-                // Drain it now rather than at the next read: a finished child costs no memory for long.
-                _ = refreshDirtySubtree(&scratch)
-                swap(&released, &scratch.released)
-            }
-            return completed
-        } }
+        }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
         let sums = childSumsForRefresh
         sums.beginCredit()
-        let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
+        let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent)
+            .oldValue
         _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
             child.push(onto: me)
@@ -245,7 +250,8 @@ extension ProgressNode {
             // child is in the queue before the sequence settles.
             domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
         }
-        let completed = pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+        let completed =
+            pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
         sums.endCredit()
         return completed
     }

@@ -64,7 +64,9 @@ extension ProgressNode {
             if currentControlFlags.contains(.pausedThrough) { _ = updateControlFlags(removing: .pausedThrough) }
             let address = state.holderAddress
             state.holderAddress = 0
-            guard let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) else { return nil }
+            guard let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) else {
+                return nil
+            }
             return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
         }
     }

@@ -28,7 +28,8 @@ extension ProgressNode {
     public func becomeCurrent(withPendingUnitCount pendingUnitCount: Int64) {
         precondition(
             pendingUnitCount >= 0,
-            "becomeCurrent(withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+            "becomeCurrent(withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))"
+        )
         let scope = ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
         let stack = ThreadScopeStack.current(creating: true)!
         stack.scopes.append(scope)

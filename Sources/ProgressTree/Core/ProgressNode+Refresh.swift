@@ -39,11 +39,13 @@ extension ProgressNode {
         var released: [ProgressNode] = []
         let domain = unretainedDomain
         RefreshDomain.noteRead(domain)
-        let fraction = domain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch -> Double in
-            let fraction = refreshDirtySubtree(&scratch)
-            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-            return fraction
-        } }
+        let fraction = domain._withUnsafeGuaranteedRef {
+            $0.withRepresentativeLock { scratch -> Double in
+                let fraction = refreshDirtySubtree(&scratch)
+                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+                return fraction
+            }
+        }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         return fraction
     }
@@ -52,9 +54,11 @@ extension ProgressNode {
     /// buffer back to the domain, so that later refreshes allocate nothing.
     func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
         while released.popLast() != nil {}  // keeps the capacity
-        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { scratch in
-            if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
-        } }
+        unretainedDomain._withUnsafeGuaranteedRef {
+            $0.withRepresentativeLock { scratch in
+                if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
+            }
+        }
     }
 
     /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here
@@ -99,7 +103,9 @@ extension ProgressNode {
         var entry = queueHead.load(ordering: .sequentiallyConsistent)
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             count += 1
-            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+                $0.queueNext.load(ordering: .relaxed)
+            }
         }
         return count
     }

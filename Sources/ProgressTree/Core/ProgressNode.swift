@@ -149,7 +149,8 @@ public final class ProgressNode: Sendable {
     /// write instead.
     @available(
         *, unavailable,
-        message: "ProgressNode has no init(): write ProgressNode.discreteProgress(totalUnitCount: 0) (never attaches to the current node) or ProgressNode(totalUnitCount: 0) (attaches as Progress(totalUnitCount:) does), then set totalUnitCount"
+        message:
+            "ProgressNode has no init(): write ProgressNode.discreteProgress(totalUnitCount: 0) (never attaches to the current node) or ProgressNode(totalUnitCount: 0) (attaches as Progress(totalUnitCount:) does), then set totalUnitCount"
     )
     public convenience init() {
         fatalError("unavailable")

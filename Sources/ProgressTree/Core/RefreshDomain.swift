@@ -161,7 +161,8 @@ final class RefreshDomain: Sendable {
     }
 
     private func walkCount(_ parity: UInt64) -> Int {
-        parity == 0 ? evenWalks.load(ordering: .sequentiallyConsistent) : oddWalks.load(ordering: .sequentiallyConsistent)
+        parity == 0
+            ? evenWalks.load(ordering: .sequentiallyConsistent) : oddWalks.load(ordering: .sequentiallyConsistent)
     }
 
     /// A walk registered in a domain; `exit()` ends it (once). Holds the domain unretained: the walker

@@ -95,7 +95,8 @@ enum DescriptionFormatter {
             let completed = input.files.completedByteCount
             let total = input.files.totalByteCount
             return DescriptionStrings.amount(
-                forDisplay ? ProgressFormat.completedByteCount(completed, of: total) : ProgressFormat.byteCount(completed),
+                forDisplay
+                    ? ProgressFormat.completedByteCount(completed, of: total) : ProgressFormat.byteCount(completed),
                 of: ProgressFormat.byteCount(total))
         }
         if let fileCount { return fileCount }

@@ -63,7 +63,9 @@ enum DecimalRounding {
         for index in 0..<max(pointPosition, 0) {
             result = result * 10 + (index < digits.count ? digits[index] : 0)
         }
-        let rest = pointPosition >= 0 ? Array(digits.dropFirst(pointPosition)) : Array(repeating: 0, count: -pointPosition) + digits
+        let rest =
+            pointPosition >= 0
+            ? Array(digits.dropFirst(pointPosition)) : Array(repeating: 0, count: -pointPosition) + digits
         guard let first = rest.first else { return result }
         if first > 5 || (first == 5 && (rest.dropFirst().contains { $0 != 0 } || result % 2 == 1)) {
             result += 1

@@ -68,7 +68,8 @@ extension ProgressNode {
         let now = resolvedEstimationClock().now
         let paused = isPaused
         let finished = FractionMath.isFinished(completed: input.completed, total: input.total)
-        let measurable = !FractionMath.isIndeterminate(completed: input.completed, total: input.total) && input.total > 0
+        let measurable =
+            !FractionMath.isIndeterminate(completed: input.completed, total: input.total) && input.total > 0
         let work = measurable ? input.fraction * Double(input.total) : nil
         let bytes = input.files.flatMap { files in
             files.totalByteCount > 0 || files.completedByteCount > 0 ? Double(files.completedByteCount) : nil

@@ -111,11 +111,13 @@ extension ProgressNode {
                 state.fileSums = sums
                 for child in state.children.unfinishedEntries { sums.join(child.node) }
             }
-            let log = childSumsForRefresh.fileChanges ?? {
-                let log = FileChangeLog()
-                childSumsForRefresh.fileChanges = log
-                return log
-            }()
+            let log =
+                childSumsForRefresh.fileChanges
+                ?? {
+                    let log = FileChangeLog()
+                    childSumsForRefresh.fileChanges = log
+                    return log
+                }()
             log.limit = sums.members.count + 1_024
             var addresses = sums.takeJoined()
             if let logged {

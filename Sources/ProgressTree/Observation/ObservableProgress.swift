@@ -181,7 +181,9 @@ public final class ObservableProgress: Observable, Identifiable, Sendable {
     /// Announces to the registrar that `properties` changed (their new values are stored). On the bridge's
     /// queue, outside every lock.
     func announce(_ properties: ObservableProgressBridge.Properties) {
-        func announce<Member>(_ property: ObservableProgressBridge.Properties, _ keyPath: KeyPath<ObservableProgress, Member>) {
+        func announce<Member>(
+            _ property: ObservableProgressBridge.Properties, _ keyPath: KeyPath<ObservableProgress, Member>
+        ) {
             if properties.contains(property) { registrar.withMutation(of: self, keyPath: keyPath) {} }
         }
         announce(.fractionCompleted, \.fractionCompleted)

@@ -235,7 +235,8 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
             // that reads a fraction and then `isFinished` never reads a fraction short of the end with it.
             let found = fresh.finalOutcomes
-            let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(tracked)
+            let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(
+                tracked)
             if heldBack.contains(.isFinished) { fresh.isFinished = false }
             if heldBack.contains(.isCancelled) { fresh.isCancelled = false }
             if heldBack.contains(.isFailed) {

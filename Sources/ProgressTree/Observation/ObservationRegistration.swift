@@ -56,7 +56,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         if !initial, let node {
             _ = node.refresh()
             let baseline = read(node)
-            gate.withGuarded { $0.lastValue = baseline; $0.hasLastValue = true }
+            gate.withGuarded {
+                $0.lastValue = baseline; $0.hasLastValue = true
+            }
         }
         // With `.initial` this delivers the current value. Without it, it delivers a change made while the
         // baseline was read (whose signal found this delivery pending), or nothing if the value is equal.

@@ -29,7 +29,10 @@ extension ProgressNode {
         public static let old = ObservationOptions(rawValue: 1 << 2)
         /// Key-value observing's `.prior` has no equivalent: deliveries are coalesced and always follow the
         /// change, whose `Change.oldValue` is the value delivered before it.
-        @available(*, unavailable, message: "deliveries follow the change; read change.oldValue instead of a prior notification")
+        @available(
+            *, unavailable,
+            message: "deliveries follow the change; read change.oldValue instead of a prior notification"
+        )
         public static var prior: ObservationOptions { ObservationOptions(rawValue: 1 << 3) }
     }
 

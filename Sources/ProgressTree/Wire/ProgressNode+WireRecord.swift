@@ -16,11 +16,15 @@ extension ProgressNode {
     package func wireRecord(id: Int, parentID: Int?) -> ProgressWireRecord {
         let snapshot = self.snapshot
         let state: ProgressWireRecord.State =
-            snapshot.isFailed ? .failed
-            : snapshot.isCancelled ? .cancelled
-            : snapshot.isFinished ? .finished
-            : snapshot.isPaused ? .paused
-            : .running
+            snapshot.isFailed
+            ? .failed
+            : snapshot.isCancelled
+                ? .cancelled
+                : snapshot.isFinished
+                    ? .finished
+                    : snapshot.isPaused
+                        ? .paused
+                        : .running
         var record = ProgressWireRecord(
             id: id, parentID: parentID,
             pendingUnitCount: max(0, pendingInParent.load(ordering: .relaxed)),

@@ -197,7 +197,8 @@ package struct WireTreeWalker {
             for descendant in child.descendants(at: entry.depth + 1, downTo: maximumDepth) {
                 let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
                 descendantIDs.append(
-                    writeDeparted(descendant.record, parentID: parentID, depth: descendant.depth, read: read, into: &output))
+                    writeDeparted(
+                        descendant.record, parentID: parentID, depth: descendant.depth, read: read, into: &output))
             }
         }
     }

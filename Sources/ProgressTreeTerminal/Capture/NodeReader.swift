@@ -13,11 +13,15 @@ enum NodeReader {
     static func content(of node: ProgressNode, depth: Int, forWire: Bool = false) -> LineContent {
         let snapshot = node.snapshot
         let status: LineContent.Status =
-            snapshot.isFailed ? .failed
-            : snapshot.isCancelled ? .cancelled
-            : snapshot.isFinished ? .finished
-            : snapshot.isPaused ? .paused
-            : .running
+            snapshot.isFailed
+            ? .failed
+            : snapshot.isCancelled
+                ? .cancelled
+                : snapshot.isFinished
+                    ? .finished
+                    : snapshot.isPaused
+                        ? .paused
+                        : .running
         let isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
         var content = LineContent(
             depth: depth,

@@ -107,7 +107,8 @@ struct TreeMirror {
             if rows.count - keptLines >= rowLimit {
                 // A failed line kept after its node left costs no read: it stays in sight, and running
                 // lines give way to it below.
-                if let record = records[id], record.node == nil, let content = record.content, content.status == .failed {
+                if let record = records[id], record.node == nil, let content = record.content, content.status == .failed
+                {
                     keptLines += 1
                     rows.append(Row(id: id, parentID: record.parentID, content: content))
                 } else {
@@ -209,20 +210,26 @@ struct TreeMirror {
         let listedIDs = Set(listed.map(ObjectIdentifier.init))
         var rows: [Row] = []
         for child in children {
-            if let alive = child.node, ids[ObjectIdentifier(alive)] != nil || listedIDs.contains(ObjectIdentifier(alive)) {
+            if let alive = child.node,
+                ids[ObjectIdentifier(alive)] != nil || listedIDs.contains(ObjectIdentifier(alive))
+            {
                 continue
             }
             lastID += 1
             let childID = lastID
             // Read as a seen failure is while the node is still alive; else as it left.
-            let content = child.node.map { read($0, depth + 1, 0) } ?? NodeReader.content(departed: child.record, depth: depth + 1)
+            let content =
+                child.node.map { read($0, depth + 1, 0) }
+                ?? NodeReader.content(departed: child.record, depth: depth + 1)
             rows.append(Row(id: childID, parentID: id, content: content))
             var descendantIDs: [Int] = []
             for descendant in child.descendants(at: depth + 1, downTo: depthLimit) {
                 lastID += 1
                 let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
                 rows.append(
-                    Row(id: lastID, parentID: parentID, content: NodeReader.content(departed: descendant.record, depth: descendant.depth)))
+                    Row(
+                        id: lastID, parentID: parentID,
+                        content: NodeReader.content(departed: descendant.record, depth: descendant.depth)))
                 descendantIDs.append(lastID)
             }
         }

@@ -82,7 +82,8 @@ enum TerminalModeRestoration {
             bitPattern: saved.load(ordering: .acquiring))
         let buffer: UnsafeMutablePointer<Platform.TerminalSettings>
         if let published, savedDescriptor.load(ordering: .relaxed) == descriptor,
-            withUnsafeBytes(of: &original, { $0.elementsEqual(UnsafeRawBufferPointer(start: published, count: $0.count)) })
+            withUnsafeBytes(
+                of: &original, { $0.elementsEqual(UnsafeRawBufferPointer(start: published, count: $0.count)) })
         {
             buffer = published
         } else {
@@ -119,8 +120,9 @@ enum TerminalModeRestoration {
     }
 
     private static func setSaved(index: Int) {
-        guard let settings = UnsafePointer<Platform.TerminalSettings>(
-            bitPattern: saved.load(ordering: .acquiring))
+        guard
+            let settings = UnsafePointer<Platform.TerminalSettings>(
+                bitPattern: saved.load(ordering: .acquiring))
         else { return }
         Platform.setTerminalSettings(savedDescriptor.load(ordering: .relaxed), settings + index)
     }

@@ -23,9 +23,10 @@ public enum DisplayWidth {
         var width = 0
         for scalar in text.unicodeScalars {
             let value = scalar.value
-            guard (0x20..<0x7F).contains(value) || (0xA0..<0x300).contains(value)
-                || (0x2010..<0x2060).contains(value) || (0x2190..<0x2300).contains(value)
-                || (0x2500..<0x2600).contains(value) || (0x2800..<0x2900).contains(value)
+            guard
+                (0x20..<0x7F).contains(value) || (0xA0..<0x300).contains(value)
+                    || (0x2010..<0x2060).contains(value) || (0x2190..<0x2300).contains(value)
+                    || (0x2500..<0x2600).contains(value) || (0x2800..<0x2900).contains(value)
             else { return nil }
             width += 1
         }

@@ -38,7 +38,8 @@ struct LineFormatter {
         // A deeper line whose label would not be readable needs room; a longer label at a depth the plan
         // has seen is cut to the label column, as planned.
         let outgrown = plan.map {
-            !final && (!wanted.isSubset(of: $0.considered) || (deepest > $0.deepest && readable > $0.readableLabelWidth))
+            !final
+                && (!wanted.isSubset(of: $0.considered) || (deepest > $0.deepest && readable > $0.readableLabelWidth))
         }
         if plannedColumns != columns || outgrown ?? true {
             let sameWidth = plannedColumns == columns
@@ -71,10 +72,13 @@ struct LineFormatter {
             case .counts:
                 cells.append(Cell(column: column, width: columnWidth, text: line.counts, alignsRight: false))
             case .throughput:
-                cells.append(Cell(column: column, width: columnWidth, text: line.throughputText ?? "", alignsRight: true))
+                cells.append(
+                    Cell(column: column, width: columnWidth, text: line.throughputText ?? "", alignsRight: true))
             case .timeRemaining:
                 cells.append(
-                    Cell(column: column, width: columnWidth, text: line.timeRemainingColumnText ?? "", alignsRight: true))
+                    Cell(
+                        column: column, width: columnWidth, text: line.timeRemainingColumnText ?? "", alignsRight: true)
+                )
             }
         }
         // A failed line whose reason does not fit its label column takes the rest of its own line for it:
@@ -99,7 +103,8 @@ struct LineFormatter {
                 parts.append(leftPad(line.isIndeterminate ? "" : "\(percent)%", cell.width))
             case .counts, .throughput, .timeRemaining:
                 let text = cell.text ?? ""
-                let padded = cell.alignsRight ? leftPad(text, cell.width) : DisplayWidth.pad(text, toColumns: cell.width)
+                let padded =
+                    cell.alignsRight ? leftPad(text, cell.width) : DisplayWidth.pad(text, toColumns: cell.width)
                 parts.append(style(padded, layout.colors.secondary))
             }
         }
@@ -151,7 +156,8 @@ struct LineFormatter {
         let whole = line.shownLabel
         guard DisplayWidth.of(whole) > columns else { return whole }
         guard line.showsFailure, !line.name.isEmpty else {
-            return line.name.isEmpty ? DisplayWidth.truncate(whole, toColumns: columns) : cut(line.name, toColumns: columns)
+            return line.name.isEmpty
+                ? DisplayWidth.truncate(whole, toColumns: columns) : cut(line.name, toColumns: columns)
         }
         let failure = line.failureText
         let lead = DisplayWidth.of(line.failureReason == nil ? failure : LineContent.failedLead)
@@ -279,7 +285,9 @@ struct ColumnPlan {
     static func columnsShown(by lines: [LineContent], layout: TerminalLayout) -> Set<TerminalLayout.Column> {
         // A running line with a size that is read with its estimates may come to show both: the root's
         // throughput comes from the files below it, which may appear later.
-        let estimates = lines.contains { !$0.isIndeterminate && ($0.status == .running || $0.status == .paused) && $0.readsEstimates }
+        let estimates = lines.contains {
+            !$0.isIndeterminate && ($0.status == .running || $0.status == .paused) && $0.readsEstimates
+        }
         var shown: Set<TerminalLayout.Column> = [.label, .bar, .percent]
         if lines.contains(where: { !$0.counts.isEmpty }) { shown.insert(.counts) }
         if estimates || lines.contains(where: { $0.throughputText != nil }) { shown.insert(.throughput) }
@@ -301,7 +309,9 @@ struct ColumnPlan {
     /// The columns a line takes before its label's text: indent, mark (a spinner frame may be two columns
     /// wide), a space.
     static func lead(_ line: LineContent, layout: TerminalLayout) -> Int {
-        let mark = line.isIndeterminate && line.status == .running ? (layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1) : 1
+        let mark =
+            line.isIndeterminate && line.status == .running
+            ? (layout.spinner.map { DisplayWidth.of($0) }.max() ?? 1) : 1
         return line.depth * layout.indentation + mark + 1
     }
 

@@ -71,7 +71,8 @@ enum SignalRestoration {
     private static func clearTaskbarProgress(on descriptor: Int32) {
         guard taskbarProgressShown.exchange(false, ordering: .relaxed) else { return }
         let sequence: StaticString = "\u{1B}]9;4;0;0\u{07}"
-        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
+        Platform.writeAll(
+            descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
     /// A live frame of `lines` lines was written on `descriptor`; the cursor rests below it.
@@ -119,7 +120,8 @@ enum SignalRestoration {
         let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         guard descriptor >= 0 else { return }
         let sequence: StaticString = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h"
-        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
+        Platform.writeAll(
+            descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
     fileprivate static func terminate(_ signalNumber: Int32) {

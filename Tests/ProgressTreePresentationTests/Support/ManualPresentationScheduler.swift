@@ -33,7 +33,8 @@ final class ManualPresentationScheduler: PresentationScheduler {
 
     func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
         state.withLock { state in
-            state.items.append(Item(deadline: state.now + max(delay, .zero), sequence: state.nextSequence, action: action))
+            state.items.append(
+                Item(deadline: state.now + max(delay, .zero), sequence: state.nextSequence, action: action))
             state.nextSequence += 1
         }
     }
@@ -42,8 +43,13 @@ final class ManualPresentationScheduler: PresentationScheduler {
     func advance(by interval: Duration) {
         let end = state.withLock { $0.now } + max(interval, .zero)
         while let action = state.withLock({ state -> (@Sendable () -> Void)? in
-            guard let index = state.items.indices.filter({ state.items[$0].deadline <= end })
-                .min(by: { (state.items[$0].deadline, state.items[$0].sequence) < (state.items[$1].deadline, state.items[$1].sequence) })
+            guard
+                let index = state.items.indices.filter({ state.items[$0].deadline <= end })
+                    .min(by: {
+                        (state.items[$0].deadline, state.items[$0].sequence) < (
+                            state.items[$1].deadline, state.items[$1].sequence
+                        )
+                    })
             else { return nil }
             let item = state.items.remove(at: index)
             state.now = max(state.now, item.deadline)

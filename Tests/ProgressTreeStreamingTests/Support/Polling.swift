@@ -6,7 +6,8 @@ extension XCTestCase {
     /// `what` if it does not: the other side of a stream runs on other threads and in other processes,
     /// with nothing to wait on but its effects.
     func wait(
-        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool
+        _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: () -> Bool
     ) {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {

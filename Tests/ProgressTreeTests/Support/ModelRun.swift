@@ -121,7 +121,8 @@ final class ModelRun {
         case 7..<17 where canCreate:
             return .createChild(total: randomTotal(), parent: randomNode(), pending: randomPending())
         case 17..<23 where canCreate: return .createImplicit(total: randomTotal())
-        case 23..<26 where canCreate: return .createWithParent(current: model.current != nil && operationRandom.below(2) == 0)
+        case 23..<26 where canCreate:
+            return .createWithParent(current: model.current != nil && operationRandom.below(2) == 0)
         case 26..<33:
             var pairs: [(child: Int, parent: Int)] = []
             for child in nodes.indices {
@@ -134,14 +135,17 @@ final class ModelRun {
         case 38..<42: return finishByHand()
         case 42..<48: return randomCountChange(1)
         case 48..<60: return randomAdvance()
-        case 60..<64: return .burst((0..<(2 + operationRandom.below(3))).map { _ in randomCountChange(operationRandom.below(3)) })
+        case 60..<64:
+            return .burst((0..<(2 + operationRandom.below(3))).map { _ in randomCountChange(operationRandom.below(3)) })
         case 64..<66: return .cancel(node: randomNode())
         case 66..<68: return .fail(node: randomNode())
         case 68..<78: return .pause(node: randomNode())
         case 78..<87: return .resume(node: randomNode())
         case 87..<89: return .reinstallHandlers(node: randomNode())
         case 89..<100 where scopeDepth < Self.maxScopeDepth:
-            let flavour = operationRandom.element(of: [ModelOperation.ScopeFlavour.becomeCurrent, .performAsCurrent, .withCurrent])
+            let flavour = operationRandom.element(of: [
+                ModelOperation.ScopeFlavour.becomeCurrent, .performAsCurrent, .withCurrent,
+            ])
             return .scope(flavour, node: randomNode(), pending: randomPending(), body: [])  // body generated inside
         default: return randomAdvance()
         }
@@ -154,7 +158,9 @@ final class ModelRun {
     /// nodes with live children often (Docs/Cancellation.md, "Through finished nodes").
     private func finishByHand() -> ModelOperation {
         let withChildren = nodes.indices.filter { !model.nodes[$0].reached.isEmpty }
-        let node = !withChildren.isEmpty && operationRandom.below(4) != 0 ? operationRandom.element(of: withChildren) : randomNode()
+        let node =
+            !withChildren.isEmpty && operationRandom.below(4) != 0
+            ? operationRandom.element(of: withChildren) : randomNode()
         let total = model.nodes[node].total
         return .setCompleted(node: node, value: total > 0 ? total : 1)
     }
@@ -180,10 +186,16 @@ final class ModelRun {
         }
     }
 
-    private func randomPending() -> Int64 { operationRandom.below(8) == 0 ? operationRandom.element(of: [.max, 1 << 60, (1 << 53) + 1]) : operationRandom.value(in: 0...5) }
+    private func randomPending() -> Int64 {
+        operationRandom.below(8) == 0
+            ? operationRandom.element(of: [.max, 1 << 60, (1 << 53) + 1]) : operationRandom.value(in: 0...5)
+    }
 
     private func randomAdvance() -> ModelOperation {
-        .advance(node: randomNode(), units: operationRandom.below(6) == 0 ? operationRandom.element(of: [-1, .max, .min, 1 << 62]) : operationRandom.value(in: 1...3))
+        .advance(
+            node: randomNode(),
+            units: operationRandom.below(6) == 0
+                ? operationRandom.element(of: [-1, .max, .min, 1 << 62]) : operationRandom.value(in: 1...3))
     }
 
     private func randomCountChange(_ kind: Int) -> ModelOperation {
@@ -211,13 +223,15 @@ final class ModelRun {
         switch operation {
         case .createDiscrete(let total):
             let index = model.createRoot(totalUnitCount: total)
-            added(ProgressNode.discreteProgress(totalUnitCount: total), model: index,
-                  "ProgressNode.discreteProgress(totalUnitCount: \(total))")
+            added(
+                ProgressNode.discreteProgress(totalUnitCount: total), model: index,
+                "ProgressNode.discreteProgress(totalUnitCount: \(total))")
         case .createChild(let total, let parent, let pending):
             guard isNode(parent) else { return nil }
             let index = model.createChild(totalUnitCount: total, parent: parent, pendingUnitCount: pending)
-            added(ProgressNode(totalUnitCount: total, parent: nodes[parent], pendingUnitCount: pending), model: index,
-                  "ProgressNode(totalUnitCount: \(total), parent: n\(parent), pendingUnitCount: \(pending))")
+            added(
+                ProgressNode(totalUnitCount: total, parent: nodes[parent], pendingUnitCount: pending), model: index,
+                "ProgressNode(totalUnitCount: \(total), parent: n\(parent), pendingUnitCount: \(pending))")
         case .createImplicit(let total):
             let index = model.createImplicit(totalUnitCount: total)
             added(ProgressNode(totalUnitCount: total), model: index, "ProgressNode(totalUnitCount: \(total))")
@@ -225,7 +239,9 @@ final class ModelRun {
             if current {
                 guard let parent = model.current else { return nil }
                 let index = model.createImplicit(totalUnitCount: 0)
-                added(ProgressNode(parent: nodes[parent]), model: index, "ProgressNode(parent: n\(parent))  // the current node")
+                added(
+                    ProgressNode(parent: nodes[parent]), model: index,
+                    "ProgressNode(parent: n\(parent))  // the current node")
             } else {
                 let index = model.createRoot(totalUnitCount: 0)
                 added(ProgressNode(parent: nil), model: index, "ProgressNode(parent: nil)")
@@ -364,18 +380,27 @@ final class ModelRun {
         let expectedCurrent = model.current.map { nodes[$0] }
         if actualCurrent !== expectedCurrent {
             differences.append(
-                ("current()", "ProgressNode.current() is \(name(of: actualCurrent)), the model says \(name(of: expectedCurrent))"))
+                (
+                    "current()",
+                    "ProgressNode.current() is \(name(of: actualCurrent)), the model says \(name(of: expectedCurrent))"
+                ))
         }
         for index in readRandom.shuffled(Array(nodes.indices)) {
             let node = nodes[index]
             let expected = model.nodes[index]
             func check<T: Equatable>(_ property: String, _ actual: T, _ wanted: T) {
-                if actual != wanted { differences.append((property, "n\(index).\(property) is \(actual), the model says \(wanted)")) }
+                if actual != wanted {
+                    differences.append((property, "n\(index).\(property) is \(actual), the model says \(wanted)"))
+                }
             }
             let fraction = node.fractionCompleted
             let wantedFraction = model.fraction(index)
             if !(abs(fraction - wantedFraction) <= 1e-12 * max(1, abs(wantedFraction))) {
-                differences.append(("fractionCompleted", "n\(index).fractionCompleted is \(fraction), the model says \(wantedFraction)"))
+                differences.append(
+                    (
+                        "fractionCompleted",
+                        "n\(index).fractionCompleted is \(fraction), the model says \(wantedFraction)"
+                    ))
             }
             check("completedUnitCount", node.completedUnitCount, expected.completed)
             check("totalUnitCount", node.totalUnitCount, expected.total)

@@ -146,7 +146,9 @@ struct ReferenceModel {
         if node.total == 0 { return 1 }  // completed > 0 here: the table's (1, 0 → false, 1)
         var units = Double(node.completed) + node.failedUnits
         for child in children(index) {
-            guard case .attached(_, let pending) = nodes[child].link else { preconditionFailure("model: listed child not attached") }
+            guard case .attached(_, let pending) = nodes[child].link else {
+                preconditionFailure("model: listed child not attached")
+            }
             units += Double(pending) * fraction(child)
         }
         return min(max(units / Double(node.total), 0), 1)
