@@ -269,7 +269,9 @@ final class FreshChildLifetimeTests: XCTestCase {
         DispatchQueue.global().async(group: group) {
             while !done.isSet { _ = parent.children.count }
         }
-        let survivors = Atomic<Int>(0)
+        // Checked once the lister stopped: an array of children it took just before a child finished
+        // holds that child until the array goes.
+        let watched = Mutex<[WeakNode]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var previous: ProgressNode?
             var weakOnes: [WeakNode] = []
@@ -286,14 +288,14 @@ final class FreshChildLifetimeTests: XCTestCase {
             }
             previous?.completedUnitCount = 1
             previous = nil
-            survivors.add(weakOnes.filter { $0.node != nil }.count, ordering: .relaxed)
+            watched.withLock { $0 += weakOnes }
         }
         done.set()
         group.wait()
         XCTAssertEqual(parent.completedUnitCount, Int64(threads * perThread))
         XCTAssertEqual(parent.fractionCompleted, 1)
         XCTAssertTrue(parent.children.isEmpty)
-        XCTAssertEqual(survivors.load(ordering: .relaxed), 0)
+        XCTAssertEqual(watched.withLock { $0.filter { $0.node != nil }.count }, 0, "children still alive")
     }
 
     /// A parent released with fresh children on its stack orphans them: the ones nobody else holds go, the
