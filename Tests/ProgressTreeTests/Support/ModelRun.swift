@@ -1,4 +1,5 @@
 @testable import ProgressTree
+import TestSupport
 
 /// One operation of a model-based run (see `ModelBasedTests`). Nodes are named by creation order.
 indirect enum ModelOperation {
