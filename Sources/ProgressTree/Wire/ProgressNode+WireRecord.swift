@@ -15,16 +15,7 @@ extension ProgressNode {
     /// - Complexity: O(1) and a few lock acquisitions of this node, plus one read of `fractionCompleted`.
     package func wireRecord(id: Int, parentID: Int?) -> ProgressWireRecord {
         let snapshot = self.snapshot
-        let state: ProgressWireRecord.State =
-            snapshot.isFailed
-            ? .failed
-            : snapshot.isCancelled
-                ? .cancelled
-                : snapshot.isFinished
-                    ? .finished
-                    : snapshot.isPaused
-                        ? .paused
-                        : .running
+        let state = ProgressWireRecord.State(snapshot)
         var record = ProgressWireRecord(
             id: id, parentID: parentID,
             pendingUnitCount: max(0, pendingInParent.load(ordering: .relaxed)),
@@ -53,5 +44,22 @@ extension ProgressNode {
         record.isCancellable = cancellable
         record.isPausable = pausable
         return record
+    }
+}
+
+extension ProgressWireRecord.State {
+    /// A node's state as a snapshot shows it: a final outcome first (failed, cancelled, finished), then
+    /// paused, else running. The wire format and the terminal's lines read it the same way.
+    package init(_ snapshot: ProgressNode.Snapshot) {
+        self =
+            snapshot.isFailed
+            ? .failed
+            : snapshot.isCancelled
+                ? .cancelled
+                : snapshot.isFinished
+                    ? .finished
+                    : snapshot.isPaused
+                        ? .paused
+                        : .running
     }
 }

@@ -4,9 +4,8 @@ import ProgressTree
 /// How they read on screen (the label with its failure, the counts, a throughput or a time) is decided by
 /// the layout stage (`Layout/LineText.swift`), so each value has one form here and one formatter there.
 struct LineContent: Equatable, Sendable {
-    enum Status: String, Sendable {
-        case running, paused, cancelled, failed, finished
-    }
+    /// A line's state: the wire record's, read from the node's snapshot the same way.
+    typealias Status = ProgressWireRecord.State
 
     var depth: Int
     var label: String

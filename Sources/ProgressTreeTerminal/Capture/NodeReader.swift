@@ -12,16 +12,7 @@ enum NodeReader {
     /// With `forWire` (json mode), the content also carries the node's wire-format record.
     static func content(of node: ProgressNode, depth: Int, forWire: Bool = false) -> LineContent {
         let snapshot = node.snapshot
-        let status: LineContent.Status =
-            snapshot.isFailed
-            ? .failed
-            : snapshot.isCancelled
-                ? .cancelled
-                : snapshot.isFinished
-                    ? .finished
-                    : snapshot.isPaused
-                        ? .paused
-                        : .running
+        let status = LineContent.Status(snapshot)
         let isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
         var content = LineContent(
             depth: depth,
