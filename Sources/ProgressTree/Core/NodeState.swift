@@ -156,12 +156,12 @@ struct NodeState {
 
     /// The state of a new node with no parent.
     init(userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        if let userInfo { metadata.userInfo = userInfo }
+        if let userInfo { metadata.replaceUserInfo(userInfo) }
     }
 
     /// The state of a new node attached to a parent.
     init(attached: Void, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
         link.attach()
-        if let userInfo { metadata.userInfo = userInfo }
+        if let userInfo { metadata.replaceUserInfo(userInfo) }
     }
 }

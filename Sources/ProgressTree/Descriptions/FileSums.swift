@@ -53,6 +53,16 @@ final class FileSums {
     /// since.
     private var joined: [UInt] = []
 
+    /// The first members, when the node starts keeping its summary: its attached children (`count` of
+    /// them, or about). Not listed as joined: the read that starts keeping the summary computes every member.
+    func begin(with nodes: some Sequence<ProgressNode>, count: Int) {
+        members.reserveCapacity(count)
+        for node in nodes {
+            let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: Self.address(of: node))
+            assert(replaced == nil, "a node joins one table once")
+        }
+    }
+
     /// `node` joins (inserted into the table; not listed as finished). Its contribution is zero until a read
     /// computes it.
     func join(_ node: ProgressNode) {
@@ -74,10 +84,12 @@ final class FileSums {
     /// Replaces the contribution of the member at `address`, if it is still one (a read computed its
     /// summary, and it may have left meanwhile).
     func update(_ address: UInt, to summary: ProgressNode.FileSummary) {
-        guard let old = members[address], old != summary else { return }
+        guard let index = members.index(forKey: address) else { return }
+        let old = members.values[index]
+        guard old != summary else { return }
         total.subtract(old)
         total.add(summary)
-        members[address] = summary
+        members.values[index] = summary
     }
 
     /// The members that joined since the last call (some may have left since).

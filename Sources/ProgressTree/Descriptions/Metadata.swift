@@ -9,9 +9,16 @@
 /// creating nodes is on the path of short-lived work: the rarely used parts live in `MetadataExtras`,
 /// allocated the first time one of them is set, a file child finishes, or an estimate is read.
 struct Metadata {
-    var userInfo: [ProgressNode.UserInfoKey: any Sendable] = [:]
+    /// Written only through `setUserInfoValue(_:forKey:)` and `replaceUserInfo(_:)`, which keep
+    /// `hasFileCountKeys` true whenever a file count key is in it.
+    private(set) var userInfo: [ProgressNode.UserInfoKey: any Sendable] = [:]
     /// `kind` without a reference count: 0 for `nil`, 1 for `.file`, 2 for another kind (kept in `extras`).
     private var kindCode: UInt8 = 0
+    /// Whether `userInfo` may hold `.fileTotalCountKey` or `.fileCompletedCountKey`: false guarantees it
+    /// holds neither, so a file summary skips two hashed lookups per node (a root's first read computes
+    /// 100,000 of them). Set when either key is stored, cleared when the dictionary is replaced by one
+    /// without them; never cleared by removing a key (it then only costs the lookups).
+    private(set) var hasFileCountKeys = false
     /// The rarely used parts; `nil` until first needed.
     private(set) var extras: MetadataExtras?
 
@@ -40,6 +47,26 @@ struct Metadata {
                 extrasForWriting().customKind = custom
             }
         }
+    }
+
+    /// Sets the value for `key`, or removes it when `value` is `nil`; returns the value replaced.
+    mutating func setUserInfoValue(
+        _ value: (any Sendable)?, forKey key: ProgressNode.UserInfoKey
+    ) -> (any Sendable)? {
+        guard let value else { return userInfo.removeValue(forKey: key) }
+        if key == .fileTotalCountKey || key == .fileCompletedCountKey { hasFileCountKeys = true }
+        return userInfo.updateValue(value, forKey: key)
+    }
+
+    /// Replaces the whole dictionary.
+    mutating func replaceUserInfo(_ values: [ProgressNode.UserInfoKey: any Sendable]) {
+        userInfo = values
+        hasFileCountKeys = values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil
+    }
+
+    /// The value of a file count key, or `nil` without a lookup when none was stored.
+    func fileCountValue(_ key: ProgressNode.UserInfoKey) -> (any Sendable)? {
+        hasFileCountKeys ? userInfo[key] : nil
     }
 
     /// Whether the node is of kind `.file`, without building a `Kind`.
@@ -73,7 +100,6 @@ struct Metadata {
     /// no file counts and has folded no files. Checked without walking anything.
     var contributesNoFiles: Bool {
         !isFile && (extras?.finishedChildren.isEmpty ?? true)
-            && (userInfo.isEmpty
-                || (userInfo[.fileTotalCountKey] == nil && userInfo[.fileCompletedCountKey] == nil))
+            && (fileCountValue(.fileTotalCountKey) == nil && fileCountValue(.fileCompletedCountKey) == nil)
     }
 }

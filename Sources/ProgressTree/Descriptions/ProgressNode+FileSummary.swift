@@ -100,16 +100,19 @@ extension ProgressNode {
         return state.withLock { state -> FileSumsStep in
             settleFreshChildren(&state)  // fresh children join the members
             let sums: FileSums
+            var starts = false  // every member is computed by a read that starts the summary
             if let existing = state.fileSums {
                 sums = existing
             } else {
+                starts = true
                 guard !state.children.isEmpty else {
                     let (summary, hasFilesBelow) = keptSummary(of: state, attached: FileSummary())
                     return .done(summary, hasFilesBelow: hasFilesBelow)
                 }
                 sums = FileSums()
                 state.fileSums = sums
-                for child in state.children.unfinishedEntries { sums.join(child.node) }
+                sums.begin(
+                    with: state.children.unfinishedEntries.lazy.map(\.node), count: Int(state.children.liveCount))
             }
             let log =
                 childSumsForRefresh.fileChanges
@@ -120,15 +123,22 @@ extension ProgressNode {
                 }()
             log.limit = sums.members.count + 1_024
             var addresses = sums.takeJoined()
-            if let logged {
+            // The joined and logged addresses may repeat (the log drops only repeats in a row) and may name
+            // children that left (or were never members): each is looked up, and a member computed once.
+            // The keys of the members are distinct members.
+            let areMembers: Bool
+            if let logged, !starts {
                 addresses.append(contentsOf: logged)
+                areMembers = false
             } else {
+                areMembers = true
                 addresses = Array(sums.members.keys)
             }
             var members: [Unmanaged<ProgressNode>] = []
+            members.reserveCapacity(addresses.count)
             var seen = Set<UInt>()
-            for address in addresses where sums.isMember(address) {
-                if addresses.count > 1 { guard seen.insert(address).inserted else { continue } }
+            for address in addresses where areMembers || sums.isMember(address) {
+                if !areMembers && addresses.count > 1 { guard seen.insert(address).inserted else { continue } }
                 // A member is alive under this lock: its own reference for the read, released after it.
                 let member = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
                 visited.append(member.takeUnretainedValue())
@@ -220,12 +230,13 @@ extension ProgressNode {
     /// loads whatever the ordering), nothing else is published through them, and the rest comes from
     /// under the node's lock or the refresh above.
     private func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
-        let userInfo = state.metadata.userInfo
+        let metadata = state.metadata  // one read of the node's extras
+        let hasCounts = metadata.hasFileCountKeys
         return FileFacts(
-            isFile: state.metadata.isFile,
-            explicitTotal: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileTotalCountKey]),
-            explicitCompleted: userInfo.isEmpty ? nil : Self.fileCount(in: userInfo[.fileCompletedCountKey]),
-            finishedChildren: state.metadata.finishedChildren,
+            isFile: metadata.isFile,
+            explicitTotal: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileTotalCountKey)) : nil,
+            explicitCompleted: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileCompletedCountKey)) : nil,
+            finishedChildren: metadata.finishedChildren,
             children: includingChildren && !state.children.isEmpty ? state.children.unfinishedEntries.map(\.node) : [],
             completed: completedStorage.load(ordering: .relaxed),
             total: totalStorage.load(ordering: .relaxed),

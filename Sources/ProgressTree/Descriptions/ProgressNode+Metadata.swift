@@ -32,10 +32,7 @@ extension ProgressNode {
     /// Complexity: O(1) amortized.
     public func setUserInfoObject(_ object: (any Sendable)?, forKey key: UserInfoKey) {
         // The old value leaves the lock before it is released: its deinit may be user code.
-        let replaced = state.withLock { state -> (any Sendable)? in
-            if let object { return state.metadata.userInfo.updateValue(object, forKey: key) }
-            return state.metadata.userInfo.removeValue(forKey: key)
-        }
+        let replaced = state.withLock { state in state.metadata.setUserInfoValue(object, forKey: key) }
         withExtendedLifetime(replaced) {}
         markChanged()
     }
