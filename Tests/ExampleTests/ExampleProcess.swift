@@ -122,14 +122,30 @@ final class ExampleProcess {
     }
 
     /// Waits for the process to end; its reason and status, or `nil` (and the process killed) after
-    /// `timeout` seconds.
+    /// `timeout` seconds. Once it returns, `outputData` holds everything the process wrote.
     func waitForExit(timeout: Double = 15) -> (reason: Process.TerminationReason, status: Int32)? {
         if wait(timeout: timeout, until: { !process.isRunning }) {
             process.waitUntilExit()
+            readToTheEnd()
             return (process.terminationReason, process.terminationStatus)
         }
         kill(process.processIdentifier, SIGKILL)
         return nil
+    }
+
+    /// Waits (at most 60 s) until the reading thread has appended all the process wrote before it ended:
+    /// the bytes are in the pipe or the terminal when it exits, but that thread may not have read them yet.
+    /// Pipes: their end of file (no one else writes to them). The pseudo-terminal, which this object keeps
+    /// open: a marker written to its device after the process ended comes after all it wrote; it is taken
+    /// out of the output again.
+    private func readToTheEnd() {
+        guard device >= 0 else {
+            _ = reading.wait(timeout: .now() + 60)
+            return
+        }
+        let marker = Data("[end of output \(UUID().uuidString)]".utf8)
+        marker.withUnsafeBytes { _ = write(device, $0.baseAddress, $0.count) }
+        _ = wait(timeout: 60) { output.remove(marker) }
     }
 
     /// Whether the process is stopped (job control), from `/proc`: Linux only.
@@ -191,4 +207,13 @@ private final class OutputBuffer: Sendable {
     private let bytes = Mutex(Data())
     func append(_ more: ArraySlice<UInt8>) { bytes.withLock { $0.append(contentsOf: more) } }
     var data: Data { bytes.withLock { $0 } }
+
+    /// Takes the first occurrence of `marker` out; whether there was one.
+    func remove(_ marker: Data) -> Bool {
+        bytes.withLock { bytes in
+            guard let range = bytes.range(of: marker) else { return false }
+            bytes.removeSubrange(range)
+            return true
+        }
+    }
 }

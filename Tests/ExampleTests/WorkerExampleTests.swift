@@ -225,12 +225,14 @@ final class WorkerExampleTests: XCTestCase {
             commandDescriptor: dup(input.fileHandleForWriting.fileDescriptor), pendingUnitCount: 1, name: "remote")
         try output.fileHandleForReading.close()
         try input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(15)
+        // The program's first lines, its root's before its children's: awaited, and said when they never came.
+        let deadline = Date().addingTimeInterval(60)
         while mount.node.children.isEmpty && Date() < deadline { usleep(5_000) }
+        XCTAssertFalse(mount.node.children.isEmpty, "no child mirrored within 60 s")
         XCTAssertEqual(mount.node.totalUnitCount, 40)
         XCTAssertEqual(mount.node.localizedDescription, "remote: Importing 40 photos")
         album.cancel()  // travels on the program's standard input
-        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(15)))
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(60)))
         XCTAssertTrue(mount.node.isCancelled)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 3, "cancelled by the parent's command, not by a signal")

@@ -193,6 +193,8 @@ final class MountTests: XCTestCase {
         ]
         write(socket, lines.joined(separator: "\n") + "\n")
         wait("the root's second line") { mount.node.completedUnitCount == 2 }
+        // A read's lines are applied before its counts reach `diagnostics`: wait for those too.
+        wait("the lines counted") { mount.diagnostics.acceptedLines >= 3 }
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
         XCTAssertEqual(mount.diagnostics.acceptedLines, 3)
         XCTAssertEqual(mount.node.descendantOutcomes.failedCount, 1)
@@ -255,6 +257,8 @@ final class MountTests: XCTestCase {
         publisher.start()
         wait("the child") { mount.node.children.count == 1 }
         let mirrored = mount.node.children[0]
+        // A read's lines are applied before its counts reach `diagnostics`: wait for those too.
+        wait("the lines counted") { mount.diagnostics.acceptedLines >= 2 }
         XCTAssertEqual(mount.diagnostics.acceptedLines, 2)
         mirrored.pause()
         wait("paused remotely") { child.isPaused }
@@ -481,6 +485,8 @@ final class MountTests: XCTestCase {
                 socket, Array((#"{"v":1,"id":1,"parent":null,"completed":2,"total":4,"state":"running"}"# + "\n").utf8))
         }
         wait("the good line after it") { mount.node.completedUnitCount == 2 }
+        // A read's lines are applied before its counts reach `diagnostics`: wait for the line dropped.
+        wait("the dropped line counted") { mount.diagnostics.oversizedLines + mount.diagnostics.malformedLines >= 1 }
         XCTAssertEqual(mount.diagnostics.oversizedLines, 1)
         XCTAssertEqual(mount.diagnostics.malformedLines, 0)
         StreamPlatform.close(socket)

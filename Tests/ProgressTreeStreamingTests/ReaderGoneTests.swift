@@ -85,13 +85,18 @@ final class ReaderGoneTests: XCTestCase {
         }
         let (mine, theirs) = try StreamPlatform.socketPair()
         defer { StreamPlatform.close(theirs) }
-        let publisher = publisher(of: root, on: mine) { $0.finishTimeout = .milliseconds(200) }
+        let finishTimeout = Duration.milliseconds(200)
+        let publisher = publisher(of: root, on: mine) { $0.finishTimeout = finishTimeout }
         let start = ContinuousClock.now
-        for step in 1...200 {  // 200 walks of 200 lines of 2 KB: far more than a socket's buffer
+        let walks = 200
+        for step in 1...walks {  // 200 walks of 200 lines of 2 KB: far more than a socket's buffer
             for child in children { child.completedUnitCount = Int64(step) }
             publisher.publishChanges()
         }
-        XCTAssertLessThan(start.duration(to: .now), .seconds(5), "no walk waited for the reader")
+        // A write that waited for this reader would never end; a walk that waited as `finish()` does, up
+        // to its timeout, would make these walks take 40 s. Their own cost (under 1 s; a few seconds under
+        // ThreadSanitizer on a loaded machine) is far below half of that.
+        XCTAssertLessThan(start.duration(to: .now), finishTimeout * walks / 2, "no walk waited for the reader")
         XCTAssertFalse(publisher.isDisconnected)
         root.completedUnitCount = 7
         // The reader catches up: what it reads ends with the state of the last walk that could write.
@@ -121,7 +126,9 @@ final class ReaderGoneTests: XCTestCase {
         for child in children { child.completedUnitCount = 1_000 }
         let finishing = ContinuousClock.now
         publisher.finish()
-        XCTAssertLessThan(finishing.duration(to: .now), .seconds(3))
+        // Its own timeout, 200 ms, bounded the wait, not the default one (10 s): with the cost of its last
+        // walk of 200 lines, it returned well before the default would have ended it.
+        XCTAssertLessThan(finishing.duration(to: .now), ProgressPublisher.Options().finishTimeout)
         XCTAssertEqual(publisher.disconnection, .stalled)
         XCTAssertTrue(root.isFinished == false && root.isCancelled == false, "finish() cancels nothing")
     }
