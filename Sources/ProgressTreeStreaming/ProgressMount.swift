@@ -185,6 +185,10 @@ public final class ProgressMount: Sendable {
     }
 
     /// What the mount did with bad input so far.
+    ///
+    /// Counted per read of the stream, once that read's lines are applied: a node may show the change of a
+    /// line a moment before the counts include that read's bad lines. Once the mount ended
+    /// (`waitUntilEnded()` returned), the counts are complete.
     public var diagnostics: Diagnostics {
         shared.withLock { $0.diagnostics }
     }
