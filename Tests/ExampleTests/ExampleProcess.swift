@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ProgressTree
 import Synchronization
 import XCTest
 
@@ -204,7 +205,7 @@ private enum PseudoTerminalCalls {
 
 /// The bytes read so far, appended by the reading thread.
 private final class OutputBuffer: Sendable {
-    private let bytes = Mutex(Data())
+    private let bytes = Lock(Data())
     func append(_ more: ArraySlice<UInt8>) { bytes.withLock { $0.append(contentsOf: more) } }
     var data: Data { bytes.withLock { $0 } }
 

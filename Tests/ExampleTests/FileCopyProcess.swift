@@ -1,4 +1,5 @@
 import Foundation
+import ProgressTree
 import Synchronization
 import XCTest
 
@@ -66,7 +67,7 @@ enum FileCopyProcess {
 
 /// Data handed from the thread that reads standard error.
 private final class DataBox: Sendable {
-    private let data = Mutex(Data())
+    private let data = Lock(Data())
     func set(_ value: Data) { data.withLock { $0 = value } }
     func get() -> Data { data.withLock { $0 } }
 }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ProgressTree
 import Synchronization
 
 /// A small HTTP/1.1 server on 127.0.0.1 for the fetch example's tests, started and stopped by the test:
@@ -26,7 +27,7 @@ final class TestHTTPServer: Sendable {
     private let chunkSize: Int
     private let pause: Duration
     private let listener: Int32
-    private let transfers = Mutex<[Transfer]>([])
+    private let transfers = Lock<[Transfer]>([])
     private let connections = DispatchGroup()
     private let isStopping = Atomic<Bool>(false)
 

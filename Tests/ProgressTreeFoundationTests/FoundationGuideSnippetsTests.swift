@@ -111,7 +111,7 @@ final class FoundationGuideSnippetsTests: XCTestCase {
 
 /// The lines a snippet printed.
 private final class SnippetLines: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Lock<[String]>([])
     func append(_ item: Any) {
         let line = "\(item)"
         storage.withLock { $0.append(line) }

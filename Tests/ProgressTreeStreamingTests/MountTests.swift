@@ -228,7 +228,7 @@ final class MountTests: XCTestCase {
     func test_cancel_round_trips_to_the_publisher_whose_handler_runs() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let remote = ProgressNode.discreteProgress(totalUnitCount: 4)
-        let handled = Mutex(0)
+        let handled = Lock(0)
         remote.cancellationHandler = { handled.withLock { $0 += 1 } }
         let (publisher, mount, socket) = try connect(remote, under: parent, pending: 1)
         publisher.start()
@@ -250,7 +250,7 @@ final class MountTests: XCTestCase {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let remote = ProgressNode.discreteProgress(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 2, parent: remote, pendingUnitCount: 1)
-        let events = Mutex<[String]>([])
+        let events = Lock<[String]>([])
         child.pausingHandler = { events.withLock { $0.append("paused") } }
         child.resumingHandler = { events.withLock { $0.append("resumed") } }
         let (publisher, mount, socket) = try connect(remote, under: parent, pending: 1)

@@ -59,10 +59,10 @@ final class TerminalWidthTests: XCTestCase {
 
 /// An output whose size changes when the test says so (a window resized), recording the raw writes.
 private final class ResizableOutput: TerminalOutput {
-    private let state: Mutex<(size: TerminalSize, writes: [String])>
+    private let state: Lock<(size: TerminalSize, writes: [String])>
 
     init(columns: Int, rows: Int) {
-        state = Mutex((TerminalSize(columns: columns, rows: rows), []))
+        state = Lock((TerminalSize(columns: columns, rows: rows), []))
     }
 
     func resize(columns: Int, rows: Int) {
