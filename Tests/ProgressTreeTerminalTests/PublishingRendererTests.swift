@@ -30,25 +30,15 @@ final class PublishingRendererTests: XCTestCase {
         renderer.drawFrame()
         // The mount reads on its own thread: each wait has a deadline of its own, long enough for a
         // sanitized run on a loaded machine, and says when it ran out.
-        XCTAssertTrue(waitUntil(seconds: 60) { mount.node.children.first?.completedUnitCount == 5 }, "the line of 5")
+        XCTAssertTrue(poll(seconds: 60) { mount.node.children.first?.completedUnitCount == 5 }, "the line of 5")
         XCTAssertEqual(mount.node.localizedDescription, "child: Sync")
         XCTAssertEqual(mount.node.children.map(\.localizedDescription), ["a.txt", "b.txt"])
         XCTAssertEqual(album.fractionCompleted, 0.25)  // 2 × (1 × 0.5) / 2 / 2
         album.cancel()  // back to the child's tree, through the renderer's publisher
-        XCTAssertTrue(waitUntil(seconds: 60) { root.isCancelled }, "the cancel command applied")
+        XCTAssertTrue(poll(seconds: 60) { root.isCancelled }, "the cancel command applied")
         renderer.stop()
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(60)))
         XCTAssertTrue(output.writes.isEmpty, "nothing drawn: \(output.writes)")
         close(child)
-    }
-
-    /// Polls `condition` every 2 ms until it holds (`true`) or `seconds` pass (`false`).
-    private func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(2_000)
-        }
-        return true
     }
 }

@@ -57,19 +57,21 @@ final class FileSums {
     /// them, or about). Not listed as joined: the read that starts keeping the summary computes every member.
     func begin(with nodes: some Sequence<ProgressNode>, count: Int) {
         members.reserveCapacity(count)
-        for node in nodes {
-            let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: Self.address(of: node))
-            assert(replaced == nil, "a node joins one table once")
-        }
+        for node in nodes { _ = insert(node) }
     }
 
     /// `node` joins (inserted into the table; not listed as finished). Its contribution is zero until a read
     /// computes it.
     func join(_ node: ProgressNode) {
+        joined.append(insert(node))
+    }
+
+    /// Adds `node` as a member of contribution zero; its address.
+    private func insert(_ node: ProgressNode) -> UInt {
         let address = Self.address(of: node)
         let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: address)
         assert(replaced == nil, "a node joins one table once")
-        joined.append(address)
+        return address
     }
 
     /// `node` leaves (its files are folded in the same critical section, or it failed); nothing when it was

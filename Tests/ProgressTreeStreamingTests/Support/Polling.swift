@@ -1,4 +1,4 @@
-import Foundation
+import TestSupport
 import XCTest
 
 extension XCTestCase {
@@ -9,13 +9,8 @@ extension XCTestCase {
         _ what: String, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line,
         _ condition: () -> Bool
     ) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline {
-                XCTFail("timed out waiting for: \(what)", file: file, line: line)
-                return
-            }
-            usleep(2_000)
+        if !poll(seconds: seconds, until: condition) {
+            XCTFail("timed out waiting for: \(what)", file: file, line: line)
         }
     }
 }
