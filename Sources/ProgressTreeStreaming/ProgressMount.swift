@@ -114,6 +114,12 @@ public final class ProgressMount: Sendable {
     public struct Options: Sendable {
         /// The most nodes mirrored at once; nodes beyond are refused (`Diagnostics.rejectedNodes`).
         public var maximumNodeCount = 100_000
+        /// Whether the mount asks its publisher to walk less often while this process's streams' thread
+        /// is busy (the `interval` command of `Docs/WireFormat.md`): `true` by default, so that a process
+        /// mounting a thousand publishers spends a bounded share of a core reading them, at the price of
+        /// their lines coming further apart (see `Docs/Mounting.md`, "Scale"). Set it to `false` to have
+        /// every line at the publisher's own interval whatever it costs.
+        public var pacesPublisher = true
         /// The default options; change its properties to customize them.
         public init() {}
     }
@@ -140,6 +146,9 @@ public final class ProgressMount: Sendable {
     /// Whether `MountShared.sentCommands` may hold a pause or resume not confirmed yet (set under the shared
     /// lock with it; the reading thread takes the lock only then).
     private let hasSentCommands = Atomic<Bool>(false)
+    /// The interval last asked of the publisher, in milliseconds (0: none); touched by the reactor's
+    /// thread only (an atomic so that the class stays `Sendable` without a lock).
+    private let sentInterval = Atomic<Int>(0)
     /// What only the reactor's thread touches: the splitters, the mirror (an uncontended lock).
     private let reading: Lock<MountReading>
     private let ended = DispatchGroup()
@@ -308,7 +317,31 @@ public final class ProgressMount: Sendable {
         applying.store(false, ordering: .relaxed)
         mergeDiagnostics()
         sendEarlyCommands()
+        if next == .keepWatching { askForInterval() }
         return next
+    }
+
+    /// Asks the publisher for the interval the process wants now (`ReadPacing`), when it differs from the
+    /// one last asked for: one short line at each change of the process's load, none while it holds.
+    private func askForInterval() {
+        guard options.pacesPublisher, let commands else { return }
+        let wanted = StreamReactor.shared.requestedIntervalMilliseconds
+        guard wanted != sentInterval.load(ordering: .relaxed) else { return }
+        let bytes = Array((WireIntervalRequest(milliseconds: wanted).line + "\n").utf8)
+        // Never waits on this thread, which reads every stream: a publisher that reads no commands and
+        // let them fill its channel is asked again at a later read.
+        let sent = writeLock.withLock { closed -> Bool in
+            guard !closed else { return true }
+            switch StreamPlatform.write(commands, bytes, from: 0, blocking: false) {
+            case .wrote(let count):
+                // A line is written whole: the rest of a short write (a few bytes at most) follows at once.
+                if count < bytes.count { _ = StreamPlatform.writeAll(commands, Array(bytes[count...])) }
+                return true
+            case .full: return false
+            case .failed: return true  // the publisher went away: the end of the stream says so
+            }
+        }
+        if sent { sentInterval.store(wanted, ordering: .relaxed) }
     }
 
     /// A mount of no descriptor, whose reads are handed in by `applyMeasuredRead(_:)`: the reading path

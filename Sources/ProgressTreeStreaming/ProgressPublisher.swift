@@ -23,7 +23,8 @@ import ProgressTree
 ///
 /// Commands (`{"v":1,"command":"pause","id":3}`) read from the command descriptor are applied to the
 /// node they name, in this process, on the publisher's queue, in the order they came: its handlers run
-/// there.
+/// there. A reader's `interval` request (`{"v":1,"command":"interval","seconds":0.16}`) sets the time
+/// between walks to the longer of it and `Options.interval`, from the next walk on.
 ///
 /// **The reader going away.** When the reader goes away — a write fails (a closed pipe or connection),
 /// the command channel ends (end of file), or it sends a command line over 4 KiB — publishing stops
@@ -41,7 +42,9 @@ public final class ProgressPublisher: Sendable {
     /// How the publisher behaves.
     public struct Options: Sendable {
         /// The time between two walks of the tree: the most often a node's line is written. The default,
-        /// 50 ms, keeps a change within 100 ms of reaching a mounting process.
+        /// 50 ms, keeps a change within 100 ms of reaching a mounting process. A reader may ask for a longer
+        /// one (the `interval` command of `Docs/WireFormat.md`, which a busy mounting process sends), never
+        /// a shorter one.
         public var interval: Duration = .milliseconds(50)
         /// The deepest level published (0 = the root only); the nodes below it are only counted, in their
         /// ancestors' lines.
@@ -193,16 +196,41 @@ public final class ProgressPublisher: Sendable {
         if let commandDescriptor { startReadingCommands(from: commandDescriptor) }
         publishChanges()
         guard options.publishesOnTimer else { return }
-        let interval =
-            Double(options.interval.components.seconds) + Double(options.interval.components.attoseconds) * 1e-18
         state.withLock { state in
             guard !state.isFinished, state.disconnection == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
-            let seconds = max(interval, 0.001)
-            timer.schedule(deadline: .now() + seconds, repeating: seconds, leeway: .milliseconds(2))
+            state.timer = timer
+            scheduleTimer(&state)
             timer.setEventHandler { [weak self] in self?.publishChanges() }
             timer.resume()
-            state.timer = timer
+        }
+    }
+
+    /// The time between two walks now: `Options.interval`, or longer while the reader asks for longer
+    /// (the `interval` command of `Docs/WireFormat.md`).
+    package var walkInterval: Duration {
+        state.withLock { walkInterval(of: $0) }
+    }
+
+    private func walkInterval(of state: borrowing PublisherState) -> Duration {
+        max(options.interval, .milliseconds(state.requestedIntervalMilliseconds))
+    }
+
+    /// (Re)schedules the timer, if any, at the current interval: the next walk one interval from now.
+    private func scheduleTimer(_ state: inout PublisherState) {
+        guard let timer = state.timer else { return }
+        let interval = walkInterval(of: state)
+        let seconds = max(Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18, 0.001)
+        timer.schedule(deadline: .now() + seconds, repeating: seconds, leeway: .milliseconds(2))
+    }
+
+    /// Takes a reader's `interval` request (on the reactor's thread).
+    private func takeIntervalRequest(_ request: WireIntervalRequest) {
+        state.withLock { state in
+            guard state.requestedIntervalMilliseconds != request.milliseconds else { return }
+            let before = walkInterval(of: state)
+            state.requestedIntervalMilliseconds = request.milliseconds
+            if walkInterval(of: state) != before { scheduleTimer(&state) }
         }
     }
 
@@ -359,7 +387,11 @@ public final class ProgressPublisher: Sendable {
         }
         var commands: [(ProgressWireCommand, Int)] = []
         for case .line(let line) in pieces {
-            if let command = ProgressWireCommand.parse(line) { commands.append(command) }
+            if let command = ProgressWireCommand.parse(line) {
+                commands.append(command)
+            } else if let request = WireIntervalRequest.parse(line) {
+                takeIntervalRequest(request)
+            }
         }
         if !commands.isEmpty {
             // On the publisher's queue, in order: the handlers they run never hold up the reactor.
@@ -432,6 +464,8 @@ struct PublisherState: ~Copyable {
     var output = PendingOutput()
     var timer: (any DispatchSourceTimer)?
     var commandWatch: StreamReactor.Watch?
+    /// The interval the reader asked for, in milliseconds (0: none); walks are at least this far apart.
+    var requestedIntervalMilliseconds = 0
 
     init(root: ProgressNode, maximumDepth: Int) {
         walker = WireTreeWalker(root: root, maximumDepth: maximumDepth)

@@ -148,6 +148,48 @@ public enum ProgressWireCommand: String, Sendable, CaseIterable {
     }
 }
 
+/// A reader's request that its publisher walk at most once every so often: the `interval` command
+/// (`Docs/WireFormat.md`, "Commands"), `{"v":1,"command":"interval","seconds":0.2}`. `0` withdraws the
+/// request (the publisher's own interval again). A writer that does not know the command ignores it, as it
+/// ignores every unknown command.
+struct WireIntervalRequest: Equatable {
+    /// The longest interval a publisher takes from a request: a reader cannot stop its walks.
+    static let maximumMilliseconds = 10_000
+
+    /// The interval asked for, in milliseconds (0: none), within 0…`maximumMilliseconds`.
+    let milliseconds: Int
+
+    init(milliseconds: Int) {
+        self.milliseconds = min(max(milliseconds, 0), Self.maximumMilliseconds)
+    }
+
+    /// The command's line, without the newline: the seconds with up to three decimals.
+    var line: String {
+        let whole = milliseconds / 1000
+        let thousandths = milliseconds % 1000
+        var seconds = "\(whole)"
+        if thousandths != 0 {
+            var decimals = String(thousandths)
+            decimals = String(repeating: "0", count: 3 - decimals.count) + decimals
+            while decimals.hasSuffix("0") { decimals.removeLast() }
+            seconds += "." + decimals
+        }
+        return "{\"v\":\(ProgressWireRecord.version),\"command\":\"interval\",\"seconds\":\(seconds)}"
+    }
+
+    /// Reads an `interval` command line; `nil` when it is not one. Seconds beyond the maximum are taken as
+    /// the maximum; a negative, missing or non-numeric `seconds` makes the line no command.
+    static func parse(_ line: some Collection<UInt8>) -> WireIntervalRequest? {
+        guard let members = try? WireJSON.object(Array(line)),
+            case .number(_, let version?)? = members["v"], version == Int64(ProgressWireRecord.version),
+            case .string("interval")? = members["command"],
+            case .number(let seconds, _)? = members["seconds"], seconds.isFinite, seconds >= 0
+        else { return nil }
+        let milliseconds = min(seconds, Double(maximumMilliseconds) / 1000) * 1000
+        return WireIntervalRequest(milliseconds: Int(milliseconds.rounded()))
+    }
+}
+
 /// The last value of each member of a line that this version of the format defines, held inline (no
 /// allocation).
 struct WireMembers {

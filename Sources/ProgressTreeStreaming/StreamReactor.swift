@@ -52,6 +52,11 @@ final class StreamReactor: Sendable {
     }
 
     private let pending = Lock(Pending())
+    /// The interval the process asks the publishers it mounts for, in milliseconds (0: none), as
+    /// `ReadPacing` decided from this thread's load; read by every mount at each read.
+    private let pacing = Atomic<Int>(0)
+    /// A value tests put in place of `pacing`'s (-1: none).
+    private let pacingOverride = Atomic<Int>(-1)
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let thread = Atomic<UInt>(0)
@@ -92,6 +97,18 @@ final class StreamReactor: Sendable {
     /// had stopped already.
     func stop(_ watch: Watch) {
         enqueue(.remove(watch))
+    }
+
+    /// The interval a mount asks its publisher for, in milliseconds (0: none; see `ReadPacing`).
+    var requestedIntervalMilliseconds: Int {
+        let forced = pacingOverride.load(ordering: .relaxed)
+        return forced >= 0 ? forced : pacing.load(ordering: .relaxed)
+    }
+
+    /// Makes `requestedIntervalMilliseconds` answer `milliseconds` whatever the load (`nil`: the load
+    /// decides again). For tests.
+    package func overrideRequestedInterval(milliseconds: Int?) {
+        pacingOverride.store(milliseconds ?? -1, ordering: .relaxed)
     }
 
     /// Runs `body` on the reactor's thread, soon.
@@ -159,6 +176,13 @@ final class StreamReactor: Sendable {
         var windowStart = ContinuousClock.now
         var events = 0
         var isBusy = false
+        // The share of a core this thread used, measured over `pacingWindow`, sets the interval the
+        // process's mounts ask their publishers for (`ReadPacing`).
+        let pacingWindow = Duration.seconds(2)
+        var pacer = ReadPacing()
+        var pacingStart = windowStart
+        var pacingCPUStart = StreamPlatform.threadCPUSeconds()
+        var addedDuringWindow = false
         while true {
             let timeout: Int32 = alwaysReady.isEmpty ? -1 : 0
             var ready: ArraySlice<Int32>
@@ -192,6 +216,17 @@ final class StreamReactor: Sendable {
                 windowStart = now
                 events = 0
             }
+            if now - pacingStart >= pacingWindow {
+                let cpu = StreamPlatform.threadCPUSeconds()
+                let wall = now - pacingStart
+                let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) * 1e-18
+                if !addedDuringWindow, pacer.update(busyShare: (cpu - pacingCPUStart) / seconds) {
+                    pacing.store(pacer.milliseconds, ordering: .relaxed)
+                }
+                pacingStart = now
+                pacingCPUStart = cpu
+                addedDuringWindow = false
+            }
             if isBusy && !woken { StreamPlatform.sleep(milliseconds: pause) }
             guard woken else { continue }
             var drain = [UInt8](repeating: 0, count: 64)
@@ -204,6 +239,7 @@ final class StreamReactor: Sendable {
             for operation in operations {
                 switch operation {
                 case .add(let entry):
+                    addedDuringWindow = true
                     let descriptor = entry.watch.descriptor
                     entries[descriptor] = entry
                     if let poller {
