@@ -365,6 +365,9 @@ public final class ProgressMount: Sendable {
         var records: [ProgressWireRecord] = []
         var stops = false
         var found = Diagnostics()
+        var memo = reading.memo
+        reading.memo = WireLineMemo()
+        defer { reading.memo = memo }
         reading.splitter.forEachPiece(in: bytes) { piece in
             guard !stops else { return }
             switch piece {
@@ -373,7 +376,7 @@ public final class ProgressMount: Sendable {
             case .line(let line):
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
                 do throws(ProgressWireError) {
-                    records.append(try ProgressWireRecord(bytes: line))
+                    records.append(try memo.record(line))
                 } catch .unsupportedVersion(let version) {
                     found.unsupportedVersion = version
                     stops = true
@@ -755,6 +758,8 @@ struct MountShared: ~Copyable {
 /// What only the reactor's thread touches, under the mount's uncontended reading lock.
 struct MountReading {
     var splitter = LineSplitter(maximumLineLength: ProgressMount.maximumLineLength)
+    /// The last line read, so that the next is read only where it differs.
+    var memo = WireLineMemo()
     var mirror: MirrorTree
     var outputSplitters: [LineSplitter]
     /// Counted since `diagnostics` last took them.

@@ -27,6 +27,11 @@ extension ProgressWireRecord {
         } catch {
             throw .malformed(error.message)
         }
+        try self.init(members: members)
+    }
+
+    /// The record a line with these members stands for (what `init(bytes:)` does once it has read them).
+    init(members: borrowing WireMembers) throws(ProgressWireError) {
         func value(_ key: WireField) -> WireValue? { members[key] }
         func integer(_ key: WireField) throws(ProgressWireError) -> Int64? {
             switch value(key) {

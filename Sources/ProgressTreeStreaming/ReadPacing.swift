@@ -1,33 +1,33 @@
-/// How long the publishers a process mounts are asked to wait between two walks, decided from the share
-/// of one core that the process's streams' thread (`StreamReactor`) used: the reader's side of the
-/// wire format's `interval` command (`Docs/WireFormat.md`, "Commands").
+/// How long the publishers a process mounts are asked to wait between two walks, decided from how many
+/// reads the process's streams' thread (`StreamReactor`) makes a second: the reader's side of the wire
+/// format's `interval` command (`Docs/WireFormat.md`, "Commands").
 ///
-/// Every publisher writes one line a walk for each node that changed, so a process that mounts many of
-/// them reads lines in proportion to their number: a thousand publishers at the default 50 ms send 20,000
-/// lines a second. When the thread that reads them spends more than `raiseAbove` of a core over a
-/// measuring window, the process asks for walks far enough apart to bring it back to `target` (the time
-/// spent is in proportion to the lines, so to the inverse of the interval); when it spends less than
-/// `lowerBelow`, it asks for them closer again (at most twice as close a step), down to no request at
-/// all. Between the two bounds nothing changes: a steady load gets a steady interval and no commands.
-/// The window after a change is not used, as the publishers take the request during it; nor is a window
-/// in which streams were added (connecting costs more than reading).
+/// Every publisher writes one line a walk for each node that changed, and each of those comes in a read of
+/// its own once many publishers share the thread (each stream has one line waiting when its turn comes):
+/// a thousand publishers at the default 50 ms cost 20,000 reads a second, 17–23% of a core here, mostly
+/// the kernel's work for each read and the parsing, for lines no display shows apart. The process keeps
+/// its reads near `budget` a second: above `raiseAbove`, it asks for walks far enough apart to come back
+/// to the budget (the reads are in inverse proportion to the interval); below `lowerBelow`, it asks for
+/// them closer again (at most twice as close a step), down to no request at all. Between the two bounds
+/// nothing changes: a steady load gets a steady interval and no stream of commands. The window after a
+/// change is not used, as the publishers take the request during it; and a window in which streams were
+/// added raises nothing (connecting comes in bursts), though it may lower.
 ///
-/// The bounds are wide because the time a line costs is not quite in proportion: it grows as lines come
-/// further apart (each mount's state is colder in the CPU's caches when its next line comes; a thousand
-/// publishers asked for 160 ms cost about 8.5% of a core here, not the 7% the proportion predicts), and
-/// observers of the mirrored nodes add their signals to the thread's work (about half as much again when
-/// each of those thousand nodes is observed). Within the bounds, the interval stays where it is, so that a
-/// change still reaches an observer within about 200 ms.
+/// Reads, not CPU time, are what it counts: they follow the publishers alone, so that the interval (and
+/// with it the time a change takes to reach an observer) does not move with the machine's load or with
+/// what else the thread does (observers of the mirrored nodes add their signals to it). At the budget, a
+/// read costs 9–15 µs here, so the thread spends 6–10% of a core; a thousand publishers are asked for
+/// 160 ms, and a change reaches an observer of the parent within 175 ms at the 99th percentile.
 ///
-/// A pure state machine: it is handed what the thread measured and says what to ask for. It runs on the
+/// A pure state machine: it is handed what the thread counted and says what to ask for. It runs on the
 /// reactor's thread only.
 struct ReadPacing {
-    /// The share of one core the streams' thread aims at once it paces.
-    static let target = 0.07
-    /// Above this share, the interval asked for grows.
-    static let raiseAbove = 0.13
-    /// Below this share, the interval asked for shrinks.
-    static let lowerBelow = 0.05
+    /// The reads a second the streams' thread aims at once it paces.
+    static let budget = 6_400.0
+    /// Above this many reads a second, the interval asked for grows.
+    static let raiseAbove = 8_000.0
+    /// Below this many reads a second, the interval asked for shrinks.
+    static let lowerBelow = 3_200.0
     /// Publishers' own default interval: asking for this or less asks for nothing.
     static let floorMilliseconds = 50
     /// The longest interval ever asked for: a change still reaches the reader within a second or so.
@@ -38,21 +38,20 @@ struct ReadPacing {
     /// Whether the last window changed the interval (the next one is not used).
     private var isSettling = false
 
-    /// Takes the share of one core used over the last measuring window (0…1); whether `milliseconds`
-    /// changed.
-    mutating func update(busyShare: Double) -> Bool {
-        guard busyShare.isFinite, busyShare >= 0 else { return false }
+    /// Takes the reads a second over the last measuring window, and whether streams were added during it;
+    /// whether `milliseconds` changed.
+    mutating func update(readsPerSecond: Double, streamsAdded: Bool = false) -> Bool {
+        guard readsPerSecond.isFinite, readsPerSecond >= 0 else { return false }
         guard !isSettling else {
             isSettling = false
             return false
         }
         let current = milliseconds
-        if busyShare > Self.raiseAbove {
-            // The lines read are in inverse proportion to the interval, and so is the time spent on them.
+        if readsPerSecond > Self.raiseAbove, !streamsAdded {
             let base = Double(max(current, Self.floorMilliseconds))
-            milliseconds = Self.rounded(base * busyShare / Self.target)
-        } else if busyShare < Self.lowerBelow, current > 0 {
-            let scaled = Double(current) * busyShare / Self.target
+            milliseconds = Self.rounded(base * readsPerSecond / Self.budget)
+        } else if readsPerSecond < Self.lowerBelow, current > 0 {
+            let scaled = Double(current) * readsPerSecond / Self.budget
             milliseconds = Self.rounded(max(scaled, Double(current) / 2))
         }
         isSettling = milliseconds != current

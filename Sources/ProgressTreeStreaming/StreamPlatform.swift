@@ -131,13 +131,6 @@ enum StreamPlatform {
         return UnsafeRawPointer(found) - base
     }
 
-    /// The CPU time the calling thread used so far, in seconds.
-    static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
-        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
-    }
-
     /// Waits `milliseconds` (no descriptor).
     static func sleep(milliseconds: Int32) {
         var none = pollfd(fd: -1, events: 0, revents: 0)

@@ -53,7 +53,7 @@ final class StreamReactor: Sendable {
 
     private let pending = Lock(Pending())
     /// The interval the process asks the publishers it mounts for, in milliseconds (0: none), as
-    /// `ReadPacing` decided from this thread's load; read by every mount at each read.
+    /// `ReadPacing` decided from this thread's reads a second; read by every mount at each read.
     private let pacing = Atomic<Int>(0)
     /// A value tests put in place of `pacing`'s (-1: none).
     private let pacingOverride = Atomic<Int>(-1)
@@ -176,12 +176,12 @@ final class StreamReactor: Sendable {
         var windowStart = ContinuousClock.now
         var events = 0
         var isBusy = false
-        // The share of a core this thread used, measured over `pacingWindow`, sets the interval the
-        // process's mounts ask their publishers for (`ReadPacing`).
+        // The reads a second, counted over `pacingWindow`, set the interval the process's mounts ask their
+        // publishers for (`ReadPacing`).
         let pacingWindow = Duration.seconds(2)
         var pacer = ReadPacing()
         var pacingStart = windowStart
-        var pacingCPUStart = StreamPlatform.threadCPUSeconds()
+        var pacingReads = 0
         var addedDuringWindow = false
         while true {
             let timeout: Int32 = alwaysReady.isEmpty ? -1 : 0
@@ -193,6 +193,8 @@ final class StreamReactor: Sendable {
                 let watched = entries.keys.filter { !alwaysReady.contains($0) }
                 ready = ArraySlice(StreamPlatform.pollReadable([wakeRead] + watched, milliseconds: timeout))
             }
+            // Descriptors the poller said were ready (files, read at every turn, are not counted).
+            pacingReads += ready.count
             if !alwaysReady.isEmpty { ready += alwaysReady }
             // Descriptors that stopped during this batch: a later event of theirs in it is stale.
             var stoppedNow: Set<Int32> = []
@@ -217,14 +219,13 @@ final class StreamReactor: Sendable {
                 events = 0
             }
             if now - pacingStart >= pacingWindow {
-                let cpu = StreamPlatform.threadCPUSeconds()
                 let wall = now - pacingStart
                 let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) * 1e-18
-                if !addedDuringWindow, pacer.update(busyShare: (cpu - pacingCPUStart) / seconds) {
+                if pacer.update(readsPerSecond: Double(pacingReads) / seconds, streamsAdded: addedDuringWindow) {
                     pacing.store(pacer.milliseconds, ordering: .relaxed)
                 }
                 pacingStart = now
-                pacingCPUStart = cpu
+                pacingReads = 0
                 addedDuringWindow = false
             }
             if isBusy && !woken { StreamPlatform.sleep(milliseconds: pause) }

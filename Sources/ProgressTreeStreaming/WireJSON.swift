@@ -39,12 +39,47 @@ enum WireJSON {
     static func forEachMember(
         of bytes: UnsafeRawBufferPointer, _ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void
     ) throws(Failure) {
+        try forEachMemberWithSpan(of: bytes) { (name, value, _) throws(Failure) in try visit(name, value) }
+    }
+
+    /// `forEachMember`, also giving each member's span in `bytes`: from its name's opening quote to the
+    /// end of its value. A name without escapes is handed where it lies in `bytes` (at the span's start
+    /// plus one); an escaped one, unescaped elsewhere.
+    static func forEachMemberWithSpan(
+        of bytes: UnsafeRawBufferPointer,
+        _ visit: (UnsafeRawBufferPointer, WireValue, Range<Int>) throws(Failure) -> Void
+    ) throws(Failure) {
         var parser = Parser(bytes: bytes)
         parser.skipSpace()
         guard parser.peek == UInt8(ascii: "{") else { throw Failure(message: "not a JSON object") }
         try parser.objectMembers(depth: 0, visit)
         parser.skipSpace()
         guard parser.index == bytes.count else { throw Failure(message: "text after the object") }
+    }
+
+    /// Reads the members that fill exactly `span` of `bytes` (`"a":1,"b":2`, no braces), each name without
+    /// escapes, visiting each with its name (where it lies), value and span; throws unless they end
+    /// exactly at the end of `span`. For re-reading the part of a line that changed (`WireLineMemo`).
+    static func forEachMember(
+        of bytes: UnsafeRawBufferPointer, in span: Range<Int>,
+        _ visit: (UnsafeRawBufferPointer, WireValue, Range<Int>) throws(Failure) -> Void
+    ) throws(Failure) {
+        guard span.lowerBound >= 0, span.upperBound <= bytes.count else { throw Failure(message: "out of bounds") }
+        var parser = Parser(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<span.upperBound]))
+        parser.index = span.lowerBound
+        while true {
+            let start = parser.index
+            guard let nameEnd = parser.plainStringEnd(from: start + 1) else { throw Failure(message: "escaped name") }
+            parser.index = nameEnd + 1
+            parser.skipSpace()
+            try parser.expect(UInt8(ascii: ":"))
+            let value = try parser.value(depth: 1)
+            try visit(UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<nameEnd]), value, start..<parser.index)
+            if parser.index == span.upperBound { return }
+            parser.skipSpace()
+            try parser.expect(UInt8(ascii: ","))
+            parser.skipSpace()
+        }
     }
 
     private struct Parser {
@@ -65,7 +100,7 @@ enum WireJSON {
         /// Parses an object, visiting each member as it is read (nested objects are parsed with a visit
         /// that keeps nothing).
         mutating func objectMembers(
-            depth: Int, _ visit: (UnsafeRawBufferPointer, WireValue) throws(Failure) -> Void
+            depth: Int, _ visit: (UnsafeRawBufferPointer, WireValue, Range<Int>) throws(Failure) -> Void
         ) throws(Failure) {
             guard depth < WireJSON.maximumDepth else { throw Failure(message: "nested too deeply") }
             try expect(UInt8(ascii: "{"))
@@ -76,6 +111,7 @@ enum WireJSON {
             }
             while true {
                 skipSpace()
+                let memberStart = index
                 // A name without escapes (the usual case) is visited where it is, with no copy.
                 let plainEnd = plainStringEnd(from: index + 1)
                 let nameStart = index + 1
@@ -90,12 +126,13 @@ enum WireJSON {
                 try expect(UInt8(ascii: ":"))
                 let value = try self.value(depth: depth + 1)
                 if let spelled {
+                    let span = memberStart..<index
                     let result = spelled.withUnsafeBytes { name in
-                        Result { () throws(Failure) in try visit(name, value) }
+                        Result { () throws(Failure) in try visit(name, value, span) }
                     }
                     try result.get()
                 } else if let plainEnd {
-                    try visit(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<plainEnd]), value)
+                    try visit(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<plainEnd]), value, memberStart..<index)
                 }
                 skipSpace()
                 if peek == UInt8(ascii: ",") {
@@ -144,7 +181,7 @@ enum WireJSON {
             guard let byte = peek else { throw Failure(message: "truncated") }
             switch byte {
             case UInt8(ascii: "{"):
-                try objectMembers(depth: depth) { (_, _) throws(Failure) in }
+                try objectMembers(depth: depth) { (_, _, _) throws(Failure) in }
                 return .nested
             case UInt8(ascii: "["):
                 try array(depth: depth)

@@ -16,63 +16,73 @@ final class PacingTests: XCTestCase {
 
     // MARK: The decision
 
-    func test_pacing_asks_for_the_interval_that_brings_the_load_back_to_its_target() {
+    func test_pacing_asks_for_the_interval_that_brings_the_reads_back_to_the_budget() {
         var pacing = ReadPacing()
         XCTAssertEqual(pacing.milliseconds, 0)
-        // 22% of a core at publishers' own 50 ms: 50 × 0.22 / 0.07 = 157.1, rounded up to 160.
-        XCTAssertTrue(pacing.update(busyShare: 0.22))
+        // A thousand publishers at their own 50 ms: 20,000 reads a second; 50 × 20,000 / 6,400 = 156.25,
+        // rounded up to 160.
+        XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertEqual(pacing.milliseconds, 160)
     }
 
     func test_the_window_after_a_change_is_not_used() {
         var pacing = ReadPacing()
-        XCTAssertTrue(pacing.update(busyShare: 0.22))
-        XCTAssertFalse(pacing.update(busyShare: 0.5))
+        XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
+        XCTAssertFalse(pacing.update(readsPerSecond: 50_000))
         XCTAssertEqual(pacing.milliseconds, 160)
-        XCTAssertTrue(pacing.update(busyShare: 0.14))
-        XCTAssertEqual(pacing.milliseconds, 320)  // 160 × 0.14 / 0.07
+        XCTAssertTrue(pacing.update(readsPerSecond: 12_800))
+        XCTAssertEqual(pacing.milliseconds, 320)  // 160 × 12,800 / 6,400
     }
 
-    func test_a_load_between_the_bounds_keeps_the_interval() {
+    func test_reads_between_the_bounds_keep_the_interval() {
         var pacing = ReadPacing()
-        XCTAssertTrue(pacing.update(busyShare: 0.22))
-        XCTAssertFalse(pacing.update(busyShare: 0.22))  // settling
-        for share in [0.05, 0.07, 0.085, 0.12, 0.13] {
-            XCTAssertFalse(pacing.update(busyShare: share), "\(share)")
-            XCTAssertEqual(pacing.milliseconds, 160, "\(share)")
+        XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
+        XCTAssertFalse(pacing.update(readsPerSecond: 20_000))  // settling
+        for reads in [3_200.0, 5_000, 6_250, 7_000, 8_000] {
+            XCTAssertFalse(pacing.update(readsPerSecond: reads), "\(reads)")
+            XCTAssertEqual(pacing.milliseconds, 160, "\(reads)")
         }
         var idle = ReadPacing()
-        XCTAssertFalse(idle.update(busyShare: 0.04))  // light load, no request: nothing to lower
-        XCTAssertFalse(idle.update(busyShare: 0.13))  // not above the upper bound: nothing asked
+        XCTAssertFalse(idle.update(readsPerSecond: 100))  // few reads, no request: nothing to lower
+        XCTAssertFalse(idle.update(readsPerSecond: 8_000))  // not above the upper bound: nothing asked
         XCTAssertEqual(idle.milliseconds, 0)
     }
 
-    func test_a_lighter_load_halves_the_interval_at_most_each_step_down_to_no_request() {
+    func test_fewer_reads_halve_the_interval_at_most_each_step_down_to_no_request() {
         var pacing = ReadPacing()
-        XCTAssertTrue(pacing.update(busyShare: 0.14 * 4))  // 50 × 8 = 400
+        XCTAssertTrue(pacing.update(readsPerSecond: 51_200))  // 50 × 8 = 400
         XCTAssertEqual(pacing.milliseconds, 400)
-        XCTAssertFalse(pacing.update(busyShare: 0))  // settling
-        XCTAssertTrue(pacing.update(busyShare: 0.042))  // 400 × 0.6 = 240 (above half)
-        XCTAssertEqual(pacing.milliseconds, 240)
-        XCTAssertFalse(pacing.update(busyShare: 0))
-        XCTAssertTrue(pacing.update(busyShare: 0))
-        XCTAssertEqual(pacing.milliseconds, 120)
-        XCTAssertFalse(pacing.update(busyShare: 0))
-        XCTAssertTrue(pacing.update(busyShare: 0))
-        XCTAssertEqual(pacing.milliseconds, 60)
-        XCTAssertFalse(pacing.update(busyShare: 0))
-        XCTAssertTrue(pacing.update(busyShare: 0))  // 30 is the publishers' own interval or less: none
+        XCTAssertFalse(pacing.update(readsPerSecond: 0))  // settling
+        XCTAssertTrue(pacing.update(readsPerSecond: 3_000))  // 400 × 3,000 / 6,400 = 187.5 < 200: halved
+        XCTAssertEqual(pacing.milliseconds, 200)
+        XCTAssertFalse(pacing.update(readsPerSecond: 0))
+        XCTAssertTrue(pacing.update(readsPerSecond: 2_400))  // 200 × 0.375 = 75 < 100: halved
+        XCTAssertEqual(pacing.milliseconds, 100)
+        XCTAssertFalse(pacing.update(readsPerSecond: 0))
+        XCTAssertTrue(pacing.update(readsPerSecond: 0))  // 50 is the publishers' own interval: none
         XCTAssertEqual(pacing.milliseconds, 0)
     }
 
-    func test_pacing_never_asks_for_more_than_a_second_and_ignores_what_is_not_a_share() {
+    func test_a_window_in_which_streams_were_added_raises_nothing_but_may_lower() {
         var pacing = ReadPacing()
-        XCTAssertTrue(pacing.update(busyShare: 5))
+        XCTAssertFalse(pacing.update(readsPerSecond: 50_000, streamsAdded: true))
+        XCTAssertEqual(pacing.milliseconds, 0)
+        XCTAssertTrue(pacing.update(readsPerSecond: 25_600))  // 50 × 4 = 200
+        XCTAssertFalse(pacing.update(readsPerSecond: 0))  // settling
+        XCTAssertFalse(pacing.update(readsPerSecond: 50_000, streamsAdded: true))
+        XCTAssertEqual(pacing.milliseconds, 200)
+        XCTAssertTrue(pacing.update(readsPerSecond: 0, streamsAdded: true))
+        XCTAssertEqual(pacing.milliseconds, 100)
+    }
+
+    func test_pacing_never_asks_for_more_than_a_second_and_ignores_what_is_not_a_rate() {
+        var pacing = ReadPacing()
+        XCTAssertTrue(pacing.update(readsPerSecond: 1_000_000))
         XCTAssertEqual(pacing.milliseconds, 1000)
         var other = ReadPacing()
-        XCTAssertFalse(other.update(busyShare: .nan))
-        XCTAssertFalse(other.update(busyShare: -1))
-        XCTAssertFalse(other.update(busyShare: .infinity))
+        XCTAssertFalse(other.update(readsPerSecond: .nan))
+        XCTAssertFalse(other.update(readsPerSecond: -1))
+        XCTAssertFalse(other.update(readsPerSecond: .infinity))
         XCTAssertEqual(other.milliseconds, 0)
     }
 

@@ -235,6 +235,8 @@ private struct Measurement {
     var latency: LatencyLog
     /// The lines the mounts applied a second, and the parent's CPU time per line (first window).
     var linesPerSecond: Double
+    /// The lines a second in the second window (with the observers; pacing may have moved).
+    var observedLinesPerSecond: Double
     var cpuPerLine: Double
     /// The part of that CPU time spent in the kernel (reads, waits), and by the thread that reads the streams.
     var systemShare: Double
@@ -300,7 +302,8 @@ private func measure(
     for observation in observations { observation.invalidate() }
     return Measurement(
         cpu: cpu, cpuObserved: cpuObserved, perMount: Double(resident - baseline) / Double(expected), latency: log,
-        linesPerSecond: rate, cpuPerLine: perLine, systemShare: system, reactorShare: reactor)
+        linesPerSecond: rate, observedLinesPerSecond: linesPerSecond, cpuPerLine: perLine, systemShare: system,
+        reactorShare: reactor)
 }
 
 /// Prints a part's measurement; whether it met the goals.
@@ -318,7 +321,10 @@ private func report(_ measurement: Measurement) -> Bool {
             measurement.reactorShare * 100,
             measurement.perMount / 1024))
     let wait = measurement.latency.waitSummary()
-    print("       change → parent's observer, the wait of each change: \(wait.text) (goal p99 ≤ 200 ms)")
+    print(
+        String(
+            format: "       change → parent's observer (%.0f lines a second), the wait of each change: %@ (goal p99 ≤ 200 ms)",
+            measurement.observedLinesPerSecond, wait.text))
     print("       the age of each value the observer received: \(latency.text)")
     return measurement.cpu <= 10 && measurement.perMount <= 64 * 1024 && wait.p99 <= 200
 }
