@@ -114,11 +114,12 @@ public final class ProgressMount: Sendable {
     public struct Options: Sendable {
         /// The most nodes mirrored at once; nodes beyond are refused (`Diagnostics.rejectedNodes`).
         public var maximumNodeCount = 100_000
-        /// Whether the mount asks its publisher to walk less often while this process's streams' thread
-        /// is busy (the `interval` command of `Docs/WireFormat.md`): `true` by default, so that a process
-        /// mounting a thousand publishers spends a bounded share of a core reading them, at the price of
-        /// their lines coming further apart (see `Docs/Mounting.md`, "Scale"). Set it to `false` to have
-        /// every line at the publisher's own interval whatever it costs.
+        /// Whether the mount asks its publisher to walk less often while the process's streams bring more
+        /// than about 8,000 reads a second (the `interval` command of `Docs/WireFormat.md`): `true` by
+        /// default, so that a process mounting a thousand publishers spends a bounded share of a core
+        /// reading them, at the price of their lines coming further apart (160 ms for a thousand; see
+        /// `Docs/Mounting.md`, "Scale"). Set it to `false` to have every line at the publisher's own
+        /// interval whatever it costs.
         public var pacesPublisher = true
         /// The default options; change its properties to customize them.
         public init() {}
@@ -365,9 +366,10 @@ public final class ProgressMount: Sendable {
         var records: [ProgressWireRecord] = []
         var stops = false
         var found = Diagnostics()
-        var memo = reading.memo
-        reading.memo = WireLineMemo()
-        defer { reading.memo = memo }
+        // Out of `reading` while its splitter runs (moved, not copied), back once the lines are read.
+        var memo = WireLineMemo()
+        swap(&memo, &reading.memo)
+        defer { swap(&memo, &reading.memo) }
         reading.splitter.forEachPiece(in: bytes) { piece in
             guard !stops else { return }
             switch piece {

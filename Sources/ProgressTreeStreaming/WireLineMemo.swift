@@ -17,7 +17,7 @@ import ProgressTree
 /// the new line has the same members, each named once, and the values of the re-read ones are their own.
 /// Whatever does not fit (another shape, escapes, whitespace moved) is read in full.
 ///
-/// Touched by the reactor's thread only (it lives in the mount's reading state).
+/// Touched by the reactor's thread only (it lives in the mount's reading state, under its lock).
 struct WireLineMemo {
     /// The most members a remembered line may have (a line of the format has 25).
     static let maximumMembers = 64
@@ -28,6 +28,10 @@ struct WireLineMemo {
     private var spans: [Range<Int>] = []
     private var nameLengths: [Int] = []
     private var fields: [WireField?] = []
+    /// The members of the last partial read: their values and spans.
+    private var reread: [(value: WireValue, span: Range<Int>)] = []
+    /// How many lines were read from where they differed (not in full), for tests.
+    private(set) var partialReads = 0
 
     /// The record of `bytes` (one line, without its newline), read only where it differs from the last one.
     mutating func record(_ bytes: UnsafeRawBufferPointer) throws(ProgressWireError) -> ProgressWireRecord {
@@ -114,8 +118,8 @@ struct WireLineMemo {
         guard (last - first + 1) * 2 <= spans.count else { return nil }
 
         let region = spans[first].lowerBound..<(spans[last].upperBound + shift)
-        var changed = members
-        var newSpans: [Range<Int>] = []
+        // The members re-read, applied only once all of them fit (kept between lines: no allocation).
+        reread.removeAll(keepingCapacity: true)
         var index = first
         var fits = true
         var read = true
@@ -131,20 +135,23 @@ struct WireLineMemo {
                     fits = false
                     return
                 }
-                if let field = fields[index] { changed[field] = value }
-                newSpans.append(span)
+                reread.append((value, span))
                 index += 1
             }
         } catch {
             read = false  // read in full, which says what is wrong
         }
-        guard read else { return nil }
-        guard fits, index == last + 1 else { return nil }
+        guard read, fits, index == last + 1 else { return nil }
+        var changed = members
+        for (offset, member) in reread.enumerated() {
+            if let field = fields[first + offset] { changed[field] = member.value }
+        }
         let record = try ProgressWireRecord(members: changed)
+        partialReads += 1
         line.removeAll(keepingCapacity: true)
         line.append(contentsOf: bytes)
         members = changed
-        spans.replaceSubrange(first...last, with: newSpans)
+        for (offset, member) in reread.enumerated() { spans[first + offset] = member.span }
         if shift != 0 {
             for member in (last + 1)..<spans.count {
                 spans[member] = (spans[member].lowerBound + shift)..<(spans[member].upperBound + shift)
@@ -167,6 +174,12 @@ struct WireLineMemo {
         while prefix < shorter, a[prefix] == b[prefix] { prefix += 1 }
         var suffix = 0
         let room = shorter - prefix
+        while suffix + 8 <= room,
+            a.loadUnaligned(fromByteOffset: a.count - suffix - 8, as: UInt64.self)
+                == b.loadUnaligned(fromByteOffset: b.count - suffix - 8, as: UInt64.self)
+        {
+            suffix += 8
+        }
         while suffix < room, a[a.count - 1 - suffix] == b[b.count - 1 - suffix] { suffix += 1 }
         return (prefix, suffix)
     }

@@ -41,6 +41,9 @@ final class WireLineMemoTests: XCTestCase {
         let counts: [Int64] = [0, 5, 55, 999, 1000, 100_000, 7, 999_999, 1_000_000, 12]
         let lines = counts.map { record(completed: $0).line }
         assertSameAsFullReads(lines)
+        var memo = WireLineMemo()
+        for line in lines { _ = memoized(line, &memo) }
+        XCTAssertEqual(memo.partialReads, lines.count - 1, "every line after the first read where it differs")
     }
 
     func test_lines_of_several_nodes_and_names_read_as_full_reads_do() {
