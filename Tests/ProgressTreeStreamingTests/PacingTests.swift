@@ -19,10 +19,13 @@ final class PacingTests: XCTestCase {
     func test_pacing_asks_for_the_interval_that_brings_the_reads_back_to_the_budget() {
         var pacing = ReadPacing()
         XCTAssertEqual(pacing.milliseconds, 0)
-        // A thousand publishers at their own 50 ms: 20,000 reads a second; 50 × 20,000 / 6,400 = 156.25,
-        // rounded up to 160.
+        // A thousand publishers at their own 50 ms: 19,000 to 20,000 reads a second; 50 × 20,000 / 6,300
+        // = 158.7 and 50 × 19,000 / 6,300 = 150.8, both rounded up to 160.
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertEqual(pacing.milliseconds, 160)
+        var other = ReadPacing()
+        XCTAssertTrue(other.update(readsPerSecond: 19_000))
+        XCTAssertEqual(other.milliseconds, 160)
     }
 
     func test_the_window_after_a_change_is_not_used() {
@@ -30,8 +33,8 @@ final class PacingTests: XCTestCase {
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertFalse(pacing.update(readsPerSecond: 50_000))
         XCTAssertEqual(pacing.milliseconds, 160)
-        XCTAssertTrue(pacing.update(readsPerSecond: 12_800))
-        XCTAssertEqual(pacing.milliseconds, 320)  // 160 × 12,800 / 6,400
+        XCTAssertTrue(pacing.update(readsPerSecond: 12_600))
+        XCTAssertEqual(pacing.milliseconds, 320)  // 160 × 12,600 / 6,300
     }
 
     func test_reads_between_the_bounds_keep_the_interval() {
@@ -50,13 +53,13 @@ final class PacingTests: XCTestCase {
 
     func test_fewer_reads_halve_the_interval_at_most_each_step_down_to_no_request() {
         var pacing = ReadPacing()
-        XCTAssertTrue(pacing.update(readsPerSecond: 51_200))  // 50 × 8 = 400
+        XCTAssertTrue(pacing.update(readsPerSecond: 50_400))  // 50 × 8 = 400
         XCTAssertEqual(pacing.milliseconds, 400)
         XCTAssertFalse(pacing.update(readsPerSecond: 0))  // settling
-        XCTAssertTrue(pacing.update(readsPerSecond: 3_000))  // 400 × 3,000 / 6,400 = 187.5 < 200: halved
+        XCTAssertTrue(pacing.update(readsPerSecond: 3_000))  // 400 × 3,000 / 6,300 = 190.5 < 200: halved
         XCTAssertEqual(pacing.milliseconds, 200)
         XCTAssertFalse(pacing.update(readsPerSecond: 0))
-        XCTAssertTrue(pacing.update(readsPerSecond: 2_400))  // 200 × 0.375 = 75 < 100: halved
+        XCTAssertTrue(pacing.update(readsPerSecond: 2_400))  // 200 × 2,400 / 6,300 = 76.2 < 100: halved
         XCTAssertEqual(pacing.milliseconds, 100)
         XCTAssertFalse(pacing.update(readsPerSecond: 0))
         XCTAssertTrue(pacing.update(readsPerSecond: 0))  // 50 is the publishers' own interval: none
@@ -67,7 +70,7 @@ final class PacingTests: XCTestCase {
         var pacing = ReadPacing()
         XCTAssertFalse(pacing.update(readsPerSecond: 50_000, streamsAdded: true))
         XCTAssertEqual(pacing.milliseconds, 0)
-        XCTAssertTrue(pacing.update(readsPerSecond: 25_600))  // 50 × 4 = 200
+        XCTAssertTrue(pacing.update(readsPerSecond: 25_200))  // 50 × 4 = 200
         XCTAssertFalse(pacing.update(readsPerSecond: 0))  // settling
         XCTAssertFalse(pacing.update(readsPerSecond: 50_000, streamsAdded: true))
         XCTAssertEqual(pacing.milliseconds, 200)
