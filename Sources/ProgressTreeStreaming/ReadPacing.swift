@@ -7,7 +7,9 @@
 /// a thousand publishers at the default 50 ms cost 20,000 reads a second, 17–23% of a core here, mostly
 /// the kernel's work for each read and the parsing, for lines no display shows apart. The process keeps
 /// its reads near `budget` a second: above `raiseAbove`, it asks for walks far enough apart to come back
-/// to the budget (the reads are in inverse proportion to the interval); below `lowerBelow`, it asks for
+/// to the budget (the reads are in inverse proportion to the interval; the upper bound is close to the
+/// budget, so that a first request made while the publishers were still starting is corrected at the next
+/// window); below `lowerBelow`, it asks for
 /// them closer again (at most twice as close a step), down to no request at all. Between the two bounds
 /// nothing changes: a steady load gets a steady interval and no stream of commands. The window after a
 /// change is not used, as the publishers take the request during it; and a window in which streams were
@@ -26,7 +28,7 @@ struct ReadPacing {
     /// The reads a second the streams' thread aims at once it paces.
     static let budget = 6_300.0
     /// Above this many reads a second, the interval asked for grows.
-    static let raiseAbove = 8_000.0
+    static let raiseAbove = 7_200.0
     /// Below this many reads a second, the interval asked for shrinks.
     static let lowerBelow = 3_200.0
     /// Publishers' own default interval: asking for this or less asks for nothing.

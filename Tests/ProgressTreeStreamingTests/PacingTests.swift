@@ -28,6 +28,18 @@ final class PacingTests: XCTestCase {
         XCTAssertEqual(other.milliseconds, 160)
     }
 
+    func test_a_request_made_on_a_partial_load_is_corrected_at_the_next_window() {
+        var pacing = ReadPacing()
+        XCTAssertTrue(pacing.update(readsPerSecond: 16_000))  // publishers still starting: 50 × 16,000 / 6,300
+        XCTAssertEqual(pacing.milliseconds, 130)
+        XCTAssertFalse(pacing.update(readsPerSecond: 7_700))  // settling
+        XCTAssertTrue(pacing.update(readsPerSecond: 7_700))  // all of them at 130 ms: 130 × 7,700 / 6,300
+        XCTAssertEqual(pacing.milliseconds, 160)
+        XCTAssertFalse(pacing.update(readsPerSecond: 6_250))
+        XCTAssertFalse(pacing.update(readsPerSecond: 6_250))
+        XCTAssertEqual(pacing.milliseconds, 160)
+    }
+
     func test_the_window_after_a_change_is_not_used() {
         var pacing = ReadPacing()
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
@@ -41,13 +53,13 @@ final class PacingTests: XCTestCase {
         var pacing = ReadPacing()
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertFalse(pacing.update(readsPerSecond: 20_000))  // settling
-        for reads in [3_200.0, 5_000, 6_250, 7_000, 8_000] {
+        for reads in [3_200.0, 5_000, 6_250, 7_000, 7_200] {
             XCTAssertFalse(pacing.update(readsPerSecond: reads), "\(reads)")
             XCTAssertEqual(pacing.milliseconds, 160, "\(reads)")
         }
         var idle = ReadPacing()
         XCTAssertFalse(idle.update(readsPerSecond: 100))  // few reads, no request: nothing to lower
-        XCTAssertFalse(idle.update(readsPerSecond: 8_000))  // not above the upper bound: nothing asked
+        XCTAssertFalse(idle.update(readsPerSecond: 7_200))  // not above the upper bound: nothing asked
         XCTAssertEqual(idle.milliseconds, 0)
     }
 

@@ -17,7 +17,7 @@
 // The parent observes every mirrored root (`observe(\.completedUnitCount, on:)`, one serial queue): each
 // value it receives gives the latency from the publisher's change to the parent's observer.
 //
-// Reported, over `seconds` of steady state (after every mount received its first line, plus 1 s, or 9 s
+// Reported, over `seconds` of steady state (after every mount received its first line, plus 1 s, or 12 s
 // while the mounts pace their publishers, the time the interval they ask for takes to settle): the
 // parent's CPU time (`getrusage(RUSAGE_SELF)`: this process, the publishers excluded) over the wall time;
 // its resident memory growth (from before the first mount to the steady state) per mount; the latency's
@@ -283,8 +283,9 @@ private func measure(
         reactorShare = (threadSeconds(named: "PT.streams") - reactorBefore) / max(cpu, 1e-9)
         return cpu / wall * 100
     }
-    // With pacing, the mounts' interval settles within a few measuring windows of the reader (2 s each).
-    let cpu = window(settling: mountOptions().pacesPublisher ? 9 : 1)
+    // With pacing, the mounts' interval settles within a few measuring windows of the reader (2 s each, and
+    // the one after a change unused).
+    let cpu = window(settling: mountOptions().pacesPublisher ? 12 : 1)
     let (rate, perLine, system, reactor) = (linesPerSecond, cpuPerLine, systemShare, reactorShare)
     let resident = residentBytes()
     let queue = DispatchQueue(label: "observers")
