@@ -115,9 +115,9 @@ public final class ProgressMount: Sendable {
         /// The most nodes mirrored at once; nodes beyond are refused (`Diagnostics.rejectedNodes`).
         public var maximumNodeCount = 100_000
         /// Whether the mount asks its publisher to walk less often while the process's streams bring more
-        /// than about 7,200 reads a second (the `interval` command of `Docs/WireFormat.md`): `true` by
+        /// than about 6,600 reads a second (the `interval` command of `Docs/WireFormat.md`): `true` by
         /// default, so that a process mounting a thousand publishers spends a bounded share of a core
-        /// reading them, at the price of their lines coming further apart (160 ms for a thousand; see
+        /// reading them, at the price of their lines coming further apart (150–160 ms for a thousand; see
         /// `Docs/Mounting.md`, "Scale"). Set it to `false` to have every line at the publisher's own
         /// interval whatever it costs.
         public var pacesPublisher = true

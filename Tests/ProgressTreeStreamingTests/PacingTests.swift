@@ -20,12 +20,12 @@ final class PacingTests: XCTestCase {
         var pacing = ReadPacing()
         XCTAssertEqual(pacing.milliseconds, 0)
         // A thousand publishers at their own 50 ms: 19,000 to 20,000 reads a second; 50 × 20,000 / 6,300
-        // = 158.7 and 50 × 19,000 / 6,300 = 150.8, both rounded up to 160.
+        // = 158.7 and 50 × 19,000 / 6,300 = 150.8, rounded to the nearest 10 ms.
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertEqual(pacing.milliseconds, 160)
         var other = ReadPacing()
         XCTAssertTrue(other.update(readsPerSecond: 19_000))
-        XCTAssertEqual(other.milliseconds, 160)
+        XCTAssertEqual(other.milliseconds, 150)
     }
 
     func test_a_request_made_on_a_partial_load_is_corrected_at_the_next_window() {
@@ -49,18 +49,21 @@ final class PacingTests: XCTestCase {
         XCTAssertEqual(pacing.milliseconds, 320)  // 160 × 12,600 / 6,300
     }
 
-    func test_reads_between_the_bounds_keep_the_interval() {
+    func test_reads_within_five_percent_of_the_budget_keep_the_interval() {
         var pacing = ReadPacing()
         XCTAssertTrue(pacing.update(readsPerSecond: 20_000))
         XCTAssertFalse(pacing.update(readsPerSecond: 20_000))  // settling
-        for reads in [3_200.0, 5_000, 6_250, 7_000, 7_200] {
+        for reads in [5_985.0, 6_000, 6_300, 6_615] {
             XCTAssertFalse(pacing.update(readsPerSecond: reads), "\(reads)")
             XCTAssertEqual(pacing.milliseconds, 160, "\(reads)")
         }
         var idle = ReadPacing()
         XCTAssertFalse(idle.update(readsPerSecond: 100))  // few reads, no request: nothing to lower
-        XCTAssertFalse(idle.update(readsPerSecond: 7_200))  // not above the upper bound: nothing asked
+        XCTAssertFalse(idle.update(readsPerSecond: 6_615))  // not above the upper bound: nothing asked
+        XCTAssertFalse(idle.update(readsPerSecond: 6_800))  // 50 × 6,800 / 6,300 = 54: the publishers' own
         XCTAssertEqual(idle.milliseconds, 0)
+        XCTAssertTrue(idle.update(readsPerSecond: 7_200))  // 57.1: 60 ms
+        XCTAssertEqual(idle.milliseconds, 60)
     }
 
     func test_fewer_reads_halve_the_interval_at_most_each_step_down_to_no_request() {

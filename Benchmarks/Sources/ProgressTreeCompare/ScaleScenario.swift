@@ -352,7 +352,7 @@ private func measureMounts(
 /// The parent: parts a, b and c, every publisher at `intervalMilliseconds` (nil: the default).
 func runScaleScenario(publishers: Int, processes: Int, seconds: Double, intervalMilliseconds: Int? = nil) {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
-    let lifetime = 2 * seconds + 10
+    let lifetime = 2 * seconds + 30  // the measure's windows, the settling before them, the chain
     var ok = true
     if let intervalMilliseconds { setenv(intervalVariable, "\(intervalMilliseconds)", 1) }
     let interval = publisherOptions().interval
