@@ -9,7 +9,9 @@ final class WireLineMemoTests: XCTestCase {
     /// The outcome of reading `line` in full.
     private func full(_ line: String) -> Result<ProgressWireRecord, ProgressWireError> {
         let bytes = Array(line.utf8)
-        return bytes.withUnsafeBytes { raw in Result { () throws(ProgressWireError) in try ProgressWireRecord(bytes: raw) } }
+        return bytes.withUnsafeBytes { raw in
+            Result { () throws(ProgressWireError) in try ProgressWireRecord(bytes: raw) }
+        }
     }
 
     private func memoized(_ line: String, _ memo: inout WireLineMemo) -> Result<ProgressWireRecord, ProgressWireError> {
@@ -49,7 +51,8 @@ final class WireLineMemoTests: XCTestCase {
     func test_lines_of_several_nodes_and_names_read_as_full_reads_do() {
         var lines: [String] = []
         for step in 0..<40 {
-            lines.append(record(completed: Int64(step * 1234), id: 1 + step % 3, name: step % 5 == 0 ? "a\(step)" : nil).line)
+            lines.append(
+                record(completed: Int64(step * 1234), id: 1 + step % 3, name: step % 5 == 0 ? "a\(step)" : nil).line)
         }
         assertSameAsFullReads(lines)
     }

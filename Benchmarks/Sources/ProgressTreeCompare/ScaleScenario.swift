@@ -324,7 +324,8 @@ private func report(_ measurement: Measurement) -> Bool {
     let wait = measurement.latency.waitSummary()
     print(
         String(
-            format: "       change → parent's observer (%.0f lines a second), the wait of each change: %@ (goal p99 ≤ 200 ms)",
+            format:
+                "       change → parent's observer (%.0f lines a second), the wait of each change: %@ (goal p99 ≤ 200 ms)",
             measurement.observedLinesPerSecond, wait.text))
     print("       the age of each value the observer received: \(latency.text)")
     return measurement.cpu <= 10 && measurement.perMount <= 64 * 1024 && wait.p99 <= 200
