@@ -20,20 +20,15 @@ import Synchronization
 ///
 /// Used for every lock of the package (library, terminal module and tests), so that the concurrency tests
 /// run clean under ThreadSanitizer without suppressions.
-///
-/// Its methods are inlinable, so that the other modules of the package (the streams' reader locks once a
-/// read) get them specialized for their values instead of a generic call that looks up type metadata.
 package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
-    @usableFromInline
-    package let mutex: Mutex<Value>
+    fileprivate let mutex: Mutex<Value>
 
-    @inlinable
     package init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value, as `Mutex.withLock` does.
-    @inlinable @inline(__always)
+    @inline(__always)
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
@@ -54,7 +49,7 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
 extension Lock where Value: ~Copyable {
     /// Runs `body` with exclusive access to the value if the lock is free, and returns `nil` without
     /// waiting otherwise, as `Mutex.withLockIfAvailable` does.
-    @inlinable @inline(__always)
+    @inline(__always)
     package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
@@ -71,20 +66,14 @@ extension Lock where Value: ~Copyable {
 }
 
 /// The ThreadSanitizer runtime's annotation functions, when the process runs under it.
-@usableFromInline
 enum ThreadSanitizerAnnotations {
-    @usableFromInline
     typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
-    @usableFromInline
     struct Functions: Sendable {
-        @usableFromInline
         let acquire: Annotation
-        @usableFromInline
         let release: Annotation
     }
 
-    @usableFromInline
     static let available: Functions? = {
         guard let process = dlopen(nil, RTLD_LAZY) else { return nil }
         guard let acquire = dlsym(process, "__tsan_acquire"), let release = dlsym(process, "__tsan_release")
