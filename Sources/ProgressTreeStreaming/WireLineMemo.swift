@@ -29,7 +29,7 @@ struct WireLineMemo {
     private var nameLengths: [Int] = []
     private var fields: [WireField?] = []
     /// The members of the last partial read: their values and spans.
-    private var reread: [(value: WireValue, span: Range<Int>)] = []
+    private var reread: [(value: WireValue, range: Range<Int>)] = []
     /// How many lines were read from where they differed (not in full), for tests.
     private(set) var partialReads = 0
 
@@ -151,7 +151,7 @@ struct WireLineMemo {
         line.removeAll(keepingCapacity: true)
         line.append(contentsOf: bytes)
         members = changed
-        for (offset, member) in reread.enumerated() { spans[first + offset] = member.span }
+        for (offset, member) in reread.enumerated() { spans[first + offset] = member.range }
         if shift != 0 {
             for member in (last + 1)..<spans.count {
                 spans[member] = (spans[member].lowerBound + shift)..<(spans[member].upperBound + shift)
