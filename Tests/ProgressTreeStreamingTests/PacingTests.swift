@@ -204,14 +204,26 @@ final class PacingTests: XCTestCase {
                 .utf8)
     }
 
-    func test_a_mount_asks_its_publisher_for_the_interval_the_process_wants_once_per_change() throws {
+    /// A mount of one end of a socket pair while the process wants `milliseconds`; the other end, not
+    /// blocking, plays the publisher. Both are closed when the test ends.
+    private func mountOfPair(
+        wanting milliseconds: Int, options: ProgressMount.Options = ProgressMount.Options()
+    ) throws -> (mount: ProgressMount, publisherEnd: Int32) {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(theirs) }
         StreamPlatform.setNonBlocking(theirs)
-        StreamReactor.shared.overrideRequestedInterval(milliseconds: 250)
-        let mount = parent.mount(fileDescriptor: mine, commandDescriptor: mine, pendingUnitCount: 1, name: "worker")
-        defer { mount.close() }
+        StreamReactor.shared.overrideRequestedInterval(milliseconds: milliseconds)
+        let mount = parent.mount(
+            fileDescriptor: mine, commandDescriptor: mine, pendingUnitCount: 1, name: "worker", options: options)
+        addTeardownBlock {
+            mount.close()
+            StreamPlatform.close(theirs)
+        }
+        return (mount, theirs)
+    }
+
+    func test_a_mount_asks_its_publisher_for_the_interval_the_process_wants_once_per_change() throws {
+        let (mount, theirs) = try mountOfPair(wanting: 250)
 
         XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 10)))
         XCTAssertEqual(readLines(theirs), [#"{"v":1,"command":"interval","seconds":0.25}"#])
@@ -228,16 +240,9 @@ final class PacingTests: XCTestCase {
     }
 
     func test_a_mount_told_not_to_pace_sends_no_interval() throws {
-        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(theirs) }
-        StreamPlatform.setNonBlocking(theirs)
-        StreamReactor.shared.overrideRequestedInterval(milliseconds: 250)
         var options = ProgressMount.Options()
         options.pacesPublisher = false
-        let mount = parent.mount(
-            fileDescriptor: mine, commandDescriptor: mine, pendingUnitCount: 1, name: "worker", options: options)
-        defer { mount.close() }
+        let (mount, theirs) = try mountOfPair(wanting: 250, options: options)
         XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 10)))
         wait("the line applied") { mount.node.completedUnitCount == 10 }
         StreamReactor.shared.performAndWait {}
