@@ -219,8 +219,7 @@ public final class ProgressPublisher: Sendable {
     /// (Re)schedules the timer, if any, at the current interval: the next walk one interval from now.
     private func scheduleTimer(_ state: inout PublisherState) {
         guard let timer = state.timer else { return }
-        let interval = walkInterval(of: state)
-        let seconds = max(Double(interval.components.seconds) + Double(interval.components.attoseconds) * 1e-18, 0.001)
+        let seconds = max(walkInterval(of: state).secondsValue, 0.001)
         timer.schedule(deadline: .now() + seconds, repeating: seconds, leeway: .milliseconds(2))
     }
 

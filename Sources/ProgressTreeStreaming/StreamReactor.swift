@@ -219,8 +219,7 @@ final class StreamReactor: Sendable {
                 events = 0
             }
             if now - pacingStart >= pacingWindow {
-                let wall = now - pacingStart
-                let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) * 1e-18
+                let seconds = (now - pacingStart).secondsValue
                 if pacer.update(readsPerSecond: Double(pacingReads) / seconds, streamsAdded: addedDuringWindow) {
                     pacing.store(pacer.milliseconds, ordering: .relaxed)
                 }

@@ -63,8 +63,9 @@ public final class ManualProgressClock: ProgressClock {
 }
 
 extension Duration {
-    /// The duration in seconds as a `Double` (attosecond precision is more than an estimate needs).
-    var secondsValue: Double {
+    /// The duration in seconds as a `Double` (attosecond precision is more than an estimate or a timer
+    /// needs); the package's other modules use it too.
+    package var secondsValue: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) * 1e-18
     }

@@ -74,10 +74,3 @@ struct JSONLineComposer {
         ProgressWireRecord.jsonString(text)
     }
 }
-
-extension Duration {
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) * 1e-18
-    }
-}
