@@ -31,6 +31,11 @@ enum NodeFlags {
     /// Held, and its files folded into its parent's summary (under the parent's lock, in that critical
     /// section): readers of the parent's table about progress and shape skip it from then on.
     static let listedAsFinished: UInt32 = 1 << 9
+    /// This node's metadata has described files at some time: its kind was `.file`, or a file count key was
+    /// stored. Set under this node's lock with the metadata, never cleared. A node with neither this bit nor
+    /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
+    /// taking its lock (Descriptions/FileSums.swift).
+    static let describesFiles: UInt32 = 1 << 10
 
     /// The bits that tell a read the cached fraction may be stale.
     static let stale: UInt32 = dirty | refreshing

@@ -1,9 +1,10 @@
-// The file summary a node keeps once it is read, so that reading it again costs O(changes since the last
-// read) rather than O(children): a root over 100,000 files is read every frame (its descriptions,
-// `fileTotalCount`, `throughput`, a renderer's details). How a read uses it: ProgressNode+FileSummary.swift.
+// The file summary a node keeps, so that reading it again costs O(changes since the last read) rather than
+// O(children): a root over 100,000 files is read every frame (its descriptions, `fileTotalCount`,
+// `throughput`, a renderer's details). How a read uses it: ProgressNode+FileSummary.swift.
 //
-// A node keeps one ("is tracked") from the first read of its summary that finds it with children, and a
-// read makes every member with children it computes tracked too. It holds:
+// A node keeps one ("is tracked") from the first read of its summary that finds it with children, or from
+// the first change of a child's metadata that can move the child's files (a kind to or from `.file`, a file
+// count), whichever comes first; a read makes every member with children it computes tracked too. It holds:
 // - under its own lock, `FileSums`: each member's last summary (its *contribution*) and their exact total;
 // - under its tree's domain lock, in its `ChildSums`, `FileChangeLog`: the children a refresh recorded in
 //   its sums since the last read.
@@ -20,50 +21,79 @@
 // - Lifetime. A member is alive while it is a member: its parent's table holds it, or, between a holder
 //   letting go of it and its fold, the finish that is folding it does. So, under the node's lock, a
 //   member's address is a valid reference.
-// - Total. `total` is the exact sum of the members' contributions; a contribution is zero until a read
-//   computes the member's summary, and only reads replace it, under the node's lock.
-// - Changes. Whatever a child's summary is made of (its counts, its metadata, its finished children, its
-//   members, anything below it) changes only with a count setter or a `markChanged()` of the child after
-//   the change (a child attached to it, finishing into it or failing out of it marks it too). So the child
-//   is queued in the node, or a path refresh records it, and a refresh records it in the node's
-//   `ChildSums` under the domain lock after the change; `ChildSums.record` notes its address in the log
-//   while the node is tracked. A read refreshes the node first, then takes the log under the domain lock:
-//   every attached member whose summary may differ from its contribution has joined since the last read
-//   or is in the log (but for a change whose path is still being marked, as for `fractionCompleted`). A
-//   member that detached (finished or failed, its fold or removal under way) no longer reports to the node:
-//   it is read as last computed until it leaves, which replaces it by its fold or by nothing.
+// - Total. `total` is the exact sum of the members' contributions. A contribution is replaced only under
+//   the domain lock (so two replacements never interleave) and the node's lock: by a read, or by a writer's
+//   `keepFileContribution(of:)` (below). A member joins with contribution zero. That is its summary when
+//   `mayHaveFiles` is false (no `describesFiles`, no `hasHadChildren`: no kind `.file`, no file count, no
+//   child ever); otherwise it is listed as joined, and the next read or writer computes it.
+// - Changes. Whatever a child's summary is made of changes only
+//   - with its counts (a count setter marks it), its finished or attached children or anything below it (a
+//     child attached to it, finishing into it or failing out of it marks it): the child is queued in the
+//     node, or a path refresh records it, and a refresh records it in the node's `ChildSums` under the
+//     domain lock after the change; `ChildSums.record` notes its address in the log while the node is
+//     tracked. A read refreshes the node first, then takes the log under the domain lock;
+//   - or with its metadata (its kind, its file counts): the setter, once the child's lock is released,
+//     takes the domain lock and computes the child's contribution anew in its parent
+//     (`keepFileContribution(of:)`, starting the parent's summary if need be), then marks the parent. A
+//     child's metadata is not progress, so the child itself is not queued: 100,000 children given a kind
+//     leave the next reader one marked parent, not 100,000 members to compute.
+//   So every attached member whose summary may differ from its contribution has joined since the last read
+//   or is in the log (but for a change whose path is still being marked, as for `fractionCompleted`, or a
+//   metadata setter still waiting for the domain lock). A member that detached (finished or failed, its
+//   fold or removal under way) no longer reports to the node: it is read as last computed until it leaves,
+//   which replaces it by its fold or by nothing.
 // - Addresses. The log holds addresses and never dereferences them: a read looks each one up among the
 //   members, under the node's lock. The address of a child that went away finds nothing, or a new member
 //   at that address, whose summary is then computed for nothing.
-// - Gate. Nodes nobody reads the summary of pay nothing but one load per record (`ChildSums.fileChanges`
-//   is `nil`) and, where a child joins or leaves a table under the parent's lock, one look at the parent's
-//   extras: `advance(by:)`, the count setters and a clean read are unchanged.
+// - Gate. Nodes whose summary nobody reads and whose children never describe files pay nothing but one load
+//   per record (`ChildSums.fileChanges` is `nil`) and, where a child joins or leaves a table under the
+//   parent's lock, one look at the parent's extras: `advance(by:)`, the count setters and a clean read are
+//   unchanged. A node with a child that describes files keeps a summary whether or not anybody reads it:
+//   a member per live child (finished children are folded and leave).
 // - Memory. The log keeps at most `limit` addresses (the members + 1,024, set at each read); past that it
 //   only remembers that it overflowed, and the next read computes every member again: O(members), after
 //   more changes than members.
 
 /// What a tracked node's summary counts of its attached children, under the node's lock (see the top of
-/// this file). A reference, kept in `NodeExtras`, and never shared: only ever reached under the node's lock.
+/// this file). A reference, kept in `NodeExtras`, and never shared: only ever reached under the node's lock,
+/// which orders every access, so the dynamic exclusivity checks are left out (`@exclusivity(unchecked)`):
+/// a settle of 100,000 fresh children paid one per member joined.
 final class FileSums {
     /// Each member's contribution (its summary as of the read that last computed it), by address.
-    private(set) var members: [UInt: ProgressNode.FileSummary] = [:]
+    @exclusivity(unchecked) private(set) var members: [UInt: ProgressNode.FileSummary] = [:]
     /// The exact sum of `members`' contributions.
-    private(set) var total = ExactFileTotal()
+    @exclusivity(unchecked) private(set) var total = ExactFileTotal()
     /// Members that joined since the last read (their contribution is still zero); a member may have left
     /// since.
-    private var joined: [UInt] = []
+    @exclusivity(unchecked) private var joined: [UInt] = []
 
     /// The first members, when the node starts keeping its summary: its attached children (`count` of
     /// them, or about). Not listed as joined: the read that starts keeping the summary computes every member.
-    func begin(with nodes: some Sequence<ProgressNode>, count: Int) {
-        members.reserveCapacity(count)
-        for node in nodes { _ = insert(node) }
+    func begin(with table: ChildTable) {
+        members.reserveCapacity(Int(table.liveCount))
+        table.forEachUnfinished { node in
+            let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: UInt(bitPattern: node.toOpaque()))
+            assert(replaced == nil, "a node joins one table once")
+        }
     }
 
     /// `node` joins (inserted into the table; not listed as finished). Its contribution is zero until a read
-    /// computes it.
+    /// computes it; a node that may have no files (`mayHaveFiles`) is not listed for that read: zero is its
+    /// summary.
     func join(_ node: ProgressNode) {
-        joined.append(insert(node))
+        let address = insert(node)
+        if node.mayHaveFiles { joined.append(address) }
+    }
+
+    /// The members whose summary may not be empty, for a read that computes every member: under the node's
+    /// lock, where each member is alive.
+    func membersThatMayHaveFiles() -> [UInt] {
+        var addresses: [UInt] = []
+        for address in members.keys {
+            let member = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
+            if member._withUnsafeGuaranteedRef(\.mayHaveFiles) { addresses.append(address) }
+        }
+        return addresses
     }
 
     /// Adds `node` as a member of contribution zero; its address.
@@ -97,8 +127,17 @@ final class FileSums {
     /// The members that joined since the last call (some may have left since).
     func takeJoined() -> [UInt] {
         guard !joined.isEmpty else { return [] }
-        defer { joined = [] }
-        return joined
+        let taken = joined
+        joined.removeAll(keepingCapacity: true)
+        return taken
+    }
+
+    /// When the members waiting to be computed are none or only the one at `address`, forgets them and
+    /// returns `true` (the caller computes that member now); otherwise changes nothing and returns `false`.
+    func takeJoinedIfOnly(_ address: UInt) -> Bool {
+        guard joined.allSatisfy({ $0 == address }) else { return false }
+        joined.removeAll(keepingCapacity: true)
+        return true
     }
 
     /// Whether the member at `address` is one: under the node's lock, it is then a live node.
@@ -182,5 +221,16 @@ struct ExactFileTotal {
             fileTotalCount: Int(clamping: fileTotalCount), fileCompletedCount: Int(clamping: fileCompletedCount),
             totalByteCount: Int64(clamping: totalByteCount), completedByteCount: Int64(clamping: completedByteCount),
             filesOfUnknownSize: Int(clamping: filesOfUnknownSize))
+    }
+}
+
+extension ProgressNode {
+    /// Whether this node's file summary may not be empty: it described files (`describesFiles`) or had
+    /// children (files below it, or folded). Without either, its summary is empty: no kind `.file`, no file
+    /// count, nothing folded, nothing attached (FileFacts.swift). Lock-free; a change after this load is
+    /// announced to the parent's summary afterwards (a metadata setter's `keepFileContribution(of:)`, an
+    /// attach's mark).
+    var mayHaveFiles: Bool {
+        flags.load(ordering: .sequentiallyConsistent) & (NodeFlags.describesFiles | NodeFlags.hasHadChildren) != 0
     }
 }

@@ -64,6 +64,15 @@ struct Metadata {
         hasFileCountKeys = values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil
     }
 
+    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.describesFiles`).
+    static func describesFiles(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]?) -> Bool {
+        guard let userInfo else { return false }
+        return userInfo[.fileTotalCountKey] != nil || userInfo[.fileCompletedCountKey] != nil
+    }
+
+    /// Whether the metadata describes files now: kind `.file`, or a file count key may be stored.
+    var describesFiles: Bool { isFile || hasFileCountKeys }
+
     /// The value of a file count key, or `nil` without a lookup when none was stored.
     func fileCountValue(_ key: ProgressNode.UserInfoKey) -> (any Sendable)? {
         hasFileCountKeys ? userInfo[key] : nil

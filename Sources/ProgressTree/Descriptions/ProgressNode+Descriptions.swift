@@ -36,8 +36,11 @@ extension ProgressNode {
             return DescriptionFormatter.main(mainDescriptionInput(kind: kind))
         }
         set {
-            state.withLock { $0.metadata.localizedDescriptionOverride = newValue }
-            markChanged()
+            let parent = state.withLock { state in
+                state.metadata.localizedDescriptionOverride = newValue
+                return parentUnderOwnLock()
+            }
+            metadataChanged(affectsFiles: false, parent: parent)
         }
     }
 
@@ -68,8 +71,11 @@ extension ProgressNode {
             return DescriptionFormatter.additional(additionalDescriptionInput())
         }
         set {
-            state.withLock { $0.metadata.localizedAdditionalDescriptionOverride = newValue }
-            markChanged()
+            let parent = state.withLock { state in
+                state.metadata.localizedAdditionalDescriptionOverride = newValue
+                return parentUnderOwnLock()
+            }
+            metadataChanged(affectsFiles: false, parent: parent)
         }
     }
 

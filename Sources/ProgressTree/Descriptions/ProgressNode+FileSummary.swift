@@ -57,12 +57,53 @@ extension ProgressNode {
         return read
     }
 
+    /// Counts `child`'s files in this node's kept summary now, starting to keep one if it keeps none: what a
+    /// metadata setter of `child` that can move its files calls (ProgressNode+MetadataChange.swift), once
+    /// `child`'s lock is released. It is a read of this node's summary that also computes `child` (and
+    /// nothing more when nothing else changed), under the domain lock like any read; so the writer pays for
+    /// the change it made, and the next reader of this node does not (see the top of FileSums.swift).
+    ///
+    /// The usual case takes no allocation and one lock of each node: `child` has never had children, this
+    /// node keeps a summary already, and no other member waits to be computed (`child` may have just
+    /// joined). Then `child`'s summary, computed under its lock, replaces its contribution under this node's.
+    /// Anything else goes through the read.
+    func keepFileContribution(of child: ProgressNode) {
+        var visited: [ProgressNode] = []  // released after the domain lock: a `deinit` may run user code
+        let address = FileSums.address(of: child)
+        unretainedDomain._withUnsafeGuaranteedRef { domain in
+            domain.withRepresentativeLock { _ in
+                if child.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren == 0 {
+                    // Computed before this node's lock (one node lock at a time). A change of `child` after it
+                    // is not lost: a metadata setter's own call waits for this domain lock and computes it
+                    // again; a count change or an attach to `child` marks it, and a later read recomputes it.
+                    let summary = child.state.withLock { childState in
+                        child.fileFacts(of: childState, includingChildren: false).summary(withChildren: FileSummary())
+                    }
+                    let done = state.withLock { state -> Bool in
+                        settleFreshChildren(&state)
+                        guard let sums = state.fileSums, sums.isMember(address), sums.takeJoinedIfOnly(address) else {
+                            return false
+                        }
+                        sums.update(address, to: summary)
+                        return true
+                    }
+                    if done { return }
+                }
+                _ = keptFileSummary(retaining: &visited, alsoComputing: address)
+            }
+        }
+        withExtendedLifetime(visited) {}
+    }
+
     /// The read itself, under the domain lock: depth first over the nodes whose summary changed, with an
-    /// explicit stack (a 10,000-deep chain needs no deep stack).
-    private func keptFileSummary(retaining visited: inout [ProgressNode]) -> FileSummaryRead {
+    /// explicit stack (a 10,000-deep chain needs no deep stack). `extra`, the address of one of this node's
+    /// children, is computed too when it is a member (a writer's own change, see `keepFileContribution`).
+    private func keptFileSummary(
+        retaining visited: inout [ProgressNode], alsoComputing extra: UInt? = nil
+    ) -> FileSummaryRead {
         var count = 1
         var frames: [FileSumsFrame] = []
-        switch openFileSums(retaining: &visited) {
+        switch openFileSums(retaining: &visited, alsoComputing: extra) {
         case .done(let summary, let hasFilesBelow):
             return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
         case .descend(let members):
@@ -93,7 +134,7 @@ extension ProgressNode {
     /// summary (a node without children that keeps none, or one whose members did not change), or the
     /// members whose summary the read must compute first, retained into `visited`. Starts keeping a summary
     /// for a node with children that keeps none yet: every member is computed then.
-    private func openFileSums(retaining visited: inout [ProgressNode]) -> FileSumsStep {
+    private func openFileSums(retaining visited: inout [ProgressNode], alsoComputing extra: UInt? = nil) -> FileSumsStep {
         // The children recorded since the last read (the log belongs to the domain lock, held here); `nil`
         // when the log overflowed, or when this node keeps no summary yet (every member is computed then).
         let logged = childSums.unretained()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
@@ -111,8 +152,7 @@ extension ProgressNode {
                 }
                 sums = FileSums()
                 state.fileSums = sums
-                sums.begin(
-                    with: state.children.unfinishedEntries.lazy.map(\.node), count: Int(state.children.liveCount))
+                sums.begin(with: state.children)
             }
             let log =
                 childSumsForRefresh.fileChanges
@@ -123,16 +163,19 @@ extension ProgressNode {
                 }()
             log.limit = sums.members.count + 1_024
             var addresses = sums.takeJoined()
+            if let extra { addresses.append(extra) }
             // The joined and logged addresses may repeat (the log drops only repeats in a row) and may name
             // children that left (or were never members): each is looked up, and a member computed once.
-            // The keys of the members are distinct members.
+            // The keys of the members are distinct members, and those that may have files are computed: a
+            // member with neither `describesFiles` nor `hasHadChildren` has an empty summary, its
+            // contribution of zero (see FileSums.swift).
             let areMembers: Bool
             if let logged, !starts {
                 addresses.append(contentsOf: logged)
                 areMembers = false
             } else {
                 areMembers = true
-                addresses = Array(sums.members.keys)
+                addresses = sums.membersThatMayHaveFiles()
             }
             var members: [Unmanaged<ProgressNode>] = []
             members.reserveCapacity(addresses.count)
@@ -229,7 +272,7 @@ extension ProgressNode {
     /// The counts are loaded relaxed: they are two independent values (an update may land between the two
     /// loads whatever the ordering), nothing else is published through them, and the rest comes from
     /// under the node's lock or the refresh above.
-    private func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
+    func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
         let metadata = state.metadata  // one read of the node's extras
         let hasCounts = metadata.hasFileCountKeys
         return FileFacts(

@@ -8,8 +8,9 @@ import Foundation
 // property reads and writes the value of its `UserInfoKey`, so `setUserInfoObject(url, forKey: .fileURLKey)`
 // and `fileURL = url` are the same write.
 //
-// Every change here marks the node changed, so observers of the descriptions (and of a parent's
-// descriptions, which may aggregate this node's files) hear about it.
+// Every change here is announced by `metadataChanged(affectsFiles:)` (ProgressNode+MetadataChange.swift),
+// so observers of the descriptions (and of a parent's descriptions, which may aggregate this node's files)
+// hear about it, and a parent's file summary counts a change of this node's files at once.
 
 extension ProgressNode {
     /// The node's metadata as a dictionary: everything set with `setUserInfoObject(_:forKey:)`, the typed
@@ -32,9 +33,14 @@ extension ProgressNode {
     /// Complexity: O(1) amortized.
     public func setUserInfoObject(_ object: (any Sendable)?, forKey key: UserInfoKey) {
         // The old value leaves the lock before it is released: its deinit may be user code.
-        let replaced = state.withLock { state in state.metadata.setUserInfoValue(object, forKey: key) }
+        let isFileCount = key == .fileTotalCountKey || key == .fileCompletedCountKey
+        let (replaced, parent) = state.withLock { state in
+            let replaced = state.metadata.setUserInfoValue(object, forKey: key)
+            if isFileCount { noteDescribesFiles(state.metadata) }
+            return (replaced, parentUnderOwnLock())
+        }
         withExtendedLifetime(replaced) {}
-        markChanged()
+        metadataChanged(affectsFiles: isFileCount, parent: parent)
     }
 
     /// What kind of work this node is; `.file` selects the file wording of the descriptions and makes the
@@ -44,8 +50,13 @@ extension ProgressNode {
     public var kind: Kind? {
         get { state.withLock { $0.metadata.kind } }
         set {
-            state.withLock { $0.metadata.kind = newValue }
-            markChanged()
+            let (wasFile, isFile, parent) = state.withLock { state in
+                let wasFile = state.metadata.isFile
+                state.metadata.kind = newValue
+                noteDescribesFiles(state.metadata)
+                return (wasFile, state.metadata.isFile, parentUnderOwnLock())
+            }
+            metadataChanged(affectsFiles: wasFile != isFile, parent: parent)
         }
     }
 
