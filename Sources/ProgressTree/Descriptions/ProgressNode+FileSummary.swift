@@ -133,8 +133,11 @@ extension ProgressNode {
     /// The first look of a read at this node, under the domain lock and then this node's lock: either its
     /// summary (a node without children that keeps none, or one whose members did not change), or the
     /// members whose summary the read must compute first, retained into `visited`. Starts keeping a summary
-    /// for a node with children that keeps none yet: every member is computed then.
-    private func openFileSums(retaining visited: inout [ProgressNode], alsoComputing extra: UInt? = nil) -> FileSumsStep {
+    /// for a node with children that keeps none yet: every member that may have files is computed then.
+    /// `extra`: a child's address to compute too, if it is a member (see `keepFileContribution(of:)`).
+    private func openFileSums(
+        retaining visited: inout [ProgressNode], alsoComputing extra: UInt? = nil
+    ) -> FileSumsStep {
         // The children recorded since the last read (the log belongs to the domain lock, held here); `nil`
         // when the log overflowed, or when this node keeps no summary yet (every member is computed then).
         let logged = childSums.unretained()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
