@@ -1,7 +1,9 @@
 /// Something that wants to hear that a node's subtree changed: an observation waiting to deliver.
 ///
 /// `signal()` is called outside every lock of the library, on the thread that made the change, at most
-/// once per change of the node's dirty bit; it must be cheap and must not call user code.
+/// once per change of the node's dirty bit, and once per change of the node's own metadata (which marks
+/// its parent, not the node: ProgressNode+MetadataChange.swift); it must be cheap and must not call user
+/// code.
 /// `observedNodeWentAway()` is called from the node's `deinit`, outside the node's lock, for each receiver
 /// still registered then; it must not call user code either.
 protocol ChangeSignalReceiver: AnyObject, Sendable {
