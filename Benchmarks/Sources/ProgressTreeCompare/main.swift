@@ -73,8 +73,8 @@ if arguments.first == "--terminal" {
     func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
     print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
     print(
-        "mode   children   1st read   start+1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
-            + "   | burst frame   stop (finished)   lines")
+        "mode   children      start   1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
+            + "   | 1st read   burst frame   stop (finished)   lines")
     for children in sizes {
         for mode in [TerminalRenderer.Mode.live, .plain, .json] {
             let r = wideTerminal(mode: mode, children: children, frames: frames)
@@ -82,12 +82,12 @@ if arguments.first == "--terminal" {
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             let line = [
                 mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
-                String(children).leftPadded(9), ms(r.firstRead).leftPadded(10), ms(r.first).leftPadded(17),
+                String(children).leftPadded(9), ms(r.start).leftPadded(10), ms(r.firstFrame).leftPadded(11),
                 ms(median).leftPadded(14),
                 ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11),
                 ms(sorted.last ?? 0).leftPadded(11),
                 ms(r.frameCPU.max() ?? 0).leftPadded(9), ms(r.stopRunning).leftPadded(16),
-                String(r.linesRunning).leftPadded(7), "  |", ms(r.burstFrame).leftPadded(12),
+                String(r.linesRunning).leftPadded(7), "  |", ms(r.firstRead).leftPadded(9), ms(r.burstFrame).leftPadded(12),
                 ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
             ]
             print(line.joined(separator: " "))
