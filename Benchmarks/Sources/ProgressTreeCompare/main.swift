@@ -88,7 +88,8 @@ if arguments.first == "--terminal" {
                 ms(sorted.last ?? 0).leftPadded(11),
                 ms(r.frameCPU.max() ?? 0).leftPadded(9), ms(r.stopRunning).leftPadded(16),
                 String(r.linesRunning).leftPadded(7), "  |", ms(r.firstRead).leftPadded(9),
-                ms(r.burstFrame).leftPadded(12), ms(r.stopFinished).leftPadded(17), String(r.linesFinished).leftPadded(7),
+                ms(r.burstFrame).leftPadded(12), ms(r.stopFinished).leftPadded(17),
+                String(r.linesFinished).leftPadded(7),
             ]
             print(line.joined(separator: " "))
             fflush(nil)  // a line as soon as it is measured, also into a pipe
