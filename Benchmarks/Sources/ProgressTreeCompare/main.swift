@@ -73,7 +73,7 @@ if arguments.first == "--terminal" {
     func ms(_ seconds: Double) -> String { String(format: "%.3f ms", seconds * 1e3) }
     print("18 renderer on a wide root: \(frames) frames, 4 files in flight, 100 × 30 cells, release build")
     print(
-        "mode   children      start   1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
+        "mode   children   build/child      start   1st frame   frame median   frame p90   frame max   max CPU   stop (running)   lines"
             + "   | 1st read   burst frame   stop (finished)   lines")
     for children in sizes {
         for mode in [TerminalRenderer.Mode.live, .plain, .json] {
@@ -82,7 +82,8 @@ if arguments.first == "--terminal" {
             let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
             let line = [
                 mode.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0),
-                String(children).leftPadded(9), ms(r.start).leftPadded(10), ms(r.firstFrame).leftPadded(11),
+                String(children).leftPadded(9), String(format: "%.2f µs", r.buildPerChild * 1e6).leftPadded(13),
+                ms(r.start).leftPadded(10), ms(r.firstFrame).leftPadded(11),
                 ms(median).leftPadded(14),
                 ms(sorted.isEmpty ? 0 : sorted[sorted.count * 9 / 10]).leftPadded(11),
                 ms(sorted.last ?? 0).leftPadded(11),

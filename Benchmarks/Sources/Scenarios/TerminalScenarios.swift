@@ -6,7 +6,8 @@
 //     advances by 250,000 bytes, so each takes four frames and one finishes a frame. The renderer draws by
 //     hand (`drawsOnTimer = false`) with a clock that moves 1/15 s a frame (the default rate), into an
 //     output that counts what it is given and keeps nothing, 100 × 30 cells, not a terminal (a pipe).
-//     Timed: `start()`, then the first frame, on a root nobody read before (so the first frame pays the
+//     Timed: building the tree (per file: create, `kind`, `fileURL`, the URLs made beforehand); `start()`,
+//     then the first frame, on a root nobody read before (so the first frame pays the
 //     model's first read of the root: since the files' `kind` setters computed them in the root's kept
 //     summary, it costs what a later read does; it used to compute every file), each later frame (median
 //     and worst), then `stop()` while the root still runs. A second run times the root's first description
@@ -49,6 +50,9 @@ public struct WideTerminalResult: Sendable {
     /// The first read of the root's additional description, alone (second run, before its renderer starts):
     /// O(1) since the files' setters pay for their contributions; it was O(children).
     public var firstRead: Double
+    /// Creating one file child, giving it its kind and its URL (made beforehand): what the program that
+    /// builds the tree pays, the kept summary's share included.
+    public var buildPerChild: Double
     /// `start()` (json mode writes the first lines there), then the first frame, on a root nobody read.
     public var start: Double
     public var firstFrame: Double
@@ -70,7 +74,7 @@ public struct WideTerminalResult: Sendable {
 @inline(never)
 public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int) -> WideTerminalResult {
     var result = WideTerminalResult(
-        firstRead: 0, start: 0, firstFrame: 0, frames: [], frameCPU: [], stopRunning: 0, burstFrame: 0, stopFinished: 0,
+        firstRead: 0, buildPerChild: 0, start: 0, firstFrame: 0, frames: [], frameCPU: [], stopRunning: 0, burstFrame: 0, stopFinished: 0,
         linesRunning: 0, linesFinished: 0)
     for finishesAll in [false, true] {
         let fileSize: Int64 = 1_000_000
@@ -78,12 +82,18 @@ public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int
         let clock = FrameClock()
         root.estimationClock = clock
         root.fileOperationKind = .copying
-        let files = (0..<children).map { index in
-            let file = ProgressNode(totalUnitCount: fileSize, parent: root, pendingUnitCount: 1)
-            file.kind = .file
-            file.fileURL = URL(fileURLWithPath: "/data/file-\(index)")
-            return file
+        let urls = (0..<children).map { URL(fileURLWithPath: "/data/file-\($0)") }
+        var files: [ProgressNode] = []
+        files.reserveCapacity(children)
+        let build = timed {
+            for url in urls {
+                let file = ProgressNode(totalUnitCount: fileSize, parent: root, pendingUnitCount: 1)
+                file.kind = .file
+                file.fileURL = url
+                files.append(file)
+            }
         }
+        if !finishesAll { result.buildPerChild = build / Double(max(children, 1)) }
         if finishesAll { result.firstRead = timed { _ = root.localizedAdditionalDescription } }
         var options = TerminalRenderer.Options()
         options.drawsOnTimer = false

@@ -132,11 +132,17 @@ final class FileSums {
         return taken
     }
 
-    /// When the members waiting to be computed are none or only the one at `address`, forgets them and
-    /// returns `true` (the caller computes that member now); otherwise changes nothing and returns `false`.
-    func takeJoinedIfOnly(_ address: UInt) -> Bool {
-        guard joined.allSatisfy({ $0 == address }) else { return false }
+    /// Replaces the contribution of the member at `address` by `summary` when no other member waits to be
+    /// computed (the one at `address` may: it is computed now), and returns `true`; otherwise changes
+    /// nothing and returns `false` (not a member, or others joined: a read's work). One hashed look-up.
+    func replaceIfNoOtherJoined(_ address: UInt, by summary: ProgressNode.FileSummary) -> Bool {
+        guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
         joined.removeAll(keepingCapacity: true)
+        let old = members.values[index]
+        guard old != summary else { return true }
+        total.subtract(old)
+        total.add(summary)
+        members.values[index] = summary
         return true
     }
 

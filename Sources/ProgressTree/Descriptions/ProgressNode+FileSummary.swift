@@ -81,11 +81,7 @@ extension ProgressNode {
                     }
                     let done = state.withLock { state -> Bool in
                         settleFreshChildren(&state)
-                        guard let sums = state.fileSums, sums.isMember(address), sums.takeJoinedIfOnly(address) else {
-                            return false
-                        }
-                        sums.update(address, to: summary)
-                        return true
+                        return state.fileSums?.replaceIfNoOtherJoined(address, by: summary) ?? false
                     }
                     if done { return }
                 }
