@@ -63,6 +63,24 @@ if arguments.first == "--scale" {
     exit(0)
 }
 
+// Scenario 16b (who pays for a wide root's files): `--metadata-first [children] [rounds]` prints the median of
+// each step over the rounds (default 100,000 children, 7 rounds). See DescriptionScenarios.swift.
+if arguments.first == "--metadata-first" {
+    let children = arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000
+    let rounds = max(1, arguments.count > 2 ? Int(arguments[2]) ?? 7 : 7)
+    var kept: [MetadataFirstReadResult] = []
+    for _ in 0..<rounds { kept.append(PN.metadataThenFirstRead(children: children)) }
+    func median(_ value: (MetadataFirstReadResult) -> Double) -> String {
+        let sorted = kept.map(value).sorted()
+        return String(format: "%.3f ms", sorted[sorted.count / 2] * 1e3)
+    }
+    print(
+        "16b \(children) children, median of \(rounds) rounds: create \(median(\.create)), kind = .file \(median(\.kinds)), "
+            + "fileURL \(median(\.urls)), first fractionCompleted \(median(\.firstFraction)), "
+            + "first localizedAdditionalDescription \(median(\.firstDescription))")
+    exit(0)
+}
+
 // Scenario 18 (a renderer on a wide root): `--terminal [sizes] [frames]` runs it in live, plain and json mode at
 // 1,000, 10,000 and 100,000 children (or the comma-separated sizes given) and prints one line per size and
 // mode (see TerminalScenarios.swift). Goals at 100,000 children: a frame ≤ 1 ms, `stop()` ≤ 50 ms.

@@ -9,6 +9,7 @@
 //     does that every frame. The root's estimation clock stands still, so no rate or time is appended and
 //     the text is checked exactly. Only the updates and reads are timed.
 
+import Foundation
 import ProgressTree
 
 extension PN {
@@ -46,5 +47,48 @@ extension PN {
                     fileTotalCount: children, totalByteCount: total, completedByteCount: completed),
             "described files: summary \(summary)")
         return seconds
+    }
+}
+
+// 16b. Who pays for a wide root's files: `children` children created attached (no metadata), then each
+//      given `kind = .file`, then each a `fileURL` (the URLs made beforehand), then the root's first
+//      `fractionCompleted` and first `localizedAdditionalDescription`. Each step timed on its own: the
+//      setters' share (they count each file in the root's kept summary) against the first reads'.
+
+/// What one round of 16b measured, in seconds.
+public struct MetadataFirstReadResult: Sendable {
+    public var create: Double
+    public var kinds: Double
+    public var urls: Double
+    public var firstFraction: Double
+    public var firstDescription: Double
+}
+
+extension PN {
+    /// 16b. One round over `children` children (see above); the root's description is checked.
+    @inline(never)
+    public static func metadataThenFirstRead(children: Int) -> MetadataFirstReadResult {
+        let root = ProgressNode.discreteProgress(totalUnitCount: Int64(children))
+        root.estimationClock = ManualProgressClock()
+        root.fileOperationKind = .copying
+        let urls = (0..<children).map { URL(fileURLWithPath: "/data/file-\($0)") }
+        var files: [ProgressNode] = []
+        files.reserveCapacity(children)
+        var result = MetadataFirstReadResult(create: 0, kinds: 0, urls: 0, firstFraction: 0, firstDescription: 0)
+        result.create = timed {
+            for _ in 0..<children {
+                files.append(ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1))
+            }
+        }
+        result.kinds = timed { for file in files { file.kind = .file } }
+        result.urls = timed { for (file, url) in zip(files, urls) { file.fileURL = url } }
+        var fraction = -1.0
+        result.firstFraction = timed { fraction = root.fractionCompleted }
+        var description = ""
+        result.firstDescription = timed { description = root.localizedAdditionalDescription }
+        expect(fraction == 0, "16b: fraction \(fraction)")
+        let expected = "Zero KB of \(ProgressFormat.byteCount(1_000 * Int64(children)))"
+        expect(description == expected, "16b: \(description)")
+        return result
     }
 }

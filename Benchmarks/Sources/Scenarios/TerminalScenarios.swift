@@ -74,7 +74,8 @@ public struct WideTerminalResult: Sendable {
 @inline(never)
 public func wideTerminal(mode: TerminalRenderer.Mode, children: Int, frames: Int) -> WideTerminalResult {
     var result = WideTerminalResult(
-        firstRead: 0, buildPerChild: 0, start: 0, firstFrame: 0, frames: [], frameCPU: [], stopRunning: 0, burstFrame: 0, stopFinished: 0,
+        firstRead: 0, buildPerChild: 0, start: 0, firstFrame: 0, frames: [], frameCPU: [], stopRunning: 0,
+        burstFrame: 0, stopFinished: 0,
         linesRunning: 0, linesFinished: 0)
     for finishesAll in [false, true] {
         let fileSize: Int64 = 1_000_000
