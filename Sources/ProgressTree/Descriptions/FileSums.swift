@@ -67,8 +67,9 @@ final class FileSums {
     /// since.
     @exclusivity(unchecked) private var joined: [UInt] = []
 
-    /// The first members, when the node starts keeping its summary: its attached children (`count` of
-    /// them, or about). Not listed as joined: the read that starts keeping the summary computes every member.
+    /// The first members, when the node starts keeping its summary: the unfinished children of its table.
+    /// Not listed as joined: the read that starts keeping the summary computes every member that may have
+    /// files (`membersThatMayHaveFiles()`).
     func begin(with table: ChildTable) {
         members.reserveCapacity(Int(table.liveCount))
         table.forEachUnfinished { node in
