@@ -433,6 +433,74 @@ final class KeptFileSummaryTests: XCTestCase {
         withExtendedLifetime(all) {}
     }
 
+    /// Kinds and file counts set while the same files move, finish and fail on four threads, and a reader
+    /// reads the root: the summary the setters and reads kept equals a walk of the tree at the end.
+    func test_metadata_setters_racing_updates_finishes_and_failures_keep_the_summary_exact() {
+        struct Broken: Error {}
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4 * 300)
+        let folders = (0..<4).map { _ in ProgressNode(totalUnitCount: 300, parent: root, pendingUnitCount: 300) }
+        let done = Atomic<Bool>(false)
+        let readerEnded = DispatchSemaphore(value: 0)
+        Thread {
+            while !done.load(ordering: .acquiring) {
+                _ = root.fileSummary
+                _ = folders[0].fileSummary
+            }
+            readerEnded.signal()
+        }.start()
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            var open: [ProgressNode] = []
+            for index in 0..<300 {
+                // Every other file goes into a neighbour's folder, so that two threads share each folder.
+                let folder = folders[(worker + index % 2) % 4]
+                let file = ProgressNode(totalUnitCount: 10, parent: folder, pendingUnitCount: 1)
+                file.kind = .file
+                file.advance(by: 3)
+                if index % 3 == 0 { file.fileTotalCount = 3 }
+                switch index % 5 {
+                case 0: file.completedUnitCount = 10
+                case 1: file.fail(Broken())
+                case 2: file.kind = nil
+                default: open.append(file)
+                }
+                if open.count > 8 { open.removeFirst().completedUnitCount = 10 }
+            }
+            for file in open { file.fileCompletedCount = 1 }
+        }
+        done.store(true, ordering: .releasing)
+        readerEnded.wait()
+        for folder in folders { _ = visits(folder) }
+        // Each worker's files by the rules the loop followed (the same for every worker): a finished one
+        // counts its files done and 10 bytes of 10; a failed one nothing; one that is no file any more its
+        // announced files, of unknown size; one still open at the end 10 bytes, 3 done, and 1 file done.
+        var expected = Summary()
+        var open: [Int] = []
+        func finished(_ index: Int) -> Summary {
+            let files = index % 3 == 0 ? 3 : 1
+            return Summary(
+                fileTotalCount: files, fileCompletedCount: files, totalByteCount: 10, completedByteCount: 10)
+        }
+        for index in 0..<300 {
+            switch index % 5 {
+            case 0: expected.add(finished(index))
+            case 1: break
+            case 2:
+                if index % 3 == 0 { expected.add(Summary(fileTotalCount: 3, filesOfUnknownSize: 3)) }
+            default: open.append(index)
+            }
+            if open.count > 8 { expected.add(finished(open.removeFirst())) }
+        }
+        for index in open {
+            expected.add(
+                Summary(
+                    fileTotalCount: index % 3 == 0 ? 3 : 1, fileCompletedCount: 1, totalByteCount: 10,
+                    completedByteCount: 3))
+        }
+        var all = Summary()
+        for _ in 0..<4 { all.add(expected) }
+        _ = visits(root, expecting: all)
+    }
+
     func test_more_changes_than_the_log_keeps_compute_every_member_again() {
         let (root, files) = makeCopy(count: 10, size: 100_000)
         XCTAssertEqual(visits(root), 1)

@@ -120,6 +120,30 @@ final class MetadataTests: XCTestCase {
         observation.invalidate()
     }
 
+    /// Metadata is not progress: a child's setters do not queue the child, but its own observers and those
+    /// of every ancestor still hear of the change (a file URL two levels down, which moves no file).
+    func test_a_metadata_change_is_heard_by_the_node_and_its_ancestors() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let file = ProgressNode(totalUnitCount: 10, parent: folder, pendingUnitCount: 1)
+        file.kind = .file
+        let queue = DispatchQueue(label: "MetadataTests.ancestors")
+        let rootHeard = expectation(description: "the root's observer")
+        let fileHeard = expectation(description: "the file's observer")
+        // A value of the root that only a grandchild's metadata moves: delivered only if the root heard.
+        let rootObservation = root.observe(\.firstGrandchildURL, on: queue) { _, change in
+            if change.newValue == URL(fileURLWithPath: "/tmp/a.dat") { rootHeard.fulfill() }
+        }
+        let fileObservation = file.observe(\.localizedDescription, on: queue) { _, change in
+            if change.newValue == "Copying “a.dat”…" { fileHeard.fulfill() }
+        }
+        file.fileOperationKind = .copying
+        file.fileURL = URL(fileURLWithPath: "/tmp/a.dat")
+        wait(for: [rootHeard, fileHeard], timeout: 10)
+        rootObservation.invalidate()
+        fileObservation.invalidate()
+    }
+
     func test_finished_file_children_are_folded_and_released() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 100_000)
         root.fileOperationKind = .copying
@@ -172,4 +196,9 @@ final class MetadataTests: XCTestCase {
             ProgressNode.FileSummary(
                 fileTotalCount: 4000, fileCompletedCount: 4000, totalByteCount: 40_000, completedByteCount: 40_000))
     }
+}
+
+extension ProgressNode {
+    /// The file URL of the first child of the first child (for observing a root through its grandchild).
+    fileprivate var firstGrandchildURL: URL? { children.first?.children.first?.fileURL }
 }
