@@ -108,6 +108,6 @@ public enum DisplayWidth {
     public static func pad(_ text: String, toColumns columns: Int) -> String {
         let cut = truncate(text, toColumns: columns)
         let missing = columns - of(cut)
-        return missing > 0 ? cut + String(repeating: " ", count: missing) : cut
+        return missing > 0 ? cut + String.repeated(" ", count: missing) : cut
     }
 }
