@@ -8,7 +8,7 @@ import Foundation
 // property reads and writes the value of its `UserInfoKey`, so `setUserInfoObject(url, forKey: .fileURLKey)`
 // and `fileURL = url` are the same write.
 //
-// Every change here is announced by `metadataChanged(affectsFiles:)` (ProgressNode+MetadataChange.swift),
+// Every change here is announced by `metadataChanged(affectsFiles:parent:)` (ProgressNode+MetadataChange.swift),
 // so observers of the descriptions (and of a parent's descriptions, which may aggregate this node's files)
 // hear about it, and a parent's file summary counts a change of this node's files at once.
 
