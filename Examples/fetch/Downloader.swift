@@ -103,6 +103,9 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         if let response = downloadTask.response as? HTTPURLResponse, !(200..<300).contains(response.statusCode) {
             outcome = .failed(
                 "HTTP \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))")
+            // The error page is not kept. swift-corelibs-foundation leaves the file in the temporary folder
+            // after this method returns (Apple's URLSession removes it); removing it is right on both.
+            try? FileManager.default.removeItem(at: location)
         } else {
             let bytes = (try? FileManager.default.attributesOfItem(atPath: location.path)[.size] as? Int64) ?? nil
             do {
@@ -110,6 +113,7 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
                 outcome = .saved(bytes: bytes ?? 0)
             } catch {
                 outcome = .failed("\(error)")
+                try? FileManager.default.removeItem(at: location)  // not placed: not left behind either
             }
         }
         downloads.withLock { $0[id]?.outcome = outcome }

@@ -11,7 +11,8 @@
 // Cancelling (Ctrl-C: exit status 130, or `c` while live: 3) cancels the root; the cancellation reaches
 // each task's progress, whose cancellation handler (URLSession's own) cancels the task and closes its
 // connection. A file appears under its name only once complete (see `SavedFile`), and an existing file is
-// never overwritten.
+// never overwritten. URLSession downloads into a temporary folder of fetch's own, removed when it ends
+// (see `DownloadsFolder`).
 
 import ExampleSupport
 import Foundation
@@ -39,7 +40,13 @@ struct Fetch {
         let count = options.urls.count
         let root = ProgressNode.discreteProgress(totalUnitCount: Int64(count))
         root.localizedDescription = "Downloading \(count) \(count == 1 ? "file" : "files")"
-        let display = ExampleDisplay(root, mode: options.progress, keys: .cancel, cleanUp: { SavedFile.removeAll() })
+        DownloadsFolder.create()  // before the display starts threads that read the environment
+        let display = ExampleDisplay(
+            root, mode: options.progress, keys: .cancel,
+            cleanUp: {
+                SavedFile.removeAll()
+                DownloadsFolder.remove()
+            })
         let start = ContinuousClock.now
         display.renderer.start()
 
@@ -48,6 +55,7 @@ struct Fetch {
         display.renderer.drawFrame()  // every download is in the log from its first line (plain, json)
         downloader.resume()
         await downloader.wait()
+        DownloadsFolder.remove()  // every download is placed or failed: what is left there is not wanted
         let outcomes = immediate.compactMap { $0 } + downloader.outcomes
         let failed = outcomes.filter { if case .failed = $0 { true } else { false } }.count
         let saved = outcomes.compactMap { if case .saved(let bytes) = $0 { bytes } else { nil } }

@@ -63,14 +63,21 @@ final class FetchExampleTests: XCTestCase {
         let server = try TestHTTPServer(files: ["photo.jpg": bytes(10_000, seed: 3)])
         defer { server.stop() }
         let refused = "http://127.0.0.1:\(try TestHTTPServer.refusingPort())/other.jpg"
+        // URLSession's downloads go to the temporary folder (`TMPDIR`): one of fetch's own, to see it left empty.
+        let downloads = folder.deletingLastPathComponent().appendingPathComponent("\(folder.lastPathComponent)-tmp")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: downloads) }
         let result = try FileCopyProcess.run(
             [
                 server.url("photo.jpg"), server.url("missing.jpg"), refused, "--output", folder.path, "--progress",
                 "json",
             ],
-            named: "fetch")
+            named: "fetch", environment: ["TMPDIR": downloads.path])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(try savedFiles(), ["photo.jpg"], "nothing saved for the failures")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: downloads.path), [],
+            "no download left in the temporary folder, the 404's error page included")
         let lines = try records(result.standardOutput)
         let missing = try XCTUnwrap(lines.last { $0["name"] as? String == "Downloading “missing.jpg”…" })
         XCTAssertEqual(missing["state"] as? String, "failed")
@@ -107,9 +114,17 @@ final class FetchExampleTests: XCTestCase {
         let server = try TestHTTPServer(
             files: ["big.bin": bytes(4_000_000, seed: 5)], chunkSize: 32_768, pause: .milliseconds(20))
         defer { server.stop() }
+        // URLSession's downloads go to the temporary folder (`TMPDIR`): one of this test's, to see it left empty.
+        let downloads = folder.deletingLastPathComponent().appendingPathComponent("\(folder.lastPathComponent)-tmp")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: downloads) }
         let fetch = try ExampleProcess(
-            "fetch", [server.url("big.bin"), "--output", folder.path, "--progress", "plain"])
+            "fetch", [server.url("big.bin"), "--output", folder.path, "--progress", "plain"],
+            environment: ["NO_COLOR": "1", "TERM": "xterm", "TMPDIR": downloads.path])
         XCTAssertTrue(fetch.wait(timeout: 30) { server.hasSent(262_144, of: "big.bin") }, "the transfer began")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: downloads.path).filter { $0.hasPrefix("fetch-") }.count,
+            1, "fetch downloads into a folder of its own")
         fetch.send(SIGINT)
         let exit = try XCTUnwrap(fetch.waitForExit(timeout: 30))
         XCTAssertEqual(exit.status, 130, fetch.outputText)
@@ -117,6 +132,9 @@ final class FetchExampleTests: XCTestCase {
             fetch.wait(timeout: 30) { server.served.first?.closedByClient == true }, "the server saw it closed")
         XCTAssertEqual(server.served.map(\.completed), [false])
         XCTAssertEqual(try savedFiles(), [], "no file, partial or not")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: downloads.path), [],
+            "nor the cancelled download's partial file in the temporary folder")
         XCTAssertTrue(fetch.outputText.contains("Cancelled at "), fetch.outputText)
         XCTAssertTrue(fetch.outputText.contains(": 0 of 1 file (0 bytes) downloaded to "), fetch.outputText)
     }
