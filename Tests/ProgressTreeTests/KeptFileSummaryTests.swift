@@ -48,6 +48,19 @@ final class KeptFileSummaryTests: XCTestCase {
         return read.visitedNodes
     }
 
+    /// Runs `work` while another thread calls `read` again and again, and returns once that thread ended.
+    private func whileAThreadReads(_ read: @escaping @Sendable () -> Void, _ work: () -> Void) {
+        let done = Atomic<Bool>(false)
+        let readerEnded = DispatchSemaphore(value: 0)
+        Thread {
+            while !done.load(ordering: .acquiring) { read() }
+            readerEnded.signal()
+        }.start()
+        work()
+        done.store(true, ordering: .releasing)
+        readerEnded.wait()
+    }
+
     // MARK: Reads cost O(changes)
 
     func test_a_read_after_one_update_computes_only_the_updated_file_and_the_root() {
@@ -393,27 +406,21 @@ final class KeptFileSummaryTests: XCTestCase {
     /// summary: the values the setters computed add up exactly, as a walk of the tree says.
     func test_kinds_and_file_counts_set_on_several_threads_while_a_reader_reads_add_up_exactly() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1_000)
-        let done = Atomic<Bool>(false)
-        let readerEnded = DispatchSemaphore(value: 0)
-        Thread {
-            while !done.load(ordering: .acquiring) { _ = root.fileSummary }
-            readerEnded.signal()
-        }.start()
         let all = Mutex<[ProgressNode]>([])
-        DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            var mine: [ProgressNode] = []
-            for index in 0..<250 {
-                let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
-                file.kind = .file
-                if index % 5 == 0 { file.fileTotalCount = 2 }
-                if index % 7 == 0 { file.kind = nil }
-                if index % 10 == 3 { file.advance(by: 4) }
-                mine.append(file)
+        whileAThreadReads({ _ = root.fileSummary }) {
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                var mine: [ProgressNode] = []
+                for index in 0..<250 {
+                    let file = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+                    file.kind = .file
+                    if index % 5 == 0 { file.fileTotalCount = 2 }
+                    if index % 7 == 0 { file.kind = nil }
+                    if index % 10 == 3 { file.advance(by: 4) }
+                    mine.append(file)
+                }
+                all.withLock { $0.append(contentsOf: mine) }
             }
-            all.withLock { $0.append(contentsOf: mine) }
         }
-        done.store(true, ordering: .releasing)
-        readerEnded.wait()
         // What each worker's 250 children add up to, by the rules the loop followed.
         var expected = Summary()
         for index in 0..<250 {
@@ -439,36 +446,30 @@ final class KeptFileSummaryTests: XCTestCase {
         struct Broken: Error {}
         let root = ProgressNode.discreteProgress(totalUnitCount: 4 * 300)
         let folders = (0..<4).map { _ in ProgressNode(totalUnitCount: 300, parent: root, pendingUnitCount: 300) }
-        let done = Atomic<Bool>(false)
-        let readerEnded = DispatchSemaphore(value: 0)
-        Thread {
-            while !done.load(ordering: .acquiring) {
-                _ = root.fileSummary
-                _ = folders[0].fileSummary
-            }
-            readerEnded.signal()
-        }.start()
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
-            var open: [ProgressNode] = []
-            for index in 0..<300 {
-                // Every other file goes into a neighbour's folder, so that two threads share each folder.
-                let folder = folders[(worker + index % 2) % 4]
-                let file = ProgressNode(totalUnitCount: 10, parent: folder, pendingUnitCount: 1)
-                file.kind = .file
-                file.advance(by: 3)
-                if index % 3 == 0 { file.fileTotalCount = 3 }
-                switch index % 5 {
-                case 0: file.completedUnitCount = 10
-                case 1: file.fail(Broken())
-                case 2: file.kind = nil
-                default: open.append(file)
+        whileAThreadReads({
+            _ = root.fileSummary
+            _ = folders[0].fileSummary
+        }) {
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                var open: [ProgressNode] = []
+                for index in 0..<300 {
+                    // Every other file goes into a neighbour's folder, so that two threads share each folder.
+                    let folder = folders[(worker + index % 2) % 4]
+                    let file = ProgressNode(totalUnitCount: 10, parent: folder, pendingUnitCount: 1)
+                    file.kind = .file
+                    file.advance(by: 3)
+                    if index % 3 == 0 { file.fileTotalCount = 3 }
+                    switch index % 5 {
+                    case 0: file.completedUnitCount = 10
+                    case 1: file.fail(Broken())
+                    case 2: file.kind = nil
+                    default: open.append(file)
+                    }
+                    if open.count > 8 { open.removeFirst().completedUnitCount = 10 }
                 }
-                if open.count > 8 { open.removeFirst().completedUnitCount = 10 }
+                for file in open { file.fileCompletedCount = 1 }
             }
-            for file in open { file.fileCompletedCount = 1 }
         }
-        done.store(true, ordering: .releasing)
-        readerEnded.wait()
         for folder in folders { _ = visits(folder) }
         // Each worker's files by the rules the loop followed (the same for every worker): a finished one
         // counts its files done and 10 bytes of 10; a failed one nothing; one that is no file any more its

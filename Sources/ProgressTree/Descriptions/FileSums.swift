@@ -72,17 +72,15 @@ final class FileSums {
     /// files (`membersThatMayHaveFiles()`).
     func begin(with table: ChildTable) {
         members.reserveCapacity(Int(table.liveCount))
-        table.forEachUnfinished { node in
-            let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: UInt(bitPattern: node.toOpaque()))
-            assert(replaced == nil, "a node joins one table once")
-        }
+        table.forEachUnfinished { node in insert(UInt(bitPattern: node.toOpaque())) }
     }
 
     /// `node` joins (inserted into the table; not listed as finished). Its contribution is zero until a read
     /// computes it; a node that may have no files (`mayHaveFiles`) is not listed for that read: zero is its
     /// summary.
     func join(_ node: ProgressNode) {
-        let address = insert(node)
+        let address = Self.address(of: node)
+        insert(address)
         if node.mayHaveFiles { joined.append(address) }
     }
 
@@ -97,12 +95,10 @@ final class FileSums {
         return addresses
     }
 
-    /// Adds `node` as a member of contribution zero; its address.
-    private func insert(_ node: ProgressNode) -> UInt {
-        let address = Self.address(of: node)
+    /// Adds the node at `address` as a member of contribution zero.
+    private func insert(_ address: UInt) {
         let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: address)
         assert(replaced == nil, "a node joins one table once")
-        return address
     }
 
     /// `node` leaves (its files are folded in the same critical section, or it failed); nothing when it was
@@ -118,6 +114,11 @@ final class FileSums {
     /// summary, and it may have left meanwhile).
     func update(_ address: UInt, to summary: ProgressNode.FileSummary) {
         guard let index = members.index(forKey: address) else { return }
+        replace(at: index, by: summary)
+    }
+
+    /// Replaces the contribution of the member at `index`, and the total with it.
+    private func replace(at index: [UInt: ProgressNode.FileSummary].Index, by summary: ProgressNode.FileSummary) {
         let old = members.values[index]
         guard old != summary else { return }
         total.subtract(old)
@@ -139,11 +140,7 @@ final class FileSums {
     func replaceIfNoOtherJoined(_ address: UInt, by summary: ProgressNode.FileSummary) -> Bool {
         guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
         joined.removeAll(keepingCapacity: true)
-        let old = members.values[index]
-        guard old != summary else { return true }
-        total.subtract(old)
-        total.add(summary)
-        members.values[index] = summary
+        replace(at: index, by: summary)
         return true
     }
 

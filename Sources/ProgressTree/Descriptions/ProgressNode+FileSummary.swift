@@ -76,9 +76,7 @@ extension ProgressNode {
                     // Computed before this node's lock (one node lock at a time). A change of `child` after it
                     // is not lost: a metadata setter's own call waits for this domain lock and computes it
                     // again; a count change or an attach to `child` marks it, and a later read recomputes it.
-                    let summary = child.state.withLock { childState in
-                        child.fileFacts(of: childState, includingChildren: false).summary(withChildren: FileSummary())
-                    }
+                    let summary = child.state.withLock { child.ownFileSummary(of: $0) }
                     let done = state.withLock { state -> Bool in
                         settleFreshChildren(&state)
                         return state.fileSums?.replaceIfNoOtherJoined(address, by: summary) ?? false
@@ -219,8 +217,14 @@ extension ProgressNode {
     func finishedFileFold(of state: NodeState) -> FinishedFileFold {
         guard state.children.isEmpty else { return .walk }
         if !state.hasExtras || state.metadata.contributesNoFiles { return .nothing }
-        let leaf = fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
+        let leaf = ownFileSummary(of: state)
         return leaf.isEmpty ? .nothing : .summary(leaf)
+    }
+
+    /// This node's summary counting none of its attached children: a leaf's whole summary. The caller holds
+    /// this node's lock (`state` is its state).
+    func ownFileSummary(of state: NodeState) -> FileSummary {
+        fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
     }
 
     /// The summary a finished child hands to its parent, or `nil` when it has nothing to hand. Called
@@ -271,7 +275,7 @@ extension ProgressNode {
     /// The counts are loaded relaxed: they are two independent values (an update may land between the two
     /// loads whatever the ordering), nothing else is published through them, and the rest comes from
     /// under the node's lock or the refresh above.
-    func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
+    private func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
         let metadata = state.metadata  // one read of the node's extras
         let hasCounts = metadata.hasFileCountKeys
         return FileFacts(
