@@ -41,8 +41,8 @@ extension ProgressNode {
     /// Adopts `progress` as a mirrored child (see `addChild(_:withPendingUnitCount:)`); its mirror.
     func adoptMirrored(
         _ progress: Progress, withPendingUnitCount pendingUnitCount: Int64
-    ) -> (mirror: ProgressMirror, node: ProgressNode) {
-        let (mirror, node) = ProgressMirror.adopt(progress)
+    ) -> (mirror: AdoptedProgress, node: ProgressNode) {
+        let (mirror, node) = AdoptedProgress.adopt(progress)
         addChild(node, withPendingUnitCount: pendingUnitCount)
         // Attaching may have cancelled or paused it (this node was): one more sample settles that first.
         guard mirror.isRunning, mirror.sample() else { return (mirror, node) }

@@ -41,7 +41,7 @@ final class ProgressSampler: Sendable {
     }
 
     private struct State {
-        var mirrors: [ProgressMirror] = []
+        var mirrors: [AdoptedProgress] = []
         var timer: (any DispatchSourceTimer)?
     }
 
@@ -50,7 +50,7 @@ final class ProgressSampler: Sendable {
     /// Samples `mirror` on every tick until it ends. The timer runs only on Linux: on Apple platforms the
     /// mirror schedules its samples (`schedule(_:)`), and is sampled by ticks only when asked
     /// (`sampleNow()`).
-    func add(_ mirror: ProgressMirror) {
+    func add(_ mirror: AdoptedProgress) {
         state.withLock { state in
             state.mirrors.append(mirror)
             #if canImport(ObjectiveC)
@@ -71,7 +71,7 @@ final class ProgressSampler: Sendable {
 
     /// Samples `mirror` soon, once however often this is called before it runs (Apple platforms, from
     /// key-value observation).
-    func schedule(_ mirror: ProgressMirror) {
+    func schedule(_ mirror: AdoptedProgress) {
         guard !mirror.isSampleScheduled.exchange(true, ordering: .sequentiallyConsistent) else { return }
         queue.async { [self] in
             if !mirror.sample() { state.withLock { $0.mirrors.removeAll { $0 === mirror } } }
@@ -81,7 +81,7 @@ final class ProgressSampler: Sendable {
     /// Samples `mirror` now, on the sampler's queue, and returns when it is done: writes made to its
     /// Progress on this thread before the call are read. (From code the sampler itself runs — a handler
     /// called by a sample — it samples in place.)
-    func sampleNow(_ mirror: ProgressMirror) {
+    func sampleNow(_ mirror: AdoptedProgress) {
         if DispatchQueue.getSpecific(key: Self.queueKey) != nil {
             _ = mirror.sample()
         } else {
@@ -117,7 +117,7 @@ final class ProgressSampler: Sendable {
 
     /// Whether a running mirror follows `progress`.
     func isMirroring(_ progress: Progress) -> Bool {
-        ProgressMirror.isAdopted(progress)
+        AdoptedProgress.isAdopted(progress)
     }
 
     /// How many mirrors the timer samples, and whether it runs.

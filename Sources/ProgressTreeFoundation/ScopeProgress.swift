@@ -17,7 +17,7 @@ import Synchronization
 final class ScopeProgress: Progress, @unchecked Sendable {
     let scope: ImplicitScope
     /// The mirror of the Progress that claimed the scope through `addChild`, if one did.
-    private let claimedMirror = Mutex<ProgressMirror?>(nil)
+    private let claimedMirror = Mutex<AdoptedProgress?>(nil)
 
     init(scope: ImplicitScope) {
         self.scope = scope

@@ -762,7 +762,7 @@ struct MountReading {
     var splitter = LineSplitter(maximumLineLength: ProgressMount.maximumLineLength)
     /// The last line read, so that the next is read only where it differs.
     var memo = WireLineMemo()
-    var mirror: MirrorTree
+    var mirror: MountedNodeMap
     var outputSplitters: [LineSplitter]
     /// Counted since `diagnostics` last took them.
     var diagnostics = ProgressMount.Diagnostics()
@@ -773,7 +773,7 @@ struct MountReading {
     var announcedRootFinal = false
 
     init(root: ProgressNode, name: String, outputCount: Int) {
-        mirror = MirrorTree(root: root, name: name)
+        mirror = MountedNodeMap(root: root, name: name)
         outputSplitters = Array(
             repeating: LineSplitter(maximumLineLength: ProgressMount.maximumOutputLineLength, longLines: .cut),
             count: outputCount)

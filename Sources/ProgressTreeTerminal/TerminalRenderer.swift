@@ -167,7 +167,7 @@ public final class TerminalRenderer: Sendable {
         let colors = options.colors ?? (resolved == .live && !noColor)
         self.state = Lock(
             RendererState(
-                mirror: TreeMirror(root: root, keptFinishedChildren: options.keptFinishedChildren),
+                mirror: TreeMemory(root: root, keptFinishedChildren: options.keptFinishedChildren),
                 layout: LiveFrameLayout(layout: layout, colors: colors),
                 plain: PlainLogComposer(
                     step: options.plainStep, interval: options.plainInterval, maximumDepth: options.plainLogDepth),
@@ -303,7 +303,7 @@ public final class TerminalRenderer: Sendable {
 
     // MARK: Drawing
 
-    /// One frame through the pipeline, under the renderer's lock: capture (`TreeMirror`, `NodeReader`),
+    /// One frame through the pipeline, under the renderer's lock: capture (`TreeMemory`, `NodeReader`),
     /// layout (`LiveFrameLayout` and `LineFormatter`; plain lines are laid out by their composer), compose
     /// (`LiveFrameComposer`, `TaskbarProgressComposer`, `PlainLogComposer`), write (`output`, and
     /// `SignalRestoration` told what is on screen). Json mode captures and composes in `JSONLineComposer`,
@@ -409,7 +409,7 @@ public final class TerminalRenderer: Sendable {
 /// The renderer's mutable state, guarded by its lock: one value per stage of the pipeline.
 struct RendererState {
     /// Capture: the tree between frames.
-    var mirror: TreeMirror
+    var mirror: TreeMemory
     /// Layout of live frames (and the column plan they keep).
     var layout: LiveFrameLayout
     /// Compose: the bytes that replace the live area, the taskbar progress, the log lines.

@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import XCTest
 
-/// The file summary a node keeps once it is read (Descriptions/FileSums.swift): a later read computes only
+/// The file summary a node keeps once it is read (Summaries/FileSums.swift): a later read computes only
 /// what changed since (counted by `readFileSummary().visitedNodes`, the nodes whose summary a read computed,
 /// the one read included), and its value is always the one a walk of the whole subtree computes
 /// (`computeFileSummary()`), through children attaching (fresh, never queued, or added), updating,

@@ -142,7 +142,7 @@ extension ProgressNode {
             let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
-                state.fileSums?.leave(self)  // its files leave the summary (Descriptions/FileSums.swift)
+                state.fileSums?.leave(self)  // its files leave the summary (Summaries/FileSums.swift)
                 state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.record(
                     failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
@@ -187,7 +187,7 @@ extension ProgressNode {
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
-            state.fileSums?.leave(child)  // its files leave the summary (Descriptions/FileSums.swift)
+            state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock() : nil, isHeld && state.children.isEmpty)

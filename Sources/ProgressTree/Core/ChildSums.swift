@@ -90,7 +90,7 @@ final class ChildSums: @unchecked Sendable {
 
     private static let alwaysSummedCount = 16
 
-    /// While this node keeps a file summary (Descriptions/FileSums.swift): the children recorded since its
+    /// While this node keeps a file summary (Summaries/FileSums.swift): the children recorded since its
     /// last read. `nil` otherwise, so that a record costs the others one load.
     @exclusivity(unchecked) var fileChanges: FileChangeLog?
 

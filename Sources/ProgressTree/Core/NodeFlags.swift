@@ -34,7 +34,7 @@ enum NodeFlags {
     /// This node's metadata has described files at some time: its kind was `.file`, or a file count key was
     /// stored. Set under this node's lock with the metadata, never cleared. A node with neither this bit nor
     /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
-    /// taking its lock (Descriptions/FileSums.swift).
+    /// taking its lock (Summaries/FileSums.swift).
     static let describesFiles: UInt32 = 1 << 10
 
     /// The bits that tell a read the cached fraction may be stale.

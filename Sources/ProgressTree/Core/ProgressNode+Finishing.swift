@@ -59,7 +59,7 @@ extension ProgressNode {
                 // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
                 // on, readers of progress and files see it finished.
                 parent.state.withLock { state in
-                    state.fileSums?.leave(self)  // with the fold (Descriptions/FileSums.swift)
+                    state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
                     if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
                     flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
                 }
@@ -72,7 +72,7 @@ extension ProgressNode {
                     parent.settleFreshChildren(&state)
                     if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
                     state.children.remove(self)
-                    state.fileSums?.leave(self)  // with the fold (Descriptions/FileSums.swift)
+                    state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
                     return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.children.isEmpty
                 }
             }

@@ -17,7 +17,7 @@ import Synchronization
 //   can only be replaced by a push of a younger child or by a settle's exchange, and the child is never
 //   pushed again, so finding itself on top means nothing below it changed. A child that is not on top takes
 //   the parent's lock, settles, and leaves the table as before.
-// - A fresh child on the stack is not yet in a file summary the parent keeps (Descriptions/FileSums.swift):
+// - A fresh child on the stack is not yet in a file summary the parent keeps (Summaries/FileSums.swift):
 //   it joins it when settled, so one that pops itself never joined, and leaves none.
 // - Cancelling and pausing reach a fresh child as they reach one in the table: the push and the
 //   transition's settle are ordered by sequential consistency against the transition's change of the
@@ -80,7 +80,7 @@ extension ProgressNode {
             oldestFirst = UInt(bitPattern: pointer)
         }
         // A node that keeps a file summary counts them from here on (a child that finished held while on
-        // the stack is listed as finished already, and folded: see Descriptions/FileSums.swift).
+        // the stack is listed as finished already, and folded: see Summaries/FileSums.swift).
         let fileSums = state.fileSums
         while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)

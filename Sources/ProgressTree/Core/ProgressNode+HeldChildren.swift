@@ -24,7 +24,7 @@ import Synchronization
 // - Readers of the table that are about progress and shape (`children`, `description`, file summaries)
 //   skip held nodes, whose progress was credited (`NodeFlags.listedAsFinished`, set under the parent's
 //   lock with the fold of the node's files); control transitions and failure go through them. A file
-//   summary the parent keeps (Descriptions/FileSums.swift) counts a held node as a member until that
+//   summary the parent keeps (Summaries/FileSums.swift) counts a held node as a member until that
 //   fold, even when the end of the hold took it out of the table first.
 // - A holder going away orphans its held children as its attached ones (`orphan` clears `holderAddress`
 //   under the child's lock before the holder's memory goes), so the address is valid whenever it is read
@@ -43,7 +43,7 @@ extension ProgressNode {
             let holderEmptied = holder.state.withLock { state -> Bool in
                 holder.settleFreshChildren(&state)
                 // `node` is held here, so this is not its last reference. A file summary the holder keeps
-                // counts it until its finish folds it (Descriptions/FileSums.swift), not from here.
+                // counts it until its finish folds it (Summaries/FileSums.swift), not from here.
                 state.children.remove(node)
                 return holder.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.children.isEmpty
             }

@@ -2,7 +2,7 @@ import ProgressTree
 
 /// What one line of the display is about, captured from a node when a frame is drawn: raw values only.
 /// How they read on screen (the label with its failure, the counts, a throughput or a time) is decided by
-/// the layout stage (`Layout/LineText.swift`), so each value has one form here and one formatter there.
+/// the layout stage (`Layout/LineContent+Text.swift`), so each value has one form here and one formatter there.
 struct LineContent: Equatable, Sendable {
     /// A line's state: the wire record's, read from the node's snapshot the same way.
     typealias Status = ProgressWireRecord.State

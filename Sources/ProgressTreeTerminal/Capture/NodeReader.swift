@@ -2,7 +2,7 @@ import ProgressTree
 
 /// Captures what a line shows from a node, at draw time (never on the update path): the capture stage
 /// of the pipeline. It records raw values (numbers, the node's own texts, sanitized labels); formatting
-/// them is the layout's job (`Layout/LineText.swift`).
+/// them is the layout's job (`Layout/LineContent+Text.swift`).
 enum NodeReader {
     /// The line of `node`. The root and nodes that describe files get what costs a walk of their subtree
     /// — the amount of files or bytes, throughput and time remaining, exactly as in

@@ -28,7 +28,7 @@ struct PlainLogComposer {
     /// The lines of one frame, in tree order, except that a node's last line (`done` or `cancelled`) comes
     /// after the lines of its subtree in the same frame: a log never says a parent is done before its
     /// children are.
-    mutating func lines(for rows: [TreeMirror.Row], now: Duration) -> [String] {
+    mutating func lines(for rows: [TreeMemory.Row], now: Duration) -> [String] {
         var labels: [Int: String] = [:]
         var output: [String] = []
         // Last lines waiting for their subtree (rows come depth first), innermost last.

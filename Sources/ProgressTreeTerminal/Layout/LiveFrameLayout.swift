@@ -18,7 +18,7 @@ struct LiveFrameLayout {
     /// The lines for `capture` on a terminal of `size`, at most `capacity` of them before the hint (the
     /// rows were captured to fit: `capacity` is the row limit the mirror was given).
     mutating func lines(
-        for capture: TreeMirror.Capture, size: TerminalSize, capacity: Int, tick: Int, final: Bool, hint: String?
+        for capture: TreeMemory.Capture, size: TerminalSize, capacity: Int, tick: Int, final: Bool, hint: String?
     ) -> [String] {
         let width = max(1, size.columns - 1)
         var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick, final: final)

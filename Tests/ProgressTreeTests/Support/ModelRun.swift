@@ -412,7 +412,7 @@ final class ModelRun {
             check("isFailed", node.isFailed, expected.isFailed)
             check("children", node.children.map { name(of: $0) }, model.children(index).map { "n\($0)" })
             // The summary the node keeps, updated from what changed since its last read, against a walk of
-            // its subtree now (Descriptions/FileSums.swift).
+            // its subtree now (Summaries/FileSums.swift).
             check("fileSummary", node.fileSummary, node.computeFileSummary().summary)
             check("cancellationHandler calls", handlers[index].cancellation.value, expected.cancellationCalls)
             check("pausingHandler calls", handlers[index].pausing.value, expected.pausingCalls)

@@ -4,7 +4,7 @@ import Foundation
 // Apple platforms only (not compiled on Linux, where this package is built and tested): `Progress` is
 // key-value observable there, so a mirror samples when it changes instead of on the sampler's timer.
 
-extension ProgressMirror {
+extension AdoptedProgress {
     /// Schedules a sample on the sampler's queue whenever `progress` changes what the mirror follows.
     /// (No timer runs: a mirror whose node nobody else holds any more ends at its Progress's next change.)
     func observeChanges(of progress: Progress) {

@@ -7,7 +7,7 @@
 // observers and the ancestors' as an update would. So a program that gives 100,000 children of one node a
 // kind and a file URL leaves the next reader of that node one marked parent to refresh, not 100,000 queued
 // children; and, through `keepFileContribution(of:)`, no member of its file summary to compute either
-// (Descriptions/FileSums.swift, the "Changes" invariant).
+// (Summaries/FileSums.swift, the "Changes" invariant).
 
 extension ProgressNode {
     /// Sets `describesFiles` when `metadata`, this node's, describes files. Under this node's lock, with the

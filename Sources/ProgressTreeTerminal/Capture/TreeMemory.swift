@@ -7,7 +7,7 @@ import ProgressTree
 /// live tree. The mirror notices, keeps the child's last line in place as a finished line (its subtree
 /// collapsed), and forgets all but the most recent `keptFinishedChildren` finished children of each parent
 /// (failed ones are forgotten last), so memory stays bounded however many children come and go.
-struct TreeMirror {
+struct TreeMemory {
     /// One line of a frame, in tree order.
     struct Row: Equatable {
         let id: Int

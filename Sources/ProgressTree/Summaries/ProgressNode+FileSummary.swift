@@ -1,4 +1,4 @@
-// Reading a subtree's files. A read keeps what it computes (Descriptions/FileSums.swift, which states the
+// Reading a subtree's files. A read keeps what it computes (Summaries/FileSums.swift, which states the
 // invariants): the first read of a node with children computes every member, and makes it and every member
 // with children of its own keep a file summary; a later read computes only the members that joined or that
 // a refresh recorded since, and descends only into those. So a read costs O(changes since the last read):

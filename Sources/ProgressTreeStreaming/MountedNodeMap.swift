@@ -20,7 +20,7 @@ import ProgressTree
 ///   of the last `endedMemory` of them (and of nodes below them) kept, so that a line naming a node below
 ///   one is dropped as the rest of an ended subtree (a writer names the nodes a failure cancelled after
 ///   the failed node's line), not counted as bad input.
-struct MirrorTree {
+struct MountedNodeMap {
     /// A mirrored node (a reference: a line's lookup neither copies its last record nor retains its
     /// strings). Unchecked: like the tree that holds it, only the mount's reading thread touches it.
     final class Entry: @unchecked Sendable {
@@ -326,7 +326,7 @@ struct MirrorTree {
 }
 
 extension ProgressWireRecord {
-    /// Whether every field `MirrorTree.setMetadata` sets is equal in `other`.
+    /// Whether every field `MountedNodeMap.setMetadata` sets is equal in `other`.
     fileprivate func hasSameMetadata(as other: ProgressWireRecord) -> Bool {
         label == other.label && localizedDescription == other.localizedDescription
             && localizedAdditionalDescription == other.localizedAdditionalDescription && kind == other.kind

@@ -12,7 +12,7 @@ import Synchronization
 /// The mirror ends when the Progress finishes or is cancelled, or when the node finishes, is cancelled,
 /// fails (the Progress is then cancelled: a failed node's work stops) or is held by nobody else. It then lets the
 /// Progress go; the node's handlers stay, and do nothing.
-final class ProgressMirror: Sendable {
+final class AdoptedProgress: Sendable {
     private struct State {
         /// `nil` once the mirror ended.
         var progress: Progress?
@@ -44,7 +44,7 @@ final class ProgressMirror: Sendable {
     /// `progress` as of now.
     ///
     /// - Precondition: `progress` is not mirrored already.
-    static func adopt(_ progress: Progress) -> (mirror: ProgressMirror, node: ProgressNode) {
+    static func adopt(_ progress: Progress) -> (mirror: AdoptedProgress, node: ProgressNode) {
         let isNew = adopted.withLock { $0.insert(ObjectIdentifier(progress)).inserted }
         precondition(
             isNew,
@@ -52,7 +52,7 @@ final class ProgressMirror: Sendable {
                 + "a Progress is adopted once")
         let metadata = CarriedMetadata(progress)
         let node = ProgressNode.discreteProgress(totalUnitCount: 0)
-        let mirror = ProgressMirror(progress: progress, node: node, metadata: metadata)
+        let mirror = AdoptedProgress(progress: progress, node: node, metadata: metadata)
         metadata.apply(to: node, changedFrom: nil)
         node.cancellationHandler = { mirror.forward { if !$0.isCancelled { $0.cancel() } } }
         node.pausingHandler = { mirror.forward { if !$0.isPaused { $0.pause() } } }

@@ -1,0 +1,13 @@
+/// What most nodes never use, kept out of line so that a node stays small: handlers and control state,
+/// observers, metadata. Allocated on the first write; reads of a node without it see the defaults.
+final class NodeExtras {
+    var control = ControlState()
+    var observers = ObserverList()
+    var metadata = Metadata()
+    /// The address of the parent holding this node after it finished (`NodeFlags.held`), 0 otherwise.
+    var holderAddress: UInt = 0
+    /// The node's `ObservableProgress`, while someone holds it (`ProgressNode.observable`).
+    weak var observable: ObservableProgress?
+    /// The file summary the node keeps once it is read with children (Summaries/FileSums.swift).
+    var fileSums: FileSums?
+}
