@@ -108,10 +108,10 @@ final class CompositionPreconditionTests: XCTestCase {
 
 // MARK: Running a scenario in a child process (to check a precondition's message)
 
-private let scenarioVariable = "PROGRESSTREE_PRECONDITION_SCENARIO"
+let scenarioVariable = "PROGRESSTREE_PRECONDITION_SCENARIO"
 
 /// The scenario this process was started for, or a skip when it is an ordinary test run.
-private func scenarioOfThisChildProcess() throws -> String {
+func scenarioOfThisChildProcess() throws -> String {
     guard let scenario = ProcessInfo.processInfo.environment[scenarioVariable] else {
         throw XCTSkip("runs only in the child process of another test")
     }
@@ -120,7 +120,7 @@ private func scenarioOfThisChildProcess() throws -> String {
 
 /// Runs the test `test` (`"Class/method"` of this module) with `scenario` in a new process of this test
 /// binary, and returns how it ended and what it printed (stdout and stderr together).
-private func runInChildProcess(_ test: String, scenario: String) throws -> (status: Int32, output: String) {
+func runInChildProcess(_ test: String, scenario: String) throws -> (status: Int32, output: String) {
     #if os(Linux)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])

@@ -106,7 +106,7 @@ extension ProgressNode {
             if state.link.detach() {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
-                parent = parentUnderOwnLock(clearing: true)
+                parent = parentUnderOwnLock(state, clearing: true)
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
@@ -147,7 +147,7 @@ extension ProgressNode {
                 state.control.outcomes.record(
                     failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
                 let emptied = parent.isHeld && state.children.isEmpty
-                return (state.link.kind == .attached ? parent.parentUnderOwnLock() : nil, emptied)
+                return (state.link.kind == .attached ? parent.parentUnderOwnLock(state) : nil, emptied)
             }
             effects.changedNodes.append(parent)
             Self.recordOutcomes(
@@ -190,7 +190,7 @@ extension ProgressNode {
             state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
-            return (state.link.kind == .attached ? parentUnderOwnLock() : nil, isHeld && state.children.isEmpty)
+            return (state.link.kind == .attached ? parentUnderOwnLock(state) : nil, isHeld && state.children.isEmpty)
         }
         Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
@@ -220,7 +220,7 @@ extension ProgressNode {
                 if fromAbove {
                     guard state.link.kind == .attached || node.isHeld else { return (false, []) }
                 }
-                if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock() }
+                if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock(state) }
                 let cancelled = node.markCancelled(
                     &state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
                 node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
@@ -277,7 +277,7 @@ extension ProgressNode {
             next = node.state.withLock { state in
                 state.control.outcomes.record(
                     failed: failed, cancelled: cancelled, byFailure: byFailure, firstFailure: firstFailure)
-                return state.link.kind == .attached ? node.parentUnderOwnLock() : nil
+                return state.link.kind == .attached ? node.parentUnderOwnLock(state) : nil
             }
         }
     }

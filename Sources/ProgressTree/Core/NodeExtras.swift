@@ -10,4 +10,8 @@ final class NodeExtras {
     weak var observable: ObservableProgress?
     /// The file summary the node keeps once it is read with children (Summaries/FileSums.swift).
     var fileSums: FileSums?
+    /// The parent this node was attached to, where the runtime has no `swift_tryRetain` (Core/SwiftRuntime.swift):
+    /// what `retainNode(at:weakLink:)` loads instead. `nil` otherwise, and never cleared (it is read only
+    /// together with a non-zero parent or holder address, which is this same node's).
+    weak var parentReference: ProgressNode?
 }

@@ -54,6 +54,12 @@ struct NodeState {
         }
     }
 
+    /// The weak link to the parent, where the runtime has no `swift_tryRetain` (see `NodeExtras`).
+    var weakParent: ProgressNode? {
+        get { extras?.parentReference }
+        set { extrasForWriting().parentReference = newValue }
+    }
+
     private mutating func extrasForWriting() -> NodeExtras {
         if let extras { return extras }
         let created = NodeExtras()

@@ -21,6 +21,7 @@ extension ProgressNode {
             switch state.link.kind {
             case .none:
                 state.link.attach()
+                if SwiftRuntime.tryRetain == nil { state.weakParent = self }  // Core/SwiftRuntime.swift
             case .attached:
                 preconditionFailure(
                     "addChild(_:withPendingUnitCount:): the child already has a parent; a node can be added to one parent only"
@@ -78,11 +79,9 @@ extension ProgressNode {
     /// held nodes, so a cycle through one would never end).
     private func parentUnderLock() -> ProgressNode? {
         state.withLock { state in
-            if state.link.kind == .attached { return parentUnderOwnLock() }
-            guard isHeld, let pointer = UnsafeMutableRawPointer(bitPattern: state.holderAddress),
-                swiftTryRetain(pointer)
-            else { return nil }
-            return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
+            if state.link.kind == .attached { return parentUnderOwnLock(state) }
+            guard isHeld else { return nil }
+            return retainNode(at: state.holderAddress, weakLink: state.weakParent)?.takeRetainedValue()
         }
     }
 

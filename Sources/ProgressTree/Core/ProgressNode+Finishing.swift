@@ -6,8 +6,8 @@ import Synchronization
 
 extension ProgressNode {
     /// The parent, retained, while attached and alive. Takes this node's lock: code holding it calls
-    /// `parentUnderOwnLock()`.
-    var parent: ProgressNode? { state.withLock { _ in parentUnderOwnLock() } }
+    /// `parentUnderOwnLock(_:)`.
+    var parent: ProgressNode? { state.withLock { parentUnderOwnLock($0) } }
 
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
     /// upward while credits finish further ancestors.
@@ -48,7 +48,7 @@ extension ProgressNode {
         }
         guard let retainedParent = detached.parent else { return nil }
         let finishedFiles = fileSummaryForFinishedParentFold(files)
-        let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
+        let goesOn = retainedParent.withUnretained { parent -> Bool in
             let completed =
                 detached.creditsWithoutShare
                 ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
@@ -126,10 +126,7 @@ extension ProgressNode {
             // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
             guard !currentControlFlags.contains(.failed), state.link.detach() else { return nil }
             let address = parentAddress.load(ordering: .sequentiallyConsistent)
-            var parent: Unmanaged<ProgressNode>?
-            if let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) {
-                parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            }
+            let parent = retainNode(at: address, weakLink: state.weakParent)
             // Work still attached below it keeps it in the parent's reach (ProgressNode+HeldChildren.swift).
             settleFreshChildren(&state)
             let held = parent != nil && !state.children.isEmpty
@@ -193,13 +190,12 @@ extension ProgressNode {
     /// here is allocated, and `swift_tryRetain` refuses one whose `deinit` began. `clearing` also clears the
     /// pointer, so no later walk reaches the parent from here (an exchange: `addChild` stores the pointer
     /// outside this lock).
-    func parentUnderOwnLock(clearing: Bool = false) -> ProgressNode? {
+    func parentUnderOwnLock(_ state: borrowing NodeState, clearing: Bool = false) -> ProgressNode? {
         let address =
             clearing
             ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)
             : parentAddress.load(ordering: .sequentiallyConsistent)
-        guard let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) else { return nil }
-        return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
+        return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
     }
 
     /// Takes `child`, which just detached, out of this node's sums, credits `pending` units of it (a
@@ -214,7 +210,7 @@ extension ProgressNode {
         let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain._withUnsafeGuaranteedRef {
+        let direct = domain.withUnretained {
             $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
                 // No refresh runs in the tree: take the share out and credit, as one step for readers.
                 let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
@@ -248,7 +244,7 @@ extension ProgressNode {
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
+            domain.withUnretained { $0.waitForWalksAlongForwards() }
         }
         let completed =
             pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)

@@ -64,10 +64,7 @@ extension ProgressNode {
             if currentControlFlags.contains(.pausedThrough) { _ = updateControlFlags(removing: .pausedThrough) }
             let address = state.holderAddress
             state.holderAddress = 0
-            guard let pointer = UnsafeMutableRawPointer(bitPattern: address), swiftTryRetain(pointer) else {
-                return nil
-            }
-            return Unmanaged<ProgressNode>.fromOpaque(pointer).takeRetainedValue()
+            return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
         }
     }
 }

@@ -8,43 +8,128 @@ import Darwin
 import Android
 #endif
 
-/// The Swift runtime's `swift_tryRetain`: retains `object` and returns `true`, or returns `false` without
-/// retaining when the object's `deinit` has begun. `object` must point to allocated memory (for a parent:
-/// inside a walk, see `ProgressNode.parentAddress`).
-///
-/// The runtime exports it on every platform (its `unowned` and Objective-C interoperability machinery use
-/// it) as `HeapObject *swift_tryRetain(HeapObject *)`: the object when retained, null when not (the runtimes
-/// of the platforms this package supports, Swift 5.9 and later). Swift reserves the name for its runtime,
-/// so it is looked up once in the running process instead of being declared with `@_silgen_name`.
-func swiftTryRetain(_ object: UnsafeMutableRawPointer) -> Bool {
-    SwiftRuntime.tryRetain(object) != nil
+// Every use of the Swift runtime's entry points and of the standard library's underscored API is in this
+// file, each with what it buys and what runs without it. A toolchain that drops one may cost speed, never
+// correctness, and never a trap.
+//
+// What each buys, in instructions per operation (`Benchmarks/instructions.sh`, callgrind, release build,
+// Swift 6.3.1 on Linux x86_64), against the public path put in its place:
+//
+// | entry point                | public path in its place      | clean read, 8 deep | a child's life cycle |
+// |----------------------------|-------------------------------|--------------------|----------------------|
+// | all in use                 |                               | 27                 | 979                  |
+// | `_withUnsafeGuaranteedRef` | `body(takeUnretainedValue())` | 77                 | 1,025                |
+// | `swift_tryRetain` and      | a weak link from each child   | 27                 | 2,455                |
+// | `swift_nonatomic_retain`   | to its parent; a retain       |                    |                      |
+//
+// (`advance(by:)`, 36 instructions, uses none of them.) `_typeByName` buys no speed: it finds
+// ProgressTreeFoundation's companion of scopes without a call by the program (see `typeLinked(named:)`).
+//
+// `swift_tryRetain` and `swift_nonatomic_retain` are looked up by name in the running process (`dlsym`):
+// Swift reserves their names for its runtime, so they are not declared with `@_silgen_name`. A program
+// linked statically without exporting the runtime's symbols, or a runtime that renames them, gets the
+// public paths, whose tests run the model-based sequences without them (RuntimeFallbackTests).
+
+/// The Swift runtime's entry points that the core uses, found once per process.
+enum SwiftRuntime {
+    /// `HeapObject *swift_tryRetain(HeapObject *)`: retains the object and returns it, or returns null
+    /// without retaining when its `deinit` has begun. Exported by the runtime of every platform (its
+    /// `unowned` and Objective-C interoperability use it).
+    typealias TryRetain = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
+    /// `HeapObject *swift_nonatomic_retain(HeapObject *)`.
+    typealias NonatomicRetain = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
+
+    struct EntryPoints: Sendable {
+        var tryRetain: TryRetain?
+        var nonatomicRetain: NonatomicRetain?
+    }
+
+    /// Looked up at the first use; one global access gives both (each access of a global checks that it
+    /// is initialized). `usePublicFallbacks()` can replace them before any node exists.
+    nonisolated(unsafe) static var entryPoints: EntryPoints = lookUp()
+
+    private static func lookUp() -> EntryPoints {
+        guard let process = dlopen(nil, RTLD_LAZY) else { return EntryPoints() }
+        return EntryPoints(
+            tryRetain: dlsym(process, "swift_tryRetain").map { unsafeBitCast($0, to: TryRetain.self) },
+            nonatomicRetain: dlsym(process, "swift_nonatomic_retain").map {
+                unsafeBitCast($0, to: NonatomicRetain.self)
+            })
+    }
+
+    /// `swift_tryRetain`, or `nil` where the runtime does not export it: then each attached node keeps a
+    /// weak reference to its parent (`NodeState.weakParent`), and `retainNode(at:weakLink:)` loads it.
+    @inline(__always)
+    static var tryRetain: TryRetain? { entryPoints.tryRetain }
+
+    /// For the tests of the public paths: forgets both entry points, as a runtime without them would have
+    /// it. Only before the process creates its first node (a node attached before has no weak link to its
+    /// parent), and before any other thread runs.
+    package static func usePublicFallbacks() {
+        entryPoints = EntryPoints()
+    }
+
+    /// Whether the entry points are in use (`false` after `usePublicFallbacks()` or on a runtime without
+    /// them).
+    package static var usesEntryPoints: Bool { entryPoints.tryRetain != nil }
 }
 
-/// Retains `node`, which no other thread can reach yet (it is in its initializer and not published), with
-/// the runtime's non-atomic `swift_nonatomic_retain`: no other thread reads or writes its reference count
-/// until the store that publishes it, which a lock release (or any release) orders after this one. Falls
-/// back to an ordinary retain where the runtime does not export it.
-func retainUnpublished(_ node: Unmanaged<ProgressNode>) -> Unmanaged<ProgressNode> {
-    guard let retain = SwiftRuntime.nonatomicRetain else { return node.retain() }
-    _ = retain(node.toOpaque())
-    return node
+/// Retains the node at `address` (a parent or a holder) unless its `deinit` has begun, and returns it
+/// retained (+1), for code holding the lock of a node below it: under that lock the address is either 0 or
+/// the node's memory is allocated, because a node going away clears the addresses of its children under
+/// their locks before its memory goes (`ProgressNode.orphan`). `link` is that child's weak reference to the
+/// same node, which exists only where the runtime has no `swift_tryRetain` (`NodeState.weakParent`).
+@inline(__always)
+func retainNode(at address: UInt, weakLink link: @autoclosure () -> ProgressNode?) -> Unmanaged<ProgressNode>? {
+    guard let pointer = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
+    if let tryRetain = SwiftRuntime.tryRetain {
+        return tryRetain(pointer) == nil ? nil : Unmanaged<ProgressNode>.fromOpaque(pointer)
+    }
+    // A weak load is the language's own "retain unless deinit has begun".
+    guard let node = link(), Unmanaged.passUnretained(node).toOpaque() == pointer else { return nil }
+    return Unmanaged.passRetained(node)
 }
 
-private enum SwiftRuntime {
-    static let tryRetain: @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? = {
-        guard let process = dlopen(nil, RTLD_LAZY), let symbol = dlsym(process, "swift_tryRetain") else {
-            preconditionFailure("ProgressTree: the Swift runtime does not export swift_tryRetain")
-        }
-        return unsafeBitCast(
-            symbol, to: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?).self)
-    }()
+/// Retains `child`, which no other thread can reach yet (it is in its initializer and not published), for
+/// `parent`'s stack of fresh children, with the runtime's non-atomic `swift_nonatomic_retain`: no other
+/// thread reads or writes its reference count until the push that publishes it, which orders this retain
+/// before any other thread's access. Where the runtime has no `swift_tryRetain`, also gives the child its weak
+/// link to `parent` (`NodeState.weakParent`), under its lock, which nobody else can take yet.
+@inline(__always)
+func retainUnpublished(_ child: Unmanaged<ProgressNode>, childOf parent: ProgressNode) -> Unmanaged<ProgressNode> {
+    let entryPoints = SwiftRuntime.entryPoints
+    if entryPoints.tryRetain == nil { linkWeakly(child, to: parent) }
+    guard let retain = entryPoints.nonatomicRetain else { return child.retain() }
+    _ = retain(child.toOpaque())
+    return child
+}
 
-    /// `HeapObject *swift_nonatomic_retain(HeapObject *)`, if the runtime exports it.
-    static let nonatomicRetain: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?)? = {
-        guard let process = dlopen(nil, RTLD_LAZY), let symbol = dlsym(process, "swift_nonatomic_retain") else {
-            return nil
-        }
-        return unsafeBitCast(
-            symbol, to: (@convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?).self)
-    }()
+/// The public path of `retainUnpublished`: out of line, so that the usual path stays small.
+@inline(never)
+private func linkWeakly(_ child: Unmanaged<ProgressNode>, to parent: ProgressNode) {
+    child.withUnretained { $0.state.withLock { $0.weakParent = parent } }
+}
+
+extension Unmanaged {
+    /// Calls `body` with the instance, neither retained nor released around the call: the caller knows the
+    /// instance stays alive for the call (a walk of the tree's domain, a lock held, a reference owned
+    /// elsewhere), as each call site says.
+    ///
+    /// The standard library's `_withUnsafeGuaranteedRef` (underscored: public, not yet stable), kept here
+    /// so that it has one user. `body(takeUnretainedValue())` is the stable spelling; the optimizer does
+    /// not always remove the retain and release it implies in the walks, each an atomic operation on the
+    /// node's reference count (see Docs/Performance.md, "The runtime's entry points", for the figures).
+    @inline(__always)
+    func withUnretained<Result>(_ body: (Instance) throws -> Result) rethrows -> Result {
+        try _withUnsafeGuaranteedRef(body)
+    }
+}
+
+/// The type named `name` (a module-qualified name) if the program links it: the standard library's
+/// `_typeByName` (underscored: public, not yet stable). Finds `ProgressTreeFoundation`'s companion of
+/// scopes (see `ThreadScopeCompanionProvider`). Where it finds nothing, scopes have no companion until the
+/// program sets `ProgressNode.adoptsImplicitFoundationChildren = true` (ProgressTreeFoundation): until then
+/// a `Foundation.Progress` created inside a node's scope does not join the node.
+func typeLinked(named name: String) -> Any.Type? {
+    _typeByName(name)
 }

@@ -41,7 +41,7 @@ extension ImplicitScope {
     private static func currentCompanion() -> ThreadScopeCompanion? {
         if let chosen = installed.withLock({ $0.isChosen ? Optional($0.companion) : nil }) { return chosen }
         // The lookup runs outside the lock (it scans the program's type records); the first choice stays.
-        let provided = (_typeByName(providerTypeName) as? any ThreadScopeCompanionProvider.Type)?.defaultCompanion
+        let provided = (typeLinked(named: providerTypeName) as? any ThreadScopeCompanionProvider.Type)?.defaultCompanion
         return installed.withLock { state in
             if !state.isChosen { state = Installed(isChosen: true, companion: provided) }
             return state.companion

@@ -38,7 +38,7 @@ extension ProgressNode {
         set {
             let parent = state.withLock { state in
                 state.metadata.localizedDescriptionOverride = newValue
-                return parentUnderOwnLock()
+                return parentUnderOwnLock(state)
             }
             metadataChanged(affectsFiles: false, parent: parent)
         }
@@ -73,7 +73,7 @@ extension ProgressNode {
         set {
             let parent = state.withLock { state in
                 state.metadata.localizedAdditionalDescriptionOverride = newValue
-                return parentUnderOwnLock()
+                return parentUnderOwnLock(state)
             }
             metadataChanged(affectsFiles: false, parent: parent)
         }

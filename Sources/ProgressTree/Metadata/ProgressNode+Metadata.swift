@@ -37,7 +37,7 @@ extension ProgressNode {
         let (replaced, parent) = state.withLock { state in
             let replaced = state.metadata.setUserInfoValue(object, forKey: key)
             if isFileCount { noteDescribesFiles(state.metadata) }
-            return (replaced, parentUnderOwnLock())
+            return (replaced, parentUnderOwnLock(state))
         }
         withExtendedLifetime(replaced) {}
         metadataChanged(affectsFiles: isFileCount, parent: parent)
@@ -54,7 +54,7 @@ extension ProgressNode {
                 let wasFile = state.metadata.isFile
                 state.metadata.kind = newValue
                 noteDescribesFiles(state.metadata)
-                return (wasFile, state.metadata.isFile, parentUnderOwnLock())
+                return (wasFile, state.metadata.isFile, parentUnderOwnLock(state))
             }
             metadataChanged(affectsFiles: wasFile != isFile, parent: parent)
         }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Instructions per operation, counted by valgrind's callgrind (repeatable whatever else the machine does):
+# for each scenario, one run at full size and one at --quick, and the difference in instructions divided by
+# the difference in operations, so that start-up and tree building cancel out.
+#
+#   Benchmarks/instructions.sh                 # advance(by:), a clean read, a child's life cycle
+#   PROGRESSTREE_ROOT=/path/to/checkout Benchmarks/instructions.sh   # another checkout (A/B), as compare.sh
+#
+# Scenarios (Benchmarks/Sources/Scenarios): 1 one node, 1,000,000 updates (20,000 quick); 9 clean reads of
+# a root 8 deep, 2,000,000 (20,000); 6 create, attach and finish a child, 100,000 (2,000).
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
+
+root="${PROGRESSTREE_ROOT:-../}"
+if [ "$(cat .build/.progresstree-root 2>/dev/null)" != "$root" ]; then
+    rm -f .build/*/release/description.json
+    mkdir -p .build && printf '%s' "$root" > .build/.progresstree-root
+fi
+swift build -c release --product ProgressTreeCompare >&2
+bin="$(swift build -c release --show-bin-path)/ProgressTreeCompare"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+count() {  # scenario, extra argument → total instructions of the run
+    valgrind --tool=callgrind --callgrind-out-file="$work/out" "$bin" --profile "$1" pn $2 >/dev/null 2>"$work/log"
+    grep -E "^summary:|^totals:" "$work/out" | head -1 | awk '{print $2}'
+}
+printf '%-40s %14s\n' "operation" "instructions"
+for spec in "1:980000:advance(by: 1) on one node" "9:1980000:fractionCompleted, clean, 8 deep" \
+    "6:98000:create, attach, finish a child"; do
+    IFS=: read -r scenario operations name <<<"$spec"
+    full=$(count "$scenario" "")
+    quick=$(count "$scenario" "--quick")
+    awk -v name="$name" -v full="$full" -v quick="$quick" -v n="$operations" \
+        'BEGIN { printf "%-40s %14.1f\n", name, (full - quick) / n }'
+done
