@@ -214,7 +214,30 @@ final class ObservableProgressTests: XCTestCase {
         _ = progress.localizedDescription
         XCTAssertEqual(
             progress.bridge.trackedProperties,
-            ObservableProgressBridge.Properties.inSnapshot.union(.localizedDescription))
+            ObservableProgressBridge.Properties.inSnapshot.union(ObservableProgress.properties.localizedDescription.key)
+        )
+    }
+
+    /// Every public property of `ObservableProgress` but `node` and `id` has its row in
+    /// `ObservableProgress.PropertyTable`, named as the property, with its own key path: a property added
+    /// without a row (a getter reading the node itself) would be neither coalesced nor announced.
+    func test_every_public_property_that_follows_the_node_has_a_row_in_the_table() throws {
+        let source = try URLPath.read(
+            URLPath.packageRoot(of: #filePath) + "/Sources/ProgressTree/Observation/ObservableProgress.swift")
+        let declared = source.matches(of: #/public var (\w+):/#).map { String($0.1) }.filter { $0 != "id" }
+        let rows = Mirror(reflecting: ObservableProgress.properties).children.map { $0.label ?? "" }
+        XCTAssertEqual(rows.count, declared.count, "rows: \(rows)\ndeclared: \(declared)")
+        XCTAssertEqual(Set(rows), Set(declared))
+        XCTAssertEqual(ObservableProgress.propertyRows.count, rows.count)
+        // The rows' key paths are distinct and none is `node` or `id`: with the counts above, each public
+        // property that follows the node is announced by exactly one row. (Which row names which property is
+        // the getters' business: each reads the row named after it.)
+        let keyPaths = try Mirror(reflecting: ObservableProgress.properties).children.map {
+            try XCTUnwrap(Mirror(reflecting: $0.value).descendant("keyPath") as? AnyKeyPath)
+        }
+        XCTAssertEqual(Set(keyPaths).count, keyPaths.count)
+        XCTAssertFalse(keyPaths.contains(\ObservableProgress.id))
+        XCTAssertFalse(keyPaths.contains(\ObservableProgress.node))
     }
 
     /// A view or loop that goes away keeps nothing alive and stops being notified.

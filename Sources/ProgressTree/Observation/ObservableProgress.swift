@@ -62,108 +62,57 @@ public final class ObservableProgress: Observable, Identifiable, Sendable {
     // MARK: Values
 
     /// `fractionCompleted`, including the partial work of the nodes below.
-    public var fractionCompleted: Double {
-        registrar.access(self, keyPath: \.fractionCompleted)
-        return bridge.value(.fractionCompleted) { $0.fractionCompleted }
-    }
+    public var fractionCompleted: Double { value(Self.properties.fractionCompleted) }
 
     /// `completedUnitCount`.
-    public var completedUnitCount: Int64 {
-        registrar.access(self, keyPath: \.completedUnitCount)
-        return bridge.value(.completedUnitCount) { $0.completedUnitCount }
-    }
+    public var completedUnitCount: Int64 { value(Self.properties.completedUnitCount) }
 
     /// `totalUnitCount`.
-    public var totalUnitCount: Int64 {
-        registrar.access(self, keyPath: \.totalUnitCount)
-        return bridge.value(.totalUnitCount) { $0.totalUnitCount }
-    }
+    public var totalUnitCount: Int64 { value(Self.properties.totalUnitCount) }
 
     /// `isIndeterminate`.
-    public var isIndeterminate: Bool {
-        registrar.access(self, keyPath: \.isIndeterminate)
-        return bridge.value(.isIndeterminate) { $0.isIndeterminate }
-    }
+    public var isIndeterminate: Bool { value(Self.properties.isIndeterminate) }
 
     /// `isFinished`.
-    public var isFinished: Bool {
-        registrar.access(self, keyPath: \.isFinished)
-        return bridge.value(.isFinished) { $0.isFinished }
-    }
+    public var isFinished: Bool { value(Self.properties.isFinished) }
 
     /// `isCancelled`.
-    public var isCancelled: Bool {
-        registrar.access(self, keyPath: \.isCancelled)
-        return bridge.value(.isCancelled) { $0.isCancelled }
-    }
+    public var isCancelled: Bool { value(Self.properties.isCancelled) }
 
     /// `isPaused`.
-    public var isPaused: Bool {
-        registrar.access(self, keyPath: \.isPaused)
-        return bridge.value(.isPaused) { $0.isPaused }
-    }
+    public var isPaused: Bool { value(Self.properties.isPaused) }
 
     /// `isFailed`.
-    public var isFailed: Bool {
-        registrar.access(self, keyPath: \.isFailed)
-        return bridge.value(.isFailed) { $0.isFailed }
-    }
+    public var isFailed: Bool { value(Self.properties.isFailed) }
 
     /// What a person reads for the failure (`nil` unless failed): the error's `errorDescription` or
     /// `description`.
-    public var failureDescription: String? {
-        registrar.access(self, keyPath: \.failureDescription)
-        return bridge.value(.failureDescription) { $0.failureDescription }
-    }
+    public var failureDescription: String? { value(Self.properties.failureDescription) }
 
     /// `descendantOutcomes`: how many nodes below failed, were cancelled, and the first failure's reason.
-    public var descendantOutcomes: ProgressNode.DescendantOutcomes {
-        registrar.access(self, keyPath: \.descendantOutcomes)
-        return bridge.value(.descendantOutcomes) { $0.descendantOutcomes }
-    }
+    public var descendantOutcomes: ProgressNode.DescendantOutcomes { value(Self.properties.descendantOutcomes) }
 
     /// `isCancellable`: whether to offer a cancel button.
-    public var isCancellable: Bool {
-        registrar.access(self, keyPath: \.isCancellable)
-        return bridge.value(.isCancellable) { $0.isCancellable }
-    }
+    public var isCancellable: Bool { value(Self.properties.isCancellable) }
 
     /// `isPausable`: whether to offer pause and resume buttons.
-    public var isPausable: Bool {
-        registrar.access(self, keyPath: \.isPausable)
-        return bridge.value(.isPausable) { $0.isPausable }
-    }
+    public var isPausable: Bool { value(Self.properties.isPausable) }
 
     /// `localizedDescription` ("Copying 9 files…", "30% completed").
-    public var localizedDescription: String {
-        registrar.access(self, keyPath: \.localizedDescription)
-        return bridge.value(.localizedDescription) { $0.localizedDescription }
-    }
+    public var localizedDescription: String { value(Self.properties.localizedDescription) }
 
     /// `localizedAdditionalDescription` ("1.61 GB of 3.22 GB (2 KB/s) — 2 minutes remaining").
-    public var localizedAdditionalDescription: String {
-        registrar.access(self, keyPath: \.localizedAdditionalDescription)
-        return bridge.value(.localizedAdditionalDescription) { $0.localizedAdditionalDescription }
-    }
+    public var localizedAdditionalDescription: String { value(Self.properties.localizedAdditionalDescription) }
 
     /// `throughput`, in bytes (units) per second, set or estimated.
-    public var throughput: Int? {
-        registrar.access(self, keyPath: \.throughput)
-        return bridge.value(.throughput) { $0.throughput }
-    }
+    public var throughput: Int? { value(Self.properties.throughput) }
 
     /// `estimatedTimeRemaining`, in seconds, set or estimated.
-    public var estimatedTimeRemaining: Double? {
-        registrar.access(self, keyPath: \.estimatedTimeRemaining)
-        return bridge.value(.estimatedTimeRemaining) { $0.estimatedTimeRemaining }
-    }
+    public var estimatedTimeRemaining: Double? { value(Self.properties.estimatedTimeRemaining) }
 
     /// The node's attached, unfinished children, each as its own `ObservableProgress`, in the order they
     /// were added: for a view that lists them.
-    public var children: [ObservableProgress] {
-        registrar.access(self, keyPath: \.children)
-        return bridge.value(.children) { $0.children }
-    }
+    public var children: [ObservableProgress] { value(Self.properties.children) }
 
     // MARK: Controls
 
@@ -176,32 +125,74 @@ public final class ObservableProgress: Observable, Identifiable, Sendable {
     /// `node.resume()`.
     public func resume() { node.resume() }
 
-    // MARK: Announcing
+    // MARK: Reading and announcing
+
+    /// The value of `property` for its getter: registers the access with the registrar, and reads the value
+    /// as of the last delivery.
+    private func value<Value>(_ property: ObservedProperty<Value>) -> Value {
+        registrar.access(self, keyPath: property.keyPath)
+        return bridge.value(property)
+    }
 
     /// Announces to the registrar that `properties` changed (their new values are stored). On the bridge's
     /// queue, outside every lock.
     func announce(_ properties: ObservableProgressBridge.Properties) {
-        func announce<Member>(
-            _ property: ObservableProgressBridge.Properties, _ keyPath: KeyPath<ObservableProgress, Member>
-        ) {
-            if properties.contains(property) { registrar.withMutation(of: self, keyPath: keyPath) {} }
+        for property in Self.propertyRows where properties.contains(property.key) {
+            property.announceChange(of: self)
         }
-        announce(.fractionCompleted, \.fractionCompleted)
-        announce(.completedUnitCount, \.completedUnitCount)
-        announce(.totalUnitCount, \.totalUnitCount)
-        announce(.isIndeterminate, \.isIndeterminate)
-        announce(.isFinished, \.isFinished)
-        announce(.isCancelled, \.isCancelled)
-        announce(.isPaused, \.isPaused)
-        announce(.isFailed, \.isFailed)
-        announce(.failureDescription, \.failureDescription)
-        announce(.descendantOutcomes, \.descendantOutcomes)
-        announce(.isCancellable, \.isCancellable)
-        announce(.isPausable, \.isPausable)
-        announce(.localizedDescription, \.localizedDescription)
-        announce(.localizedAdditionalDescription, \.localizedAdditionalDescription)
-        announce(.throughput, \.throughput)
-        announce(.estimatedTimeRemaining, \.estimatedTimeRemaining)
-        announce(.children, \.children)
     }
+}
+
+extension ObservableProgress {
+    /// The properties that follow the node, one row each; a getter above reads its row and nothing else.
+    /// A row is all the bridge knows of its property: its bit (`key`, in `ObservableProgressBridge.Properties`),
+    /// its key path for the registrar, and where its value comes from (a member of the node's snapshot, kept
+    /// up to date with the snapshot's other members, or a read of the node with its value until then).
+    /// Adding a property is a row here and its one-line getter.
+    ///
+    /// The rows' bits are their order, from 0 (`propertyRows` checks it).
+    struct PropertyTable: Sendable {
+        let fractionCompleted = ObservedProperty(0, \.fractionCompleted, snapshot: \.fractionCompleted)
+        let completedUnitCount = ObservedProperty(1, \.completedUnitCount, snapshot: \.completedUnitCount)
+        let totalUnitCount = ObservedProperty(2, \.totalUnitCount, snapshot: \.totalUnitCount)
+        let isIndeterminate = ObservedProperty(3, \.isIndeterminate, snapshot: \.isIndeterminate)
+        let isFinished = ObservedProperty(4, \.isFinished, snapshot: \.isFinished)
+        let isCancelled = ObservedProperty(5, \.isCancelled, snapshot: \.isCancelled)
+        let isPaused = ObservedProperty(6, \.isPaused, snapshot: \.isPaused)
+        let isFailed = ObservedProperty(7, \.isFailed, snapshot: \.isFailed)
+        let failureDescription = ObservedProperty(8, \.failureDescription, snapshot: \.failureDescription)
+        let descendantOutcomes = ObservedProperty(9, \.descendantOutcomes, snapshot: \.descendantOutcomes)
+        let isCancellable = ObservedProperty(10, \.isCancellable, initial: true) { $0.isCancellable }
+        let isPausable = ObservedProperty(11, \.isPausable, initial: false) { $0.isPausable }
+        let localizedDescription = ObservedProperty(12, \.localizedDescription, initial: "") {
+            $0.localizedDescription
+        }
+        let localizedAdditionalDescription = ObservedProperty(13, \.localizedAdditionalDescription, initial: "") {
+            $0.localizedAdditionalDescription
+        }
+        let throughput = ObservedProperty(14, \.throughput, initial: nil) { $0.throughput }
+        let estimatedTimeRemaining = ObservedProperty(15, \.estimatedTimeRemaining, initial: nil) {
+            $0.estimatedTimeRemaining
+        }
+        let children = ObservedProperty(
+            16, \.children, initial: [], read: { $0.children.map(\.observable) },
+            same: { $0.elementsEqual($1, by: ===) })
+    }
+
+    /// The table the getters read their rows from.
+    static let properties = PropertyTable()
+
+    /// The rows of `properties`, in bit order: what a delivery reads, compares and announces. Listed from
+    /// the table's stored properties (once), so that a row is written in one place.
+    static let propertyRows: [any ObservedPropertyRow] = {
+        let rows = Mirror(reflecting: properties).children.map { $0.value as! any ObservedPropertyRow }
+        precondition(
+            rows.map(\.key) == rows.indices.map { ObservableProgressBridge.Properties(bit: $0) },
+            "the rows of ObservableProgress.PropertyTable are numbered 0, 1, 2… in order")
+        // A value boxed in `Values.others` would cost an allocation in every delivery that reads it.
+        precondition(
+            rows.allSatisfy(\.storesInline),
+            "a property read from the node has a value of at most three words (or is a member of the snapshot)")
+        return rows
+    }()
 }

@@ -20,131 +20,74 @@ import Synchronization
 ///   companion holds the node and the bridge), so a companion nobody holds goes away, and its `deinit`
 ///   takes the bridge out of the node's observers.
 final class ObservableProgressBridge: ChangeSignalReceiver {
-    /// The properties of `ObservableProgress`, one bit each.
+    /// Properties of `ObservableProgress`, one bit each: a row's `key` in `ObservableProgress.PropertyTable`.
     struct Properties: OptionSet, Sendable {
-        let rawValue: UInt32
-        static let fractionCompleted = Properties(rawValue: 1 << 0)
-        static let completedUnitCount = Properties(rawValue: 1 << 1)
-        static let totalUnitCount = Properties(rawValue: 1 << 2)
-        static let isIndeterminate = Properties(rawValue: 1 << 3)
-        static let isFinished = Properties(rawValue: 1 << 4)
-        static let isCancelled = Properties(rawValue: 1 << 5)
-        static let isPaused = Properties(rawValue: 1 << 6)
-        static let isFailed = Properties(rawValue: 1 << 7)
-        static let failureDescription = Properties(rawValue: 1 << 8)
-        static let descendantOutcomes = Properties(rawValue: 1 << 9)
-        static let isCancellable = Properties(rawValue: 1 << 10)
-        static let isPausable = Properties(rawValue: 1 << 11)
-        static let localizedDescription = Properties(rawValue: 1 << 12)
-        static let localizedAdditionalDescription = Properties(rawValue: 1 << 13)
-        static let throughput = Properties(rawValue: 1 << 14)
-        static let estimatedTimeRemaining = Properties(rawValue: 1 << 15)
-        static let children = Properties(rawValue: 1 << 16)
+        let rawValue: UInt64
 
-        /// The final outcomes.
-        static let finalOutcomes: Properties = [.isFinished, .isCancelled, .isFailed]
+        init(rawValue: UInt64) { self.rawValue = rawValue }
+
+        /// The property whose row is number `bit`.
+        init(bit: Int) { rawValue = 1 << bit }
+
+        static let isFinished = ObservableProgress.properties.isFinished.key
+        static let isCancelled = ObservableProgress.properties.isCancelled.key
+        static let isFailed = ObservableProgress.properties.isFailed.key
 
         /// What one `snapshot` of the node gives.
-        static let inSnapshot: Properties = [
-            .fractionCompleted, .completedUnitCount, .totalUnitCount, .isIndeterminate, .isFinished,
-            .isCancelled, .isPaused, .isFailed, .failureDescription, .descendantOutcomes,
-        ]
+        static let inSnapshot = ObservableProgress.propertyRows.reduce(into: Properties()) { set, row in
+            if row.isInSnapshot { set.insert(row.key) }
+        }
     }
 
     /// The values of the properties, as of the last delivery (or their first read).
     struct Values: Sendable {
-        var fractionCompleted = 0.0
-        var completedUnitCount: Int64 = 0
-        var totalUnitCount: Int64 = 0
-        var isIndeterminate = true
-        var isFinished = false
-        var isCancelled = false
-        var isPaused = false
-        var isFailed = false
-        var failureDescription: String?
-        var descendantOutcomes = ProgressNode.DescendantOutcomes()
-        var isCancellable = true
-        var isPausable = false
-        var localizedDescription = ""
-        var localizedAdditionalDescription = ""
-        var throughput: Int?
-        var estimatedTimeRemaining: Double?
-        var children: [ObservableProgress] = []
+        /// The snapshot properties' values.
+        var snapshot: ProgressNode.Snapshot
+        /// The other properties' values, at their rows' bits (each of the correct type, as `ObservedProperty`
+        /// stores and reads them); a snapshot property's slot holds `()`.
+        var others: [any Sendable]
 
-        /// The node's values of `properties` (the others keep their defaults). Outside every lock of the
+        /// The values before anything was read: every property's initial value.
+        static let initial = Values(
+            snapshot: ProgressNode.Snapshot(
+                totalUnitCount: 0, completedUnitCount: 0, fractionCompleted: 0, isIndeterminate: true,
+                isFinished: false, isCancelled: false, isPaused: false),
+            others: ObservableProgress.propertyRows.map(\.initialSlot))
+
+        /// Reads the node's values of `properties` (the others keep theirs). Outside every lock of the
         /// bridge: it reads the node (and makes the companions of its children).
-        init(_ properties: Properties, of node: ProgressNode) {
-            if !properties.isDisjoint(with: Properties.inSnapshot) {
-                let snapshot = node.snapshot
-                fractionCompleted = snapshot.fractionCompleted
-                completedUnitCount = snapshot.completedUnitCount
-                totalUnitCount = snapshot.totalUnitCount
-                isIndeterminate = snapshot.isIndeterminate
-                isFinished = snapshot.isFinished
-                isCancelled = snapshot.isCancelled
-                isPaused = snapshot.isPaused
-                isFailed = snapshot.isFailed
-                failureDescription = snapshot.failureDescription
-                descendantOutcomes = snapshot.descendantOutcomes
+        mutating func read(_ properties: Properties, of node: ProgressNode) {
+            if !properties.isDisjoint(with: Properties.inSnapshot) { snapshot = node.snapshot }
+            for row in ObservableProgress.propertyRows where !row.isInSnapshot && properties.contains(row.key) {
+                row.read(node, into: &self)
             }
-            if properties.contains(.isCancellable) { isCancellable = node.isCancellable }
-            if properties.contains(.isPausable) { isPausable = node.isPausable }
-            if properties.contains(.localizedDescription) { localizedDescription = node.localizedDescription }
-            if properties.contains(.localizedAdditionalDescription) {
-                localizedAdditionalDescription = node.localizedAdditionalDescription
-            }
-            if properties.contains(.throughput) { throughput = node.throughput }
-            if properties.contains(.estimatedTimeRemaining) { estimatedTimeRemaining = node.estimatedTimeRemaining }
-            if properties.contains(.children) { children = node.children.map(\.observable) }
         }
-
-        init() {}
 
         /// Which final outcomes these values say.
         var finalOutcomes: Properties {
             var outcomes = Properties()
-            if isFinished { outcomes.insert(.isFinished) }
-            if isCancelled { outcomes.insert(.isCancelled) }
-            if isFailed { outcomes.insert(.isFailed) }
+            if snapshot.isFinished { outcomes.insert(.isFinished) }
+            if snapshot.isCancelled { outcomes.insert(.isCancelled) }
+            if snapshot.isFailed { outcomes.insert(.isFailed) }
             return outcomes
         }
 
         /// Takes the values of `properties` from `fresh`; returns those that differed.
         mutating func update(from fresh: Values, _ properties: Properties) -> Properties {
             var changed = Properties()
-            func take<Value: Equatable>(_ property: Properties, _ keyPath: WritableKeyPath<Values, Value>) {
-                guard properties.contains(property), self[keyPath: keyPath] != fresh[keyPath: keyPath] else { return }
-                self[keyPath: keyPath] = fresh[keyPath: keyPath]
-                changed.insert(property)
-            }
-            take(.fractionCompleted, \.fractionCompleted)
-            take(.completedUnitCount, \.completedUnitCount)
-            take(.totalUnitCount, \.totalUnitCount)
-            take(.isIndeterminate, \.isIndeterminate)
-            take(.isFinished, \.isFinished)
-            take(.isCancelled, \.isCancelled)
-            take(.isPaused, \.isPaused)
-            take(.isFailed, \.isFailed)
-            take(.failureDescription, \.failureDescription)
-            take(.descendantOutcomes, \.descendantOutcomes)
-            take(.isCancellable, \.isCancellable)
-            take(.isPausable, \.isPausable)
-            take(.localizedDescription, \.localizedDescription)
-            take(.localizedAdditionalDescription, \.localizedAdditionalDescription)
-            take(.throughput, \.throughput)
-            take(.estimatedTimeRemaining, \.estimatedTimeRemaining)
-            if properties.contains(.children),
-                !children.elementsEqual(fresh.children, by: { $0 === $1 })
-            {
-                children = fresh.children
-                changed.insert(.children)
+            for row in ObservableProgress.propertyRows
+            where properties.contains(row.key) && row.take(from: fresh, into: &self) {
+                changed.insert(row.key)
             }
             return changed
         }
     }
 
     private struct State {
-        var values = Values()
+        var values = Values.initial
+        /// What a delivery reads the node into, kept from one delivery to the next so that a delivery
+        /// allocates no storage for it (a delivery takes it, and gives it back, under the lock).
+        var spare = Values.initial
         /// The final outcomes (finished, cancelled, failed) the last delivery found but held back: a final
         /// outcome is stored one delivery after the values that lead to it.
         var finalSeen = Properties()
@@ -178,18 +121,21 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     ///
     /// The properties of one snapshot are kept up to date together, from the first read of any of them:
     /// read together, they agree with each other (never finished at 62%), as one `snapshot` does.
-    func value<Value>(_ property: Properties, _ get: (Values) -> Value) -> Value {
-        if let known = state.withLock({ $0.tracked.contains(property) ? Optional(get($0.values)) : nil }) {
+    func value<Value>(_ property: ObservedProperty<Value>) -> Value {
+        if let known = state.withLock({
+            $0.tracked.contains(property.key) ? Optional(property.value(in: $0.values)) : nil
+        }) {
             return known
         }
-        guard let node else { return get(Values()) }
-        let properties = Properties.inSnapshot.contains(property) ? Properties.inSnapshot : property
-        let fresh = Values(properties, of: node)
+        guard let node else { return property.value(in: Values.initial) }
+        let properties = property.isInSnapshot ? Properties.inSnapshot : property.key
+        var fresh = Values.initial
+        fresh.read(properties, of: node)
         let value = state.withLock { state -> Value in
             let new = properties.subtracting(state.tracked)
             _ = state.values.update(from: fresh, new)
             state.tracked.formUnion(new)
-            return get(state.values)
+            return property.value(in: state.values)
         }
         signal()
         return value
@@ -220,16 +166,22 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     private func deliver() {
         // The interval is counted from here, before the pending mark is cleared: a signal from here on
         // schedules the next delivery an interval after this one.
-        let tracked = state.withLock { state -> Properties? in
+        let taken = state.withLock { state -> (tracked: Properties, fresh: Values)? in
             state.lastDelivery = .now
-            return state.isStopped ? nil : state.tracked
+            guard !state.isStopped else { return nil }
+            // Moved out, not copied: the delivery writes into the spare's storage.
+            let spare = state.spare
+            state.spare = .initial
+            return (state.tracked, spare)
         }
         // Cleared before the node is read: a change made after the read schedules another delivery.
         // Sequentially consistent: a store followed by reads of the node, against an update's write of the
         // node followed by the exchange in `signal()` (as in `ObservationRegistration`).
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
-        guard let tracked, let node else { return }
-        var fresh = Values(tracked, of: node)
+        guard let taken, let node else { return }
+        let tracked = taken.tracked
+        var fresh = taken.fresh
+        fresh.read(tracked, of: node)
         let (changed, announced, heldBack) = state.withLock { state -> (Properties, Properties, Bool) in
             // A final outcome is stored one delivery after it was first found, so that the values leading to
             // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
@@ -237,16 +189,17 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             let found = fresh.finalOutcomes
             let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(
                 tracked)
-            if heldBack.contains(.isFinished) { fresh.isFinished = false }
-            if heldBack.contains(.isCancelled) { fresh.isCancelled = false }
+            if heldBack.contains(.isFinished) { fresh.snapshot.isFinished = false }
+            if heldBack.contains(.isCancelled) { fresh.snapshot.isCancelled = false }
             if heldBack.contains(.isFailed) {
-                fresh.isFailed = false
-                fresh.failureDescription = state.values.failureDescription
+                fresh.snapshot.isFailed = false
+                fresh.snapshot.failureDescription = state.values.snapshot.failureDescription
             }
             state.finalSeen = found
             let changed = state.values.update(from: fresh, tracked)
             let announced = changed.union(state.echo)
             state.echo = changed
+            state.spare = fresh
             return (changed, announced, !heldBack.isEmpty)
         }
         if !announced.isEmpty, let companion { companion.announce(announced) }
@@ -268,4 +221,125 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         state.withLock { $0.isStopped = true }
         node.removeChangeReceiver(self)
     }
+}
+
+/// One row of `ObservableProgress.PropertyTable`: a property of `ObservableProgress`, as the bridge reads,
+/// stores, compares and announces it.
+struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
+    /// Where the value comes from.
+    enum Source: Sendable {
+        /// A member of the node's snapshot, stored in `Values.snapshot`.
+        case snapshot(WritableKeyPath<ProgressNode.Snapshot, Value> & Sendable)
+        /// A read of the node, stored in `Values.others` (`initial` until the first read).
+        case node(initial: Value, read: @Sendable (ProgressNode) -> Value)
+    }
+
+    let key: ObservableProgressBridge.Properties
+    /// The property, for the registrar.
+    let keyPath: KeyPath<ObservableProgress, Value> & Sendable
+    let source: Source
+    /// Whether two values are the same (a change is announced when they are not).
+    let same: @Sendable (Value, Value) -> Bool
+    private let bit: Int
+
+    /// The property numbered `bit`, a member of the node's snapshot.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable,
+        snapshot member: WritableKeyPath<ProgressNode.Snapshot, Value> & Sendable
+    ) where Value: Equatable {
+        self.init(bit, keyPath, .snapshot(member), same: ==)
+    }
+
+    /// The property numbered `bit`, read from the node by `read`.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
+        read: @escaping @Sendable (ProgressNode) -> Value
+    ) where Value: Equatable {
+        self.init(bit, keyPath, .node(initial: initial, read: read), same: ==)
+    }
+
+    /// The property numbered `bit`, read from the node by `read`, compared by `same`.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
+        read: @escaping @Sendable (ProgressNode) -> Value, same: @escaping @Sendable (Value, Value) -> Bool
+    ) {
+        self.init(bit, keyPath, .node(initial: initial, read: read), same: same)
+    }
+
+    private init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, _ source: Source,
+        same: @escaping @Sendable (Value, Value) -> Bool
+    ) {
+        self.bit = bit
+        key = ObservableProgressBridge.Properties(bit: bit)
+        self.keyPath = keyPath
+        self.source = source
+        self.same = same
+    }
+
+    /// Its value in `values`.
+    func value(in values: ObservableProgressBridge.Values) -> Value {
+        switch source {
+        case .snapshot(let member): values.snapshot[keyPath: member]
+        // The slot holds a `Value`: `initialSlot` and `read` are the only writers of it, and `take` copies it.
+        case .node: values.others[bit] as! Value
+        }
+    }
+
+    // MARK: ObservedPropertyRow
+
+    var isInSnapshot: Bool {
+        if case .snapshot = source { true } else { false }
+    }
+
+    var storesInline: Bool {
+        if case .snapshot = source { return true }
+        return MemoryLayout<Value>.size <= MemoryLayout<(Int, Int, Int)>.size
+            && MemoryLayout<Value>.alignment <= MemoryLayout<Int>.alignment
+    }
+
+    var initialSlot: any Sendable {
+        switch source {
+        case .snapshot: ()
+        case .node(let initial, _): initial
+        }
+    }
+
+    func read(_ node: ProgressNode, into values: inout ObservableProgressBridge.Values) {
+        if case .node(_, let read) = source { values.others[bit] = read(node) }
+    }
+
+    func take(from fresh: ObservableProgressBridge.Values, into values: inout ObservableProgressBridge.Values) -> Bool {
+        let new = value(in: fresh)
+        guard !same(value(in: values), new) else { return false }
+        switch source {
+        case .snapshot(let member): values.snapshot[keyPath: member] = new
+        case .node: values.others[bit] = new
+        }
+        return true
+    }
+
+    func announceChange(of progress: ObservableProgress) {
+        progress.registrar.withMutation(of: progress, keyPath: keyPath) {}
+    }
+}
+
+/// A row of `ObservableProgress.PropertyTable` whatever its value's type: what a delivery does with each.
+protocol ObservedPropertyRow: Sendable {
+    /// The property's bit.
+    var key: ObservableProgressBridge.Properties { get }
+    /// Whether its value comes with the node's snapshot (read once for all of them).
+    var isInSnapshot: Bool { get }
+    /// Whether its value is stored without an allocation: a member of the snapshot, or a value that fits
+    /// the inline buffer of an `any Sendable` (three words) in `Values.others`.
+    var storesInline: Bool { get }
+    /// Its slot in `Values.others` before anything was read.
+    var initialSlot: any Sendable { get }
+    /// Reads its value from the node into `values` (nothing for a snapshot property: the caller reads the
+    /// snapshot).
+    func read(_ node: ProgressNode, into values: inout ObservableProgressBridge.Values)
+    /// Takes its value from `fresh` into `values` when they differ; returns whether they did.
+    func take(from fresh: ObservableProgressBridge.Values, into values: inout ObservableProgressBridge.Values) -> Bool
+    /// Announces its change to the companion's registrar.
+    func announceChange(of progress: ObservableProgress)
 }
