@@ -49,7 +49,7 @@ extension ProgressNode {
 
 extension ProgressWireRecord.State {
     /// A node's state as a snapshot shows it: a final outcome first (failed, cancelled, finished), then
-    /// paused, else running. The wire format and the terminal's lines read it the same way.
+    /// paused, else running. The wire format and the terminal's lines (`LineStatus`) read it the same way.
     package init(_ snapshot: ProgressNode.Snapshot) {
         self =
             snapshot.isFailed

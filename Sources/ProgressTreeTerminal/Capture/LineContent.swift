@@ -4,14 +4,11 @@ import ProgressTree
 /// How they read on screen (the label with its failure, the counts, a throughput or a time) is decided by
 /// the layout stage (`Layout/LineContent+Text.swift`), so each value has one form here and one formatter there.
 struct LineContent: Equatable, Sendable {
-    /// A line's state: the wire record's, read from the node's snapshot the same way.
-    typealias Status = ProgressWireRecord.State
-
     var depth: Int
     var label: String
     var fraction: Double
     var isIndeterminate: Bool
-    var status: Status
+    var status: LineStatus
     var completedUnitCount: Int64
     var totalUnitCount: Int64
     /// Counts or bytes as the node describes them (`"3 of 10 files"`, `"4.5 MB of 9 MB"`: the node's own

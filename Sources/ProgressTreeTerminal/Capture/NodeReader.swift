@@ -12,7 +12,7 @@ enum NodeReader {
     /// With `forWire` (json mode), the content also carries the node's wire-format record.
     static func content(of node: ProgressNode, depth: Int, forWire: Bool = false) -> LineContent {
         let snapshot = node.snapshot
-        let status = LineContent.Status(snapshot)
+        let status = LineStatus(snapshot)
         let isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
         var content = LineContent(
             depth: depth,
@@ -44,14 +44,7 @@ enum NodeReader {
     /// left (`ProgressNode.FailedChild`): its label, counts, state and reason, the counts described as its
     /// program described them (unit counts otherwise; no estimates: it no longer runs).
     static func content(departed record: ProgressWireRecord, depth: Int) -> LineContent {
-        let status: LineContent.Status =
-            switch record.state {
-            case .running: .running
-            case .paused: .paused
-            case .cancelled: .cancelled
-            case .failed: .failed
-            case .finished: .finished
-            }
+        let status = LineStatus(record.state)
         var content = LineContent(
             depth: depth,
             label: LabelSanitizer.sanitized(record.label ?? ""),

@@ -60,7 +60,7 @@ struct JSONLineComposer {
         record.totalUnitCount = content.totalUnitCount
         record.fractionCompleted = content.fraction.isFinite ? min(1, max(0, content.fraction)) : 0
         record.isIndeterminate = content.isIndeterminate
-        record.state = ProgressWireRecord.State(rawValue: content.status.rawValue) ?? .running
+        record.state = content.status.wireState
         record.throughput = content.throughput
         record.estimatedTimeRemaining = content.timeRemaining
         record.failureReason = content.failureReason

@@ -13,7 +13,7 @@ struct PlainLogComposer {
 
     private struct NodeLog {
         var fraction: Double
-        var status: LineContent.Status
+        var status: LineStatus
         var time: Duration
     }
 
