@@ -2,7 +2,9 @@
 import PackageDescription
 
 // ProgressTree has no package dependencies: only the toolchain's own modules
-// (Swift, Synchronization, Dispatch and, where needed, Foundation).
+// (Swift, Synchronization, Dispatch and, where needed, Foundation). Modules, from the bottom: the platform
+// layer (ProgressTreePlatform, internal), the model (ProgressTree), then presentation, Foundation interop,
+// streaming and the terminal.
 let package = Package(
     name: "ProgressTree",
     // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
@@ -24,19 +26,27 @@ let package = Package(
         .executable(name: "fetch", targets: ["fetch"]),
     ],
     targets: [
-        .target(name: "ProgressTree"),
-        // Label pacing and step flows: no `ProgressNode` in their API. Depends on ProgressTree only for the
-        // package-level `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
-        .target(name: "ProgressTreePresentation", dependencies: ["ProgressTree"]),
+        // What is not the model, shared by the modules of the package (not a product): `Lock`, the
+        // `DeliveryGate` every user handler passes, the calling thread, thread-local slots, the process's
+        // symbols, Duration arithmetic. The one place the model and presentation layers call the C library.
+        .target(name: "ProgressTreePlatform"),
+        .target(name: "ProgressTree", dependencies: ["ProgressTreePlatform"]),
+        // Label pacing and step flows: no `ProgressNode` in their API, so no model: the platform module
+        // gives them `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
+        .target(name: "ProgressTreePresentation", dependencies: ["ProgressTreePlatform"]),
         // Publishing and mounting across processes: the wire format's reader, sockets, processes (the POSIX
         // code the model keeps out). The model keeps what is pure: a node's line and the walker that
         // decides what a writer writes (also used by the terminal's json mode).
-        .target(name: "ProgressTreeStreaming", dependencies: ["ProgressTree", "CProgressTreeStreaming"]),
+        .target(
+            name: "ProgressTreeStreaming",
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "CProgressTreeStreaming"]),
         // The calls Swift cannot make (fork and prctl between them, epoll, peer credentials): C, no Swift.
         .target(name: "CProgressTreeStreaming"),
         // Depends on ProgressTreeStreaming for `PROGRESSTREE_FD` (a renderer started by a mounting parent
         // publishes instead of drawing) and to print a mounted program's output lines.
-        .target(name: "ProgressTreeTerminal", dependencies: ["ProgressTree", "ProgressTreeStreaming"]),
+        .target(
+            name: "ProgressTreeTerminal",
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeStreaming"]),
         // `Foundation.Progress` as a child of a node, and a node as a `Foundation.Progress`: the whole of
         // Foundation, which the model keeps out (it uses `FoundationEssentials`). Depends on the model's
         // package-level `ThreadScopeCompanion` for Foundation children of current nodes.
@@ -47,11 +57,17 @@ let package = Package(
             path: "Examples/ExampleSupport"),
         .executableTarget(
             name: "photo-import",
-            dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "ExampleSupport"],
+            dependencies: [
+                "ProgressTree", "ProgressTreePlatform", "ProgressTreeStreaming", "ProgressTreeTerminal",
+                "ExampleSupport",
+            ],
             path: "Examples/photo-import"),
         .executableTarget(
             name: "file-copy",
-            dependencies: ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ExampleSupport"],
+            dependencies: [
+                "ProgressTree", "ProgressTreePlatform", "ProgressTreePresentation", "ProgressTreeTerminal",
+                "ExampleSupport",
+            ],
             path: "Examples/file-copy"),
         .executableTarget(
             name: "step-flow",
@@ -73,22 +89,31 @@ let package = Package(
             name: "wire-cost", dependencies: ["ProgressTree", "ProgressTreeStreaming"], path: "Tools/wire-cost"),
         // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
         .target(
-            name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreeTerminal"], path: "Tests/TestSupport"),
-        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "TestSupport"]),
+            name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeTerminal"],
+            path: "Tests/TestSupport"),
+        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "ProgressTreePlatform", "TestSupport"]),
         .testTarget(
-            name: "ProgressTreeStreamingTests", dependencies: ["ProgressTree", "ProgressTreeStreaming", "TestSupport"]),
-        .testTarget(name: "ProgressTreePresentationTests", dependencies: ["ProgressTree", "ProgressTreePresentation"]),
+            name: "ProgressTreeStreamingTests",
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeStreaming", "TestSupport"]),
+        .testTarget(
+            name: "ProgressTreePresentationTests",
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreePresentation"]),
         .testTarget(
             name: "ProgressTreeTerminalTests",
-            dependencies: ["ProgressTree", "ProgressTreeStreaming", "ProgressTreeTerminal", "TestSupport"]),
-        .testTarget(name: "ProgressTreeFoundationTests", dependencies: ["ProgressTree", "ProgressTreeFoundation"]),
+            dependencies: [
+                "ProgressTree", "ProgressTreePlatform", "ProgressTreeStreaming", "ProgressTreeTerminal", "TestSupport",
+            ]),
+        .testTarget(
+            name: "ProgressTreeFoundationTests",
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeFoundation"]),
         // Runs the built examples (the executables must be built: it depends on them), and the guides'
         // snippets as programs, compiled against the built library modules.
         .testTarget(
             name: "ExampleTests",
             dependencies: [
                 "file-copy", "photo-import", "step-flow", "message-feed", "loading-rows", "fetch", "ProgressTree",
-                "ProgressTreePresentation", "ProgressTreeStreaming", "ProgressTreeTerminal", "ProgressTreeFoundation",
+                "ProgressTreePlatform", "ProgressTreePresentation", "ProgressTreeStreaming", "ProgressTreeTerminal",
+                "ProgressTreeFoundation",
                 "TestSupport",
             ]),
     ],

@@ -1,5 +1,6 @@
 import ProgressTree
 import ProgressTreeTerminal
+import ProgressTreePlatform
 
 /// The lines file-copy prints above the live area, paced by a `LabelPacer` so that a folder of thousands of
 /// small files does not scroll by as a blur. The pacer drops the labels that would fall behind, and the

@@ -1,5 +1,6 @@
 import Foundation
 import ProgressTree
+import ProgressTreePlatform
 
 /// The photos written to `--destination`: each photo's bytes go to `<name>.part` as they arrive, and the
 /// file is renamed to `<name>` once the photo is imported. A photo that fails or is cancelled leaves

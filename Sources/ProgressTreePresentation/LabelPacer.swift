@@ -1,5 +1,5 @@
 import Dispatch
-import ProgressTree
+import ProgressTreePlatform
 
 /// Paces a stream of `(progress, label)` messages into what a progress bar with a label should show, so a
 /// person can read every label that appears, the bar is never late, and the screen never falls behind.

@@ -1,5 +1,5 @@
 import Dispatch
-import ProgressTree
+import ProgressTreePlatform
 
 /// The clock and timer the presentation helpers run on: what time it is, and "run this later".
 ///

@@ -1,4 +1,4 @@
-import ProgressTree
+import ProgressTreePlatform
 
 /// The progress indicator of a flow of steps (a wizard, an onboarding, a checkout): a stack of steps whose
 /// top step decides what the indicator shows, with animated and interactive transitions.

@@ -2,6 +2,7 @@ import Dispatch
 import ProgressTree
 import ProgressTreeStreaming
 import Synchronization
+import ProgressTreePlatform
 
 /// Shows a `ProgressNode` tree in a terminal: live bars that redraw in place, plain lines for logs, or
 /// JSON lines for other programs.

@@ -7,6 +7,7 @@ import Foundation
 import ProgressTree
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// The guides' snippets as programs: each Swift block of `Docs/*.md` and the README that prints something
 /// is compiled on its own as a `main.swift` against the library modules built for these tests, and run.
@@ -138,7 +139,12 @@ struct SnippetCompiler: Sendable {
         var description: String
     }
 
-    static let modules = ["ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal", "ProgressTreeFoundation"]
+    static let modules = [
+        "ProgressTreePlatform", "ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal",
+        "ProgressTreeFoundation",
+    ]
+    /// Linked into every program: the model, and the platform module under it and under presentation.
+    static let alwaysLinked: Set = ["ProgressTreePlatform", "ProgressTree"]
 
     let products: URL
     /// Each library module's object files.
@@ -193,7 +199,7 @@ struct SnippetCompiler: Sendable {
         let modules = products.appendingPathComponent("Modules").path
         var arguments = compiler + ["-swift-version", "6", "main.swift", "-I", modules]
         // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
-        let linked = Self.modules.filter { $0 == "ProgressTree" || lines.contains("import \($0)") }
+        let linked = Self.modules.filter { Self.alwaysLinked.contains($0) || lines.contains("import \($0)") }
         arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }
         if Self.isThreadSanitized { arguments.append("-sanitize=thread") }
         let result = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), arguments, in: directory)

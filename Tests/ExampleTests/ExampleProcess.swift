@@ -7,6 +7,7 @@ import Foundation
 import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// A built example running as a child process, its output (standard output and error together) read as
 /// it comes, on pipes or on a pseudo-terminal of its own, so that a test can wait for what it prints,

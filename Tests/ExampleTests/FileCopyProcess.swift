@@ -2,6 +2,7 @@ import Foundation
 import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// The `file-copy` executable (or another example) built next to this test bundle, and a way to run it to
 /// the end.

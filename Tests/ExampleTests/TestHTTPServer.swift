@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import ProgressTree
 import Synchronization
+import ProgressTreePlatform
 
 /// A small HTTP/1.1 server on 127.0.0.1 for the fetch example's tests, started and stopped by the test:
 /// `GET /name` answers with the file of that name (with a Content-Length), anything else with 404. Each

@@ -13,6 +13,7 @@ import ProgressTree
 import ProgressTreeFoundation
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 // The snippets of Docs/GettingStarted.md ("Progress from framework APIs") and Docs/Migrating.md
 // ("Progress from Foundation APIs", "Handing a node to code that wants Progress"), as tests.

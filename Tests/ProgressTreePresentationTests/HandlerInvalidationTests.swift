@@ -3,6 +3,7 @@ import ProgressTree
 import ProgressTreePresentation
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// `invalidate()` called from inside handlers, across observations and pacers: one delivery gate for both
 /// (Docs/Observation.md and Docs/Presentation.md, "invalidate"). Run under ThreadSanitizer too.

@@ -3,6 +3,7 @@ import ProgressTree
 import ProgressTreePresentation
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// One call of the pacer's handler: when (milliseconds after the scheduler's origin) and what.
 private struct PacedDelivery: Equatable, CustomStringConvertible {

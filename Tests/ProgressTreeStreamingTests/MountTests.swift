@@ -4,6 +4,7 @@ import XCTest
 
 import ProgressTree
 @testable import ProgressTreeStreaming
+import ProgressTreePlatform
 
 /// Publishing and mounting (Docs/Mounting.md) over real sockets, pipes and processes: composition with the right
 /// weight, the control channel, failures of the stream, and every kind of bad input.

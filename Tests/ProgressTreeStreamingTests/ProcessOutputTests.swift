@@ -9,6 +9,7 @@ import TestSupport
 import XCTest
 
 @testable import ProgressTreeStreaming
+import ProgressTreePlatform
 
 /// A program started by `mountProcess` has its standard output and error read line by line and handed
 /// to the mount's output handler, every line of it before the mount ends (Docs/Mounting.md, "Output").

@@ -8,6 +8,7 @@ import ProgressTree
 @testable import ProgressTreeStreaming
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// The lines a publisher wrote, walk by walk.
 private final class WrittenLines: Sendable {

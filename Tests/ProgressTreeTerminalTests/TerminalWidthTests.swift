@@ -3,6 +3,7 @@ import ProgressTree
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// Every live line is cut to the terminal's width less one column (Docs/Terminal.md), whatever the
 /// characters, and the width follows the terminal from frame to frame, also when frames are drawn by hand.

@@ -2,6 +2,7 @@ import Dispatch
 import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// A gate that async work waits at until the test opens it; waiting ignores task cancellation.
 private final class ActivityGate: Sendable {

@@ -1,6 +1,7 @@
 @testable import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// A thread-safe record of handler calls, in the order they happened. Shared by the control tests.
 final class ControlCallLog: Sendable {

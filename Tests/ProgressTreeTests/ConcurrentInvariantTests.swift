@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// The concurrent counterpart of `ModelBasedTests`: two threads run seeded random operations on one shared
 /// forest at once (count changes, `pause()`/`resume()`/rarely `cancel()` of the roots, new children added).

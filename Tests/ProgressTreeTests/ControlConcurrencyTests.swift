@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// Cancellation, pausing and resuming across threads and tasks: handlers re-entering the tree from other
 /// threads, races between transitions, handler replacement and attachment, `checkpoint()`, and the

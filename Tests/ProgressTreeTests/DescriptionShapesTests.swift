@@ -2,6 +2,7 @@ import Foundation
 import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// The default `localizedDescription` / `localizedAdditionalDescription` of single nodes: Apple's English
 /// shapes, exactly, and the overrides.

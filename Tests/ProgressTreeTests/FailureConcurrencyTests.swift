@@ -2,6 +2,7 @@ import Dispatch
 @testable import ProgressTree
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// `fail(_:)` racing with updates, cancellation, pausing and children finishing (Docs/Cancellation.md, "Failure"). Each race runs
 /// many times; whichever side wins, the outcome is one of the allowed ones, with exact counts. Also run

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// A finished node is never paused: `pause()` skips it, and a paused node that finishes, by its own update
 /// or through its children's credit, leaves the pause as `resume()` would (handler, checkpoints return)

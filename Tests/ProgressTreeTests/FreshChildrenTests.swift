@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// Fresh children (`ProgressNode(totalUnitCount:parent:pendingUnitCount:)`) join their parent through a
 /// lock-free stack that anything listing children settles into the parent's table, oldest first, and a

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// The file summary a node keeps once it is read (Summaries/FileSums.swift): a later read computes only
 /// what changed since (counted by `readFileSummary().visitedNodes`, the nodes whose summary a read computed,

@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 
 @testable import ProgressTree
+import ProgressTreePlatform
 
 // `ProgressObservation.waitForLastDelivery()` and `waitForLastDelivery(timeout:)`: a program waits until the
 // node is final and the delivery of its final value has run, its handler returned. A handler that must not

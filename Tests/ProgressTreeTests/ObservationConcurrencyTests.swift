@@ -3,6 +3,7 @@ import Synchronization
 import XCTest
 
 @testable import ProgressTree
+import ProgressTreePlatform
 
 /// Read hooks for `ProgressNode.completedUnitCountWithReadHook`, by node: they let a test act at the exact
 /// moment an observation reads its value.

@@ -2,6 +2,7 @@ import Dispatch
 import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// Key-value observing's spelling of `observe` (Docs/Migrating.md, "Observation"): the option names `.new`
 /// and `.old` are accepted and change nothing, and without `on:` handlers run on a global queue.

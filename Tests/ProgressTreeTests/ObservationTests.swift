@@ -5,6 +5,7 @@ import TestSupport
 import XCTest
 
 @testable import ProgressTree
+import ProgressTreePlatform
 
 // Single-thread semantics of `observe(_:on:options:minimumInterval:changeHandler:)` and `snapshots`: one
 // thread makes the changes, the observer's queue runs the handlers. A slow observer is simulated by

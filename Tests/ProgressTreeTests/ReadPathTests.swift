@@ -1,6 +1,7 @@
 @testable import ProgressTree
 import Dispatch
 import XCTest
+import ProgressTreePlatform
 
 /// How reads synchronize (Docs/Architecture.md, "A read"): a clean read takes no lock, reads of unrelated
 /// trees never share one, and the trees' refresh domains follow attachment.

@@ -3,6 +3,7 @@ import Foundation
 @testable import ProgressTree
 import Synchronization
 import XCTest
+import ProgressTreePlatform
 
 /// An object that cancels its node when it goes away: a common way to tie work to its owner's lifetime.
 /// Captured by one of the node's own handlers, it forms a cycle (node → handler → object → node) that

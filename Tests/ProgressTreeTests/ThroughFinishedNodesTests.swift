@@ -2,6 +2,7 @@ import Foundation
 @testable import ProgressTree
 import TestSupport
 import XCTest
+import ProgressTreePlatform
 
 /// Transitions reach the work still running below a finished node (Docs/Cancellation.md, "Final nodes are
 /// passed through", "Through finished nodes"): a node finished by its counts while children run (set to

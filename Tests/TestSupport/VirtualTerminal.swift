@@ -1,6 +1,7 @@
 import ProgressTree
 import ProgressTreeTerminal
 import Synchronization
+import ProgressTreePlatform
 
 /// A terminal of fixed size that interprets what the renderer writes (text, `\r`, `\n`, cursor up, erasing
 /// to the end of the line or screen, SGR, private modes) into a screen of cells, so tests can assert exactly what a person would see. A `\n`

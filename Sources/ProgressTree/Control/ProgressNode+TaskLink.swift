@@ -1,4 +1,5 @@
 import Synchronization
+import ProgressTreePlatform
 
 // The two-way bridge between a node and the Swift `Task` doing its work.
 

@@ -1,4 +1,5 @@
 import Synchronization
+import ProgressTreePlatform
 
 /// The weighted sum of a node's attached children's progress, in the node's units, as of the last refresh:
 /// Σ pendingᵢ × fractionᵢ over the children a refresh has recorded.

@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import ProgressTreePlatform
 import Synchronization
 
 /// A node made current with a pending unit count, waiting for the first node created inside it.
@@ -65,26 +57,13 @@ final class ThreadScopeStack {
     var companionEnds: [(() -> Void)?] = []
 
     static func current(creating: Bool) -> ThreadScopeStack? {
-        if let pointer = pthread_getspecific(threadScopeKey) {
-            return Unmanaged<ThreadScopeStack>.fromOpaque(pointer).takeUnretainedValue()
-        }
+        if let stack = threadScopeStacks.current { return stack }
         guard creating else { return nil }
         let stack = ThreadScopeStack()
-        pthread_setspecific(threadScopeKey, Unmanaged.passRetained(stack).toOpaque())
+        threadScopeStacks.set(stack)
         return stack
     }
 }
 
-/// Releases a thread's scope stack when the thread exits.
-private let threadScopeKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let result = pthread_key_create(&key) { pointer in
-        #if canImport(Darwin)
-        Unmanaged<ThreadScopeStack>.fromOpaque(pointer).release()
-        #else
-        if let pointer { Unmanaged<ThreadScopeStack>.fromOpaque(pointer).release() }
-        #endif
-    }
-    precondition(result == 0, "ProgressTree: pthread_key_create failed (\(result)); no thread-local key left")
-    return key
-}()
+/// Each thread's scope stack, released when the thread exits.
+private let threadScopeStacks = ThreadLocalReference<ThreadScopeStack>()

@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import ProgressTreePlatform
 
 /// Releases nodes one after the other instead of one inside the other.
 ///
@@ -24,19 +16,19 @@ enum IterativeRelease {
     /// means to release: `inout`, so that no copy of the array outlives the loop below (a copy released
     /// after it would release the nodes, and recurse, just as before).
     static func release(_ nodes: inout [ProgressNode]) {
-        if let pointer = pthread_getspecific(releaseQueueKey) {
+        if let running = releaseQueue.current {
             // Inside a `deinit` run by the loop below, on this thread: let that loop release them.
-            Unmanaged<ReleaseQueue>.fromOpaque(pointer).takeUnretainedValue().nodes.append(contentsOf: nodes)
+            running.nodes.append(contentsOf: nodes)
             nodes = []
             return
         }
         let queue = ReleaseQueue()
         swap(&queue.nodes, &nodes)
-        pthread_setspecific(releaseQueueKey, Unmanaged.passUnretained(queue).toOpaque())
+        releaseQueue.set(queue)
         while let node = queue.nodes.popLast() {
             _ = node  // released at the end of this iteration; its `deinit` may add to `queue.nodes`
         }
-        pthread_setspecific(releaseQueueKey, nil)
+        releaseQueue.set(nil)
     }
 }
 
@@ -45,9 +37,5 @@ private final class ReleaseQueue {
     var nodes: [ProgressNode] = []
 }
 
-private let releaseQueueKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let result = pthread_key_create(&key, nil)
-    precondition(result == 0, "ProgressTree: pthread_key_create failed (\(result)); no thread-local key left")
-    return key
-}()
+/// The loop running on each thread, while it runs.
+private let releaseQueue = ThreadLocalReference<ReleaseQueue>()

@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import ProgressTreePlatform
 import Synchronization
 
 // Reads: a clean node's cached fraction, or a refresh of the dirty part of its subtree under the tree's
@@ -130,7 +122,7 @@ extension ProgressNode {
         while true {
             let sequence = creditSequenceNow()
             if ChildSums.isSettled(sequence) { return sequence }
-            sched_yield()
+            CurrentThread.yield()
         }
     }
 

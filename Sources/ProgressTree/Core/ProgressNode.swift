@@ -1,4 +1,5 @@
 import Synchronization
+import ProgressTreePlatform
 
 /// A unit of work that reports how far along it is, and composes with other units into a tree.
 ///

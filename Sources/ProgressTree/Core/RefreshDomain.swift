@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import ProgressTreePlatform
 import Synchronization
 
 /// The lock that serializes the reads of one tree, and the buffers those reads reuse.
@@ -83,14 +75,9 @@ final class RefreshDomain: Sendable {
         }
     }
 
-    /// A number that identifies the calling thread among the threads alive (its `pthread_t`'s bits).
+    /// A number that identifies the calling thread among the threads alive.
     @inline(__always)
-    static func currentThreadIdentity() -> UInt {
-        withUnsafeBytes(of: pthread_self()) { bytes in
-            bytes.count >= MemoryLayout<UInt>.size
-                ? bytes.loadUnaligned(as: UInt.self) : UInt(bytes.loadUnaligned(as: UInt32.self))
-        }
-    }
+    static func currentThreadIdentity() -> UInt { CurrentThread.identifier }
 
     /// Whether this domain forwards to another one (it was merged).
     var isForwarded: Bool { forward.unretained() != nil }
@@ -212,7 +199,7 @@ final class RefreshDomain: Sendable {
     func waitForWalks() {
         waiters.withLock { _ in
             let epoch = walkEpoch.add(1, ordering: .sequentiallyConsistent).oldValue
-            while walkCount(epoch & 1) != 0 { sched_yield() }
+            while walkCount(epoch & 1) != 0 { CurrentThread.yield() }
         }
     }
 

@@ -1,12 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
+import ProgressTreePlatform
 
 // Every use of the Swift runtime's entry points and of the standard library's underscored API is in this
 // file, each with what it buys and what runs without it. A toolchain that drops one may cost speed, never
@@ -49,10 +41,9 @@ enum SwiftRuntime {
     nonisolated(unsafe) static var entryPoints: EntryPoints = lookUp()
 
     private static func lookUp() -> EntryPoints {
-        guard let process = dlopen(nil, RTLD_LAZY) else { return EntryPoints() }
-        return EntryPoints(
-            tryRetain: dlsym(process, "swift_tryRetain").map { unsafeBitCast($0, to: TryRetain.self) },
-            nonatomicRetain: dlsym(process, "swift_nonatomic_retain").map {
+        EntryPoints(
+            tryRetain: ProcessSymbols.address(of: "swift_tryRetain").map { unsafeBitCast($0, to: TryRetain.self) },
+            nonatomicRetain: ProcessSymbols.address(of: "swift_nonatomic_retain").map {
                 unsafeBitCast($0, to: NonatomicRetain.self)
             })
     }

@@ -1,4 +1,5 @@
 import Synchronization
+import ProgressTreePlatform
 
 /// The time source of the throughput and time-remaining estimates.
 ///

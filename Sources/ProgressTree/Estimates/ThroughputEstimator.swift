@@ -1,12 +1,4 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(ucrt)
-import ucrt
-#endif
+import ProgressTreePlatform
 
 /// A smoothed rate of a growing quantity (bytes, units of work), estimated from samples taken whenever
 /// somebody reads it — never by the code doing the work.
@@ -112,8 +104,8 @@ public struct ThroughputEstimator: Sendable, Equatable {
         // No growth yet: keep the anchor, so the next growth is spread over the whole gap. Growth with no
         // time passed (paused, or two reads at one instant): wait until time has passed.
         guard units > 0, interval > 0 else { return }
-        let decay = exp(-interval / tau)
-        let weight = tau * -expm1(-interval / tau)  // τ(1 − e^(−Δt/τ)), exact for tiny Δt
+        let decay = exponential(-interval / tau)
+        let weight = tau * -exponentialMinusOne(-interval / tau)  // τ(1 − e^(−Δt/τ)), exact for tiny Δt
         weightedUnits = weightedUnits * decay + units * weight / interval
         weightedTime = weightedTime * decay + weight
         weightedGrowths = weightedGrowths * decay + 1
@@ -134,8 +126,8 @@ public struct ThroughputEstimator: Sendable, Equatable {
         let usualGap = min(weightedGaps / weightedGrowths, responseTime.secondsValue)
         let stall = max(0, now - anchorTime - usualGap)
         guard stall > 0 else { return weightedUnits / weightedTime }
-        let decay = exp(-stall / tau)
-        return weightedUnits * decay / (weightedTime * decay + tau * -expm1(-stall / tau))
+        let decay = exponential(-stall / tau)
+        return weightedUnits * decay / (weightedTime * decay + tau * -exponentialMinusOne(-stall / tau))
     }
 
     /// The time, in seconds, to do `remaining` more units at the estimated rate, or `nil` when there is no

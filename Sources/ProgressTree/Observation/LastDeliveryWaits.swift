@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ProgressTreePlatform
 
 /// The waits for one observation's last delivery (`ProgressObservation.waitForLastDelivery`), and the facts
 /// about its deliveries they wait on.

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ProgressTreePlatform
 
 /// Keeps an `ObservableProgress` up to date: an observer of its node (a `ChangeSignalReceiver`, as
 /// `observe` registers) whose coalesced deliveries read the node, store what changed and announce it to

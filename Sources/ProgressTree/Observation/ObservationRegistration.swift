@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ProgressTreePlatform
 
 /// One observation of one node: the coalescing delivery machine behind `observe(_:on:...)`.
 ///

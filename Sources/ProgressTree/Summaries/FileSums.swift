@@ -1,3 +1,5 @@
+import ProgressTreePlatform
+
 // The file summary a node keeps, so that reading it again costs O(changes since the last read) rather than
 // O(children): a root over 100,000 files is read every frame (its descriptions, `fileTotalCount`,
 // `throughput`, a renderer's details). How a read uses it: ProgressNode+FileSummary.swift.

@@ -6,6 +6,7 @@ import Foundation
 import Dispatch
 import ProgressTree
 import Synchronization
+import ProgressTreePlatform
 
 /// Another program's progress tree, mounted as a weighted child: a subtree of real `ProgressNode`s that
 /// mirrors the wire-format lines (`Docs/WireFormat.md`) read from a stream, and sends commands back.

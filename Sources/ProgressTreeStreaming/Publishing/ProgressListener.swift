@@ -1,5 +1,6 @@
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 
 /// Publishes one tree to every reader that connects: the listening counterpart of
 /// `ProgressNode.mountConnection(path:…)` and `mountConnection(host:port:…)`.

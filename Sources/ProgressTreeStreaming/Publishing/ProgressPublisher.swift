@@ -1,5 +1,6 @@
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 
 /// Publishes a node's subtree as wire-format lines (`Docs/WireFormat.md`) to a byte sink — a pipe, a
 /// socket, any file descriptor — and applies the commands that come back, so that another process can

@@ -1,6 +1,7 @@
 import Dispatch
 import ProgressTree
 import Synchronization
+import ProgressTreePlatform
 
 /// One thread for the whole process that waits on the descriptors of every stream — mounts' progress
 /// and output, publishers' command channels, listeners — and calls their owners when there is something

@@ -1,6 +1,7 @@
 import Dispatch
 import ProgressTree
 import Synchronization
+import ProgressTreePlatform
 
 /// Reads single key presses from the terminal while progress is shown (for example `p` to pause, `c` to
 /// cancel), without the user pressing Return and without echoing them over the live display.

@@ -1,5 +1,6 @@
 import ProgressTree
 import Synchronization
+import ProgressTreePlatform
 
 /// Gives the terminal back in a usable state when a signal ends or stops the process while a live
 /// renderer (or `TerminalCursor`) has hidden the cursor, or `TerminalKeyReader` has changed the terminal's

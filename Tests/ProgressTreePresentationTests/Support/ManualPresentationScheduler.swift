@@ -1,5 +1,6 @@
 import ProgressTree
 import ProgressTreePresentation
+import ProgressTreePlatform
 
 /// A `PresentationScheduler` whose time moves only when the test advances it. Due actions run on the
 /// advancing thread, in deadline order (ties in scheduling order), with `now` set to their deadline.

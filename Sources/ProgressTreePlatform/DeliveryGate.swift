@@ -1,12 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
 import Synchronization
 
 /// The gate every user handler of the package passes through: observation handlers
@@ -132,12 +123,4 @@ private enum WaitGraph {
 }
 
 /// An identifier of the calling thread, unique among the threads alive; never 0.
-private func currentThreadIdentifier() -> UInt {
-    #if canImport(Glibc)
-    return UInt(pthread_self())
-    #elseif canImport(Android)
-    return UInt(bitPattern: Int(pthread_self()))
-    #else
-    return UInt(bitPattern: pthread_self())
-    #endif
-}
+private func currentThreadIdentifier() -> UInt { CurrentThread.identifier }

@@ -1,12 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#elseif canImport(Android)
-import Android
-#endif
 import Synchronization
 
 /// `Synchronization.Mutex`, with critical sections that ThreadSanitizer can see.
@@ -20,16 +11,25 @@ import Synchronization
 ///
 /// Used for every lock of the package (library, terminal module and tests), so that the concurrency tests
 /// run clean under ThreadSanitizer without suppressions.
-package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
-    fileprivate let mutex: Mutex<Value>
+///
+/// `public` and `@inlinable`, though no product exports this module: Swift 6.3 does not inline or
+/// specialize a `package` declaration in another module, even an `@inlinable` one, and an unspecialized
+/// generic lock costs the model about 770 instructions per child's life cycle (1,750 against 979,
+/// `Benchmarks/instructions.sh`). Declared `public`, each module that locks gets it specialized for its
+/// value and inlined, as if `Lock` were declared there. Not API: a program cannot depend on this module.
+public struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
+    @usableFromInline
+    let mutex: Mutex<Value>
 
-    package init(_ initialValue: consuming sending Value) {
+    /// A lock guarding `initialValue`.
+    @inlinable
+    public init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value, as `Mutex.withLock` does.
-    @inline(__always)
-    package borrowing func withLock<Result: ~Copyable, E: Error>(
+    @inlinable @inline(__always)
+    public borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         guard let annotations = ThreadSanitizerAnnotations.available else {
@@ -49,8 +49,8 @@ package struct Lock<Value: ~Copyable>: ~Copyable, Sendable {
 extension Lock where Value: ~Copyable {
     /// Runs `body` with exclusive access to the value if the lock is free, and returns `nil` without
     /// waiting otherwise, as `Mutex.withLockIfAvailable` does.
-    @inline(__always)
-    package borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
+    @inlinable @inline(__always)
+    public borrowing func withLockIfAvailable<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result? {
         guard let annotations = ThreadSanitizerAnnotations.available else {
@@ -66,17 +66,22 @@ extension Lock where Value: ~Copyable {
 }
 
 /// The ThreadSanitizer runtime's annotation functions, when the process runs under it.
+@usableFromInline
 enum ThreadSanitizerAnnotations {
+    @usableFromInline
     typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
+    @usableFromInline
     struct Functions: Sendable {
-        let acquire: Annotation
-        let release: Annotation
+        @usableFromInline let acquire: Annotation
+        @usableFromInline let release: Annotation
     }
 
+    /// The functions, found once per process; `nil` without the sanitizer.
+    @usableFromInline
     static let available: Functions? = {
-        guard let process = dlopen(nil, RTLD_LAZY) else { return nil }
-        guard let acquire = dlsym(process, "__tsan_acquire"), let release = dlsym(process, "__tsan_release")
+        guard let acquire = ProcessSymbols.address(of: "__tsan_acquire"),
+            let release = ProcessSymbols.address(of: "__tsan_release")
         else { return nil }
         return Functions(
             acquire: unsafeBitCast(acquire, to: Annotation.self), release: unsafeBitCast(release, to: Annotation.self))
