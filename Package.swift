@@ -5,6 +5,15 @@ import PackageDescription
 // (Swift, Synchronization, Dispatch and, where needed, Foundation). Modules, from the bottom: the platform
 // layer (ProgressTreePlatform, internal), the model (ProgressTree), then presentation, Foundation interop,
 // streaming and the terminal.
+
+// The core's invariants checked by code (`checkInvariants()`, Sources/ProgressTree/Core/ProgressNode+Invariants.swift),
+// as swift-collections does with COLLECTIONS_INTERNAL_CHECKS: compiled into debug builds of the library and
+// its tests when PROGRESSTREE_INTERNAL_CHECKS is set (not to 0) in the environment of the build, as in
+// `PROGRESSTREE_INTERNAL_CHECKS=1 swift test`; never into a release build.
+let internalChecks: [SwiftSetting] =
+    ["", "0"].contains(Context.environment["PROGRESSTREE_INTERNAL_CHECKS"] ?? "")
+    ? [] : [.define("PROGRESSTREE_INTERNAL_CHECKS", .when(configuration: .debug))]
+
 let package = Package(
     name: "ProgressTree",
     // `Synchronization` (Mutex, Atomic) sets the floor on Apple platforms. Supported: Linux and macOS, iOS and
@@ -30,7 +39,7 @@ let package = Package(
         // `DeliveryGate` every user handler passes, the calling thread, thread-local slots, the process's
         // symbols, Duration arithmetic. The one place the model and presentation layers call the C library.
         .target(name: "ProgressTreePlatform"),
-        .target(name: "ProgressTree", dependencies: ["ProgressTreePlatform"]),
+        .target(name: "ProgressTree", dependencies: ["ProgressTreePlatform"], swiftSettings: internalChecks),
         // Label pacing and step flows: no `ProgressNode` in their API, so no model: the platform module
         // gives them `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
         .target(name: "ProgressTreePresentation", dependencies: ["ProgressTreePlatform"]),
@@ -91,7 +100,9 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeTerminal"],
             path: "Tests/TestSupport"),
-        .testTarget(name: "ProgressTreeTests", dependencies: ["ProgressTree", "ProgressTreePlatform", "TestSupport"]),
+        .testTarget(
+            name: "ProgressTreeTests", dependencies: ["ProgressTree", "ProgressTreePlatform", "TestSupport"],
+            swiftSettings: internalChecks),
         .testTarget(
             name: "ProgressTreeStreamingTests",
             dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeStreaming", "TestSupport"]),

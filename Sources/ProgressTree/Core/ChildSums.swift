@@ -222,3 +222,30 @@ extension ProgressNode {
         return Double(bitPattern: sums.publishedSum.load(ordering: .relaxed))
     }
 }
+
+#if PROGRESSTREE_INTERNAL_CHECKS
+extension ChildSums {
+    /// These sums as they stand, for `ProgressNode.invariantViolations()` (ProgressNode+Invariants.swift).
+    /// Under the domain lock.
+    struct CheckedState {
+        /// Each contributor's address, and its contribution, in index order.
+        let contributorAddresses: [UInt]
+        let contributions: [Double]
+        let sum: Double
+        let failedUnits: Double
+        let largestContribution: Double
+        let incrementalSteps: Int
+        /// Whether every change sums the contributors from scratch (`alwaysSummedCount`), so that `sum` is
+        /// exactly their sum in index order.
+        let isSummedFromScratch: Bool
+    }
+
+    var checkedState: CheckedState {
+        CheckedState(
+            contributorAddresses: (0..<contributorCount).map { UInt(bitPattern: contributors![$0].node.toOpaque()) },
+            contributions: (0..<contributorCount).map { contributors![$0].contribution },
+            sum: sum, failedUnits: failedUnits, largestContribution: largestContribution,
+            incrementalSteps: incrementalSteps, isSummedFromScratch: contributorCount <= Self.alwaysSummedCount)
+    }
+}
+#endif

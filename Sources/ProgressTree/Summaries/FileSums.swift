@@ -230,6 +230,12 @@ struct ExactFileTotal {
     }
 }
 
+#if PROGRESSTREE_INTERNAL_CHECKS
+/// For `ProgressNode.invariantViolations()` (Core/ProgressNode+Invariants.swift): a total against the sum
+/// of the members' contributions, field by field, before saturation.
+extension ExactFileTotal: Equatable {}
+#endif
+
 extension ProgressNode {
     /// Whether this node's file summary may not be empty: it described files (`describesFiles`) or had
     /// children (files below it, or folded). Without either, its summary is empty: no kind `.file`, no file

@@ -1,0 +1,504 @@
+// The invariants of the core, checked by code: `checkInvariants()` and `invariantViolations()`, for tests.
+//
+// Compiled only in debug builds made with PROGRESSTREE_INTERNAL_CHECKS set in the environment (Package.swift
+// defines the compilation condition of that name for the library and its tests, as swift-collections does
+// with COLLECTIONS_INTERNAL_CHECKS): `PROGRESSTREE_INTERNAL_CHECKS=1 swift test`. Otherwise both functions
+// are empty and inlined, so a normal or release build pays nothing.
+//
+// The checks hold at a *quiescent* point: no other thread changes the tree while they run (the tests call
+// them after every operation of a model run, and after joining their threads). They do not need a read
+// first: every invariant here holds whether or not the tree was read since the last update, and together
+// they give what a full refresh leaves, as a consequence rather than as a check of its own: a clean node's
+// queue is empty and its attached children are neither dirty nor queued, so below a clean node nothing is
+// dirty or queued down to the nodes held after they finished (they mark only up to themselves).
+//
+// Lock order, as a read of a file summary: the tree's domain lock for the whole check (the sums, the
+// contributor indices and the `refreshing` bit belong to it), and inside it one node lock at a time (the
+// table, the link, the file summary). Contributors and file summary members are matched by address against
+// the children reached, never followed; the nodes followed are those a table, a stack of fresh children or
+// a dirty queue holds a reference to.
+
+#if PROGRESSTREE_INTERNAL_CHECKS
+extension ProgressNode {
+    /// Whether this build checks the invariants (PROGRESSTREE_INTERNAL_CHECKS).
+    static let internalChecksEnabled = true
+
+    /// Stops the process, naming the first broken invariant, if this node or a node below it breaks one.
+    /// At a quiescent point only (see the top of this file).
+    func checkInvariants() {
+        let violations = invariantViolations()
+        guard let first = violations.first else { return }
+        let more = violations.count > 1 ? " (and \(violations.count - 1) more)" : ""
+        preconditionFailure("ProgressTree internal check failed: \(first)\(more)")
+    }
+
+    /// The invariants that this node and the nodes below it (attached, fresh and held) break, one line each,
+    /// naming the node by its path from this one (`root/2/f0`: the child in slot 2 of this node's table,
+    /// then that child's newest fresh child); empty when all hold. At a quiescent point only.
+    func invariantViolations() -> [String] {
+        let checker = InvariantChecker()
+        if let domain = domainStorage.load() {
+            domain.withRepresentativeLock { _ in checker.checkSubtree(of: self, representative: domain.representative) }
+        } else {
+            // No domain: never read, and never a parent (a node gets one before its first child).
+            checker.checkSubtree(of: self, representative: nil)
+        }
+        return checker.violations  // the nodes it reached are released here, after the locks
+    }
+}
+
+/// One check of a subtree: the nodes reached, breadth first, and the invariants they break.
+private final class InvariantChecker {
+    // Structures rather than tuples: a debug build looks up a tuple's type at run time at each use.
+    private struct Reached {
+        let node: ProgressNode
+        /// The record of the node whose table or fresh children hold this one; -1 for the node checked.
+        let from: Int
+        /// Its slot in that node's table, or its position on that node's stack of fresh children (from the
+        /// top): a label for the messages, made only for them.
+        let position: Int
+        let isFresh: Bool
+
+        var label: String { from < 0 ? "root" : isFresh ? "f\(position)" : "\(position)" }
+    }
+
+    /// A child of the node being checked: its record, its address, and whether it is in the table (or on
+    /// the stack of fresh children).
+    private struct Child {
+        let record: Int
+        let address: UInt
+        let inTable: Bool
+    }
+
+    /// A node that may be a contributor to the sums being checked: a child, or a retired node in the queue.
+    private struct Claimant {
+        let node: ProgressNode
+        let record: Int?
+    }
+
+    private(set) var violations: [String] = []
+    private var reached: [Reached] = []
+    private var seen: Set<ObjectIdentifier> = []
+
+    func checkSubtree(of root: ProgressNode, representative: RefreshDomain?) {
+        reached.append(Reached(node: root, from: -1, position: 0, isFresh: false))
+        seen.insert(ObjectIdentifier(root))
+        var next = 0
+        while next < reached.count {
+            check(next, representative: representative)
+            next += 1
+        }
+    }
+
+    private func name(_ record: Int) -> String {
+        var labels: [String] = []
+        var index = record
+        while index >= 0 {
+            labels.append(reached[index].label)
+            index = reached[index].from
+        }
+        return labels.reversed().joined(separator: "/")
+    }
+
+    private func report(_ record: Int, _ message: String) {
+        violations.append("\(name(record)): \(message)")
+    }
+
+    private static func address(of node: ProgressNode) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
+    }
+
+    /// Adds a child to the nodes to check; returns its record, or `nil` when it was reached before.
+    private func reach(_ child: ProgressNode, from record: Int, position: Int, isFresh: Bool) -> Int? {
+        let reaching = Reached(node: child, from: record, position: position, isFresh: isFresh)
+        guard seen.insert(ObjectIdentifier(child)).inserted else {
+            report(record, "holds \(reaching.label), a node reached before: in two tables, or a cycle")
+            return nil
+        }
+        reached.append(reaching)
+        return reached.count - 1
+    }
+
+    private func check(_ record: Int, representative: RefreshDomain?) {
+        let node = reached[record].node
+        let from = reached[record].from
+        let parentAddress = from >= 0 ? Self.address(of: reached[from].node) : 0
+        let flags = node.flags.load(ordering: .sequentiallyConsistent)
+        func has(_ bit: UInt32) -> Bool { flags & bit != 0 }
+
+        // MARK: The node's lock: link, table, fresh children, metadata, observers, file summary
+
+        let view = node.state.withLock { state in LockedView(of: node, state) }
+        var children: [Child] = []
+        for index in view.tableNodes.indices {
+            let child = view.tableNodes[index]
+            if let childRecord = reach(child, from: record, position: view.tableSlots[index], isFresh: false) {
+                children.append(Child(record: childRecord, address: Self.address(of: child), inTable: true))
+            }
+        }
+        for index in view.fresh.indices {
+            let child = view.fresh[index]
+            guard let childRecord = reach(child, from: record, position: index, isFresh: true) else { break }
+            children.append(Child(record: childRecord, address: Self.address(of: child), inTable: false))
+            if child.slotInParent.load(ordering: .relaxed) != -1 {
+                report(childRecord, "a fresh child (on the stack, not settled) with a table slot")
+            }
+        }
+        // `attached` is set with the link (a fresh child's initializer) or right after it (`addChild`), and
+        // cleared under the node's lock with the link's detach (a finish, a failure).
+        if has(NodeFlags.attached) != (view.link == .attached) {
+            report(record, "the attached flag is \(has(NodeFlags.attached)) but the link is \(view.link)")
+        }
+        // `held` is set by the detach, with `holderAddress`, and both are cleared together.
+        if has(NodeFlags.held) && view.link != .detached {
+            report(record, "held, but its link is \(view.link), not detached")
+        }
+        if !has(NodeFlags.held) && view.holderAddress != 0 { report(record, "not held, but has a holder address") }
+        // A node is in its parent's table (or fresh children) exactly while attached to it or held by it.
+        if from >= 0 {
+            if has(NodeFlags.attached) {
+                if node.parentAddress.load(ordering: .sequentiallyConsistent) != parentAddress {
+                    report(record, "attached, but its parent address is not the node that holds it")
+                }
+            } else if has(NodeFlags.held) {
+                if view.holderAddress != parentAddress {
+                    report(record, "held, but its holder address is not the node that holds it")
+                }
+            } else {
+                report(record, "in its parent's children but neither attached nor held")
+            }
+        }
+        // The table: each live child knows its slot, the last slot is live (trailing holes go at once), and
+        // holes outnumber live children only in a table of at most 32 slots (otherwise it compacts).
+        for index in view.tableNodes.indices {
+            let slot = view.tableSlots[index]
+            let recorded = view.tableNodes[index].slotInParent.load(ordering: .relaxed)
+            if recorded != Int32(slot) { report(record, "the child in slot \(slot) records slot \(recorded)") }
+        }
+        let live = view.tableNodes.count
+        if view.liveCount != live {
+            report(record, "its table counts \(view.liveCount) live children and holds \(live)")
+        }
+        if view.endsWithHole { report(record, "its table ends with a hole") }
+        if view.slotCount > 32 && live * 2 < view.slotCount {
+            report(record, "its table of \(view.slotCount) slots holds \(live) children: not compacted")
+        }
+        // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
+        if has(NodeFlags.held) && children.isEmpty { report(record, "held with nothing attached below it") }
+        // A node gets `hasHadChildren`, and a domain, before its first child.
+        if !children.isEmpty && !has(NodeFlags.hasHadChildren) {
+            report(record, "has children but not the hasHadChildren flag")
+        }
+        if !children.isEmpty && node.domainStorage.load() == nil { report(record, "has children but no domain") }
+        // `describesFiles` is set under the node's lock with metadata that describes files, never cleared.
+        if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
+            report(record, "its metadata describes files but it lacks the describesFiles flag")
+        }
+        // `observed` is set under the node's lock with the first observer, cleared with the last.
+        if (view.observerCount > 0) != has(NodeFlags.observed) {
+            report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
+        }
+        if let fileSums = view.fileSums { checkFileSums(fileSums, of: record, children: children) }
+
+        // MARK: Under the domain lock: flags, queue, sums
+
+        // Every node of a tree resolves to the tree's domain (RefreshDomain's invariant); a node that was
+        // queued or recorded (`shared`) has one.
+        let domain = node.domainStorage.load()
+        if let domain, domain.representative !== representative {
+            report(record, "its refresh domain is not its tree's")
+        }
+        if has(NodeFlags.shared) && domain == nil { report(record, "shared with its parent but without a domain") }
+        // `refreshing` lives inside the domain lock, which this check holds.
+        if has(NodeFlags.refreshing) { report(record, "refreshing outside a refresh") }
+        // Attached is unfinished: `retired` and `held` come with or after the detach, never cleared before it.
+        if has(NodeFlags.attached) && has(NodeFlags.retired) { report(record, "attached and retired") }
+        if has(NodeFlags.attached) && has(NodeFlags.held) { report(record, "attached and held") }
+        // Held only with a live parent at the detach, which then retired it (`detachFromParent`, `retire`).
+        if has(NodeFlags.held) && !has(NodeFlags.retired) { report(record, "held but not retired") }
+        // A held node is listed as finished in the same step (`finishIntoParent`); the flag is never cleared,
+        // but the end of a hold takes the node out of its holder's table with it.
+        if from >= 0 && has(NodeFlags.held) != has(NodeFlags.listedAsFinished) {
+            report(
+                record,
+                "in a table, held is \(has(NodeFlags.held)) but listedAsFinished is \(has(NodeFlags.listedAsFinished))")
+        }
+        // Queueing sets `shared` with `queued`; a refresh claims `shared` before it records a contribution.
+        if has(NodeFlags.queued) && !has(NodeFlags.shared) { report(record, "queued but not shared") }
+        if node.contributorIndex.load(ordering: .relaxed) >= 0 && !has(NodeFlags.shared) {
+            report(record, "a contributor to its parent's sums but not shared")
+        }
+        // A credit's two steps take no lock and never wait: none is in progress at a quiescent point.
+        if !ChildSums.isSettled(node.creditSequenceNow()) { report(record, "a credit in progress") }
+        // Every fraction a refresh stores is finite and within 0...1 (FractionMath.fraction).
+        let cached = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
+        if !(cached >= 0 && cached <= 1) { report(record, "its cached fraction \(cached) is not within 0...1") }
+
+        let queue = checkQueue(of: record, flags: flags, children: children)
+        let sums = node.childSums.load()?.checkedState
+        // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
+        // them, and anything that changes them since marks the node (or refreshes its path) after the change.
+        if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
+            let childUnits = sums.map { $0.sum + $0.failedUnits } ?? 0
+            let fraction = FractionMath.fraction(
+                completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
+                total: node.totalStorage.load(ordering: .sequentiallyConsistent), childUnits: childUnits)
+            if fraction.bitPattern != cached.bitPattern {
+                report(record, "clean, but its cached fraction \(cached) is not \(fraction), from its counts and sums")
+            }
+        }
+        checkSums(sums, of: record, children: children, queue: queue)
+    }
+
+    /// The node's dirty queue: returns the addresses in it. Checks that it holds each node once, with
+    /// `queued`, and only attached children or retired ones (a finished or failed child whose share a refresh
+    /// has still to take out: the queue holds a reference to it); that a node with anything queued is `dirty`
+    /// (queue first, then mark: a refresh clears `dirty`, then drains); and, for each attached child, that it
+    /// is queued exactly when flagged `queued`, and `queued` when `dirty` (a mark queues the node it marks in
+    /// its parent).
+    private func checkQueue(of record: Int, flags: UInt32, children: [Child])
+        -> Set<UInt>
+    {
+        let node = reached[record].node
+        var queue: Set<UInt> = []
+        var entry = node.queueHead.load(ordering: .sequentiallyConsistent)
+        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+            guard queue.insert(entry).inserted else {
+                report(record, "its dirty queue holds a node twice (or loops)")
+                break
+            }
+            let queued = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
+            let queuedFlags = queued.flags.load(ordering: .sequentiallyConsistent)
+            if queuedFlags & NodeFlags.queued == 0 { report(record, "its dirty queue holds a node not flagged queued") }
+            let attachedHere =
+                queuedFlags & NodeFlags.attached != 0
+                && queued.parentAddress.load(ordering: .sequentiallyConsistent) == Self.address(of: node)
+            if !attachedHere && queuedFlags & NodeFlags.retired == 0 {
+                report(record, "its dirty queue holds a node neither attached to it nor retired")
+            }
+            entry = queued.queueNext.load(ordering: .relaxed)
+        }
+        if !queue.isEmpty && flags & NodeFlags.dirty == 0 { report(record, "not dirty, with \(queue.count) queued") }
+        for child in children {
+            let childNode = reached[child.record].node
+            let childFlags = childNode.flags.load(ordering: .sequentiallyConsistent)
+            guard childFlags & NodeFlags.attached != 0 else { continue }
+            let isQueued = childFlags & NodeFlags.queued != 0
+            if isQueued != queue.contains(child.address) {
+                report(
+                    child.record,
+                    isQueued
+                        ? "flagged queued but not in its parent's queue"
+                        : "in its parent's queue but not flagged queued")
+            }
+            if childFlags & NodeFlags.dirty != 0 && !isQueued {
+                report(child.record, "attached and dirty but not queued")
+            }
+        }
+        return queue
+    }
+
+    /// The node's `ChildSums` against its children: the contributors are its attached children, or retired
+    /// ones still in its queue, each knowing its index (then `checkContributions`, `checkSum`).
+    private func checkSums(
+        _ sums: ChildSums.CheckedState?, of record: Int, children: [Child],
+        queue: Set<UInt>
+    ) {
+        let contributors = sums?.contributorAddresses ?? []
+        let contributions = sums?.contributions ?? []
+        if contributors.isEmpty && queue.isEmpty {
+            // The usual leaf, or a parent nobody read: no contributor to match.
+            for child in children where reached[child.record].node.contributorIndex.load(ordering: .relaxed) >= 0 {
+                report(record, "\(name(child.record)) records a contributor index, and its sums have no contributor")
+            }
+            checkContributions(contributions, of: children)
+            if let sums { checkSum(sums, of: record) }
+            return
+        }
+        // The children and the retired nodes in the queue: a contributor is one of them, and each of them
+        // that records a contributor index is the sums' contributor there.
+        var claimed: [UInt: Claimant] = [:]
+        for child in children {
+            claimed[child.address] = Claimant(node: reached[child.record].node, record: child.record)
+        }
+        for address in queue where claimed[address] == nil {
+            // Retired: the queue holds a reference to it.
+            let node = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+            claimed[address] = Claimant(node: node, record: nil)
+        }
+        for (address, child) in claimed {
+            let index = Int(child.node.contributorIndex.load(ordering: .relaxed))
+            guard index >= 0 else { continue }
+            if index >= contributors.count || contributors[index] != address {
+                let who = child.record.map(name) ?? "a retired node in its queue"
+                report(record, "\(who) records contributor index \(index), which its sums do not give it")
+            }
+        }
+        for index in contributors.indices {
+            guard let child = claimed[contributors[index]] else {
+                report(record, "contributor \(index) is neither a child nor in its queue")
+                continue
+            }
+            let childFlags = child.node.flags.load(ordering: .sequentiallyConsistent)
+            if childFlags & NodeFlags.attached == 0 && !queue.contains(contributors[index]) {
+                report(record, "contributor \(index) has left (retired) and is not in its queue to be taken out")
+            }
+            if child.node.contributorIndex.load(ordering: .relaxed) != index {
+                report(record, "contributor \(index) records another index")
+            }
+            if !(contributions[index] >= 0) {
+                report(record, "contributor \(index) contributes \(contributions[index])")
+            }
+        }
+        checkContributions(contributions, of: children)
+        if let sums { checkSum(sums, of: record) }
+    }
+
+    /// A clean, unqueued attached child contributes `pendingInParent × cachedFraction` (nothing recorded:
+    /// zero): the refresh or path refresh that stored its fraction recorded it in the parent's sums.
+    private func checkContributions(_ contributions: [Double], of children: [Child]) {
+        for child in children {
+            let node = reached[child.record].node
+            let childFlags = node.flags.load(ordering: .sequentiallyConsistent)
+            guard childFlags & (NodeFlags.attached | NodeFlags.stale | NodeFlags.queued) == NodeFlags.attached else {
+                continue
+            }
+            let index = Int(node.contributorIndex.load(ordering: .relaxed))
+            let recorded = index >= 0 && index < contributions.count ? contributions[index] : 0
+            let fraction = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
+            let expected = Double(node.pendingInParent.load(ordering: .relaxed)) * fraction
+            if recorded != expected {
+                report(child.record, "clean and unqueued, but its parent's sums hold \(recorded), not \(expected)")
+            }
+        }
+    }
+
+    /// The sum is the contributors' sum: exactly, in index order, for at most 16 contributors (summed from
+    /// scratch at every change), otherwise within the rounding of the incremental steps since the last sum
+    /// from scratch; no contribution exceeds the largest the sums recorded since.
+    private func checkSum(_ sums: ChildSums.CheckedState, of record: Int) {
+        if !(sums.failedUnits >= 0) { report(record, "its failed children's units are \(sums.failedUnits)") }
+        var recomputed = 0.0
+        var largest = 0.0
+        for contribution in sums.contributions {
+            recomputed += contribution
+            largest = max(largest, contribution)
+        }
+        if largest > sums.largestContribution {
+            report(record, "a contribution of \(largest) above the largest its sums recorded")
+        }
+        let bound: Double
+        if sums.contributions.isEmpty || sums.isSummedFromScratch {
+            bound = 0
+        } else {
+            // Each incremental step rounds once below the largest contribution and once below the sum, at
+            // most (contributors + steps) of them; the clamp at 0 only undoes such rounding.
+            let steps = Double(sums.incrementalSteps + 1)
+            bound =
+                steps * Double(sums.contributions.count + sums.incrementalSteps + 1) * sums.largestContribution
+                * Double.ulpOfOne
+        }
+        if !(sums.sum >= 0) || abs(sums.sum - recomputed) > bound {
+            report(record, "its sums hold \(sums.sum), its contributors add up to \(recomputed)")
+        }
+    }
+
+    /// The file summary the node keeps (Summaries/FileSums.swift): its members are its table's children
+    /// not listed as finished (fresh children join when settled), its total is exactly their contributions'
+    /// sum, and a member that may have no files contributes nothing.
+    private func checkFileSums(
+        _ fileSums: LockedView.FileSumsView, of record: Int, children: [Child]
+    ) {
+        var expected: [UInt: Int] = [:]  // the table's unfinished children: address → record
+        for child in children where child.inTable {
+            let childFlags = reached[child.record].node.flags.load(ordering: .acquiring)
+            if childFlags & NodeFlags.listedAsFinished == 0 { expected[child.address] = child.record }
+        }
+        var total = ExactFileTotal()
+        var strangers = 0
+        for (address, contribution) in fileSums.members {
+            total.add(contribution)
+            guard let childRecord = expected[address] else {
+                strangers += 1
+                continue
+            }
+            if contribution != ProgressNode.FileSummary() && !reached[childRecord].node.mayHaveFiles {
+                report(childRecord, "may have no files, but counts some in its parent's file summary")
+            }
+        }
+        if strangers > 0 || fileSums.members.count != expected.count {
+            report(
+                record,
+                "its file summary has \(strangers) members not among its unfinished table children and misses "
+                    + "\(expected.count - (fileSums.members.count - strangers)) of them")
+        }
+        if total != fileSums.total { report(record, "its file summary's total is not the sum of its members'") }
+    }
+}
+
+/// What the checks read under a node's lock, taken in one critical section and checked after it.
+private struct LockedView: Sendable {
+    struct FileSumsView: Sendable {
+        let members: [UInt: ProgressNode.FileSummary]
+        let total: ExactFileTotal
+    }
+
+    let link: ParentLink.Kind
+    let holderAddress: UInt
+    /// The table's live children, and their slots.
+    let tableNodes: [ProgressNode]
+    let tableSlots: [Int]
+    let slotCount: Int
+    let liveCount: Int
+    let endsWithHole: Bool
+    /// The fresh children, newest first, as the stack holds them (and a reference to each).
+    let fresh: [ProgressNode]
+    let metadataDescribesFiles: Bool
+    let observerCount: Int
+    let fileSums: FileSumsView?
+
+    init(of node: ProgressNode, _ state: borrowing NodeState) {
+        link = state.link.kind
+        holderAddress = state.holderAddress
+        let slots = state.children.slots
+        var tableNodes: [ProgressNode] = []
+        var tableSlots: [Int] = []
+        for slot in slots.indices {
+            guard let child = slots[slot].owner else { continue }
+            tableNodes.append(child)
+            tableSlots.append(slot)
+        }
+        self.tableNodes = tableNodes
+        self.tableSlots = tableSlots
+        slotCount = slots.count
+        liveCount = Int(state.children.liveCount)
+        endsWithHole = slots.last.map { $0.owner == nil } ?? false
+        var fresh: [ProgressNode] = []
+        var seen: Set<UInt> = []
+        var entry = node.freshChildren.load(ordering: .sequentiallyConsistent)
+        while let pointer = UnsafeRawPointer(bitPattern: entry), seen.insert(entry).inserted {
+            let child = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
+            fresh.append(child)
+            entry = child.freshNext.load(ordering: .relaxed)
+        }
+        self.fresh = fresh
+        // (Without extras, the defaults: no metadata, no observer.)
+        metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
+        observerCount = state.hasExtras ? state.observers.receivers.count : 0
+        fileSums = state.fileSums.map { FileSumsView(members: $0.members, total: $0.total) }
+    }
+}
+#else
+extension ProgressNode {
+    /// Whether this build checks the invariants (PROGRESSTREE_INTERNAL_CHECKS).
+    static let internalChecksEnabled = false
+
+    /// Checks nothing: the invariants are checked only in builds with PROGRESSTREE_INTERNAL_CHECKS.
+    @inline(__always)
+    func checkInvariants() {}
+
+    /// Empty: the invariants are checked only in builds with PROGRESSTREE_INTERNAL_CHECKS.
+    @inline(__always)
+    func invariantViolations() -> [String] { [] }
+}
+#endif
