@@ -20,9 +20,11 @@ final class CoreConcurrencyTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             for _ in 0..<perThread { node.advance(by: 1) }
         }
+        assertInvariants(node)
         XCTAssertEqual(node.completedUnitCount, Int64(threads * perThread))
         XCTAssertTrue(node.isFinished)
         XCTAssertEqual(node.fractionCompleted, 1.0)
+        assertInvariants(node)
     }
 
     func test_N_threads_times_M_advances_on_an_attached_child_with_a_concurrent_reader() {
@@ -40,6 +42,7 @@ final class CoreConcurrencyTests: XCTestCase {
         }
         done.set()
         group.wait()
+        assertInvariants(parent)
         XCTAssertEqual(child.completedUnitCount, Int64(threads * perThread))
         XCTAssertFalse(child.isFinished)
         XCTAssertEqual(parent.completedUnitCount, 0)
@@ -48,6 +51,7 @@ final class CoreConcurrencyTests: XCTestCase {
         child.advance()
         XCTAssertEqual(parent.completedUnitCount, 1)
         XCTAssertEqual(parent.fractionCompleted, 0.5)
+        assertInvariants(parent)
     }
 
     func test_concurrent_advances_of_mixed_sizes_sum_exactly() {
@@ -57,6 +61,7 @@ final class CoreConcurrencyTests: XCTestCase {
         }
         // Σ over threads (t + 1) × Σ over steps (step % 3) = 36 × (3,333 × 1 + 3,333 × 2 + 0…) = 36 × 9,999.
         XCTAssertEqual(node.completedUnitCount, 36 * 9_999)
+        assertInvariants(node)
     }
 
     // MARK: Children finishing concurrently
@@ -68,6 +73,7 @@ final class CoreConcurrencyTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: count) { index in
             for _ in 0..<10 { children[index].advance() }
         }
+        assertInvariants(parent)
         XCTAssertEqual(parent.completedUnitCount, Int64(count))
         XCTAssertTrue(parent.isFinished)
         XCTAssertEqual(parent.fractionCompleted, 1.0)
@@ -86,6 +92,7 @@ final class CoreConcurrencyTests: XCTestCase {
             for child in exact { child.advance() }
             for child in overshooting { child.advance() }
         }
+        assertInvariants(parent)
         for child in exact { XCTAssertEqual(child.completedUnitCount, 8) }
         for child in overshooting { XCTAssertEqual(child.completedUnitCount, 8) }
         XCTAssertEqual(parent.completedUnitCount, Int64(count), "each child credited exactly once")
@@ -109,9 +116,11 @@ final class CoreConcurrencyTests: XCTestCase {
         }
         let allLeaves = leaves
         DispatchQueue.concurrentPerform(iterations: chains) { index in allLeaves[index].advance() }
+        assertInvariants(root)
         XCTAssertEqual(root.fractionCompleted, 0.5)  // every level passes the leaf's 1/2 up unchanged
         XCTAssertEqual(root.completedUnitCount, 0)
         DispatchQueue.concurrentPerform(iterations: chains) { index in allLeaves[index].advance() }
+        assertInvariants(root)
         XCTAssertEqual(root.completedUnitCount, Int64(chains))
         XCTAssertTrue(root.isFinished)
         XCTAssertEqual(root.fractionCompleted, 1.0)
@@ -155,6 +164,7 @@ final class CoreConcurrencyTests: XCTestCase {
         }
         done.set()
         readers.wait()
+        assertInvariants(root)
         XCTAssertEqual(wentBack.count, 0, "reads that went back")
         XCTAssertEqual(notExact.count, 0, "reads that were not a multiple of 1/1024 within 0...1")
         XCTAssertEqual(finishedReaders.count, 2)
@@ -173,9 +183,11 @@ final class CoreConcurrencyTests: XCTestCase {
             parent.addChild(children[index], withPendingUnitCount: 1)
             children[index].advance()
         }
+        assertInvariants(parent)
         XCTAssertEqual(parent.completedUnitCount, 0)
         XCTAssertEqual(parent.fractionCompleted, 0.5)  // 1,000 × 0.5 / 1,000: sums of halves are exact
         DispatchQueue.concurrentPerform(iterations: count) { index in children[index].advance() }
+        assertInvariants(parent)
         XCTAssertEqual(parent.completedUnitCount, Int64(count))
         XCTAssertEqual(parent.fractionCompleted, 1.0)
         XCTAssertTrue(parent.isFinished)
@@ -197,6 +209,7 @@ final class CoreConcurrencyTests: XCTestCase {
         }
         done.set()
         reader.wait()
+        assertInvariants(parent)
         XCTAssertEqual(parent.completedUnitCount, Int64(count / 2), "the finished half credited at once")
         XCTAssertEqual(parent.fractionCompleted, 0.75)  // (500 + 500 × 0.5) / 1,000
     }
@@ -219,6 +232,7 @@ final class CoreConcurrencyTests: XCTestCase {
             child?.advance()
         }
         XCTAssertEqual(wrongCurrent.count, 0, "a thread saw another thread's current node")
+        for parent in parents { assertInvariants(parent) }
         for (index, parent) in parents.enumerated() {
             if index.isMultiple(of: 2) {
                 XCTAssertEqual(parent.completedUnitCount, 1, "parent \(index)")
@@ -243,10 +257,12 @@ final class CoreConcurrencyTests: XCTestCase {
                 }
             }
             XCTAssertEqual(parent.completedUnitCount, 0, "round \(round)")
+            assertInvariants(parent)
             await withTaskGroup(of: Void.self) { group in
                 for node in nodes { group.addTask { node.advance() } }
             }
             XCTAssertEqual(parent.completedUnitCount, 10, "round \(round): exactly one of \(tasksPerRound) attached")
+            assertInvariants(parent)
         }
     }
 }

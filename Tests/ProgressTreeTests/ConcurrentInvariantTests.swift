@@ -113,10 +113,23 @@ private final class ConcurrentRound: Sendable {
             }.start()
         }
         done.wait()
-        var problems = check(afterResumingRoots: false)
+        var problems = invariantViolations()
+        problems += check(afterResumingRoots: false)
         for root in roots { root.resume() }
+        problems += invariantViolations()
         problems += check(afterResumingRoots: true)
         return problems
+    }
+
+    /// The core's invariants that the nodes break (`ProgressNode.invariantViolations()`, from each node not
+    /// attached, and so for every node): none unless the build checks them (PROGRESSTREE_INTERNAL_CHECKS).
+    private func invariantViolations() -> [String] {
+        guard ProgressNode.internalChecksEnabled else { return [] }
+        var violations: [String] = []
+        for (index, entry) in all.enumerated() where entry.node.state.withLock({ $0.link.kind }) != .attached {
+            violations += entry.node.invariantViolations().map { "below n\(index) (its root): \($0)" }
+        }
+        return violations
     }
 
     /// Where `node` hangs: attached to which node (and that one's state), detached, or never added.

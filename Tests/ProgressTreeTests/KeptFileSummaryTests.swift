@@ -35,12 +35,14 @@ final class KeptFileSummaryTests: XCTestCase {
         return file
     }
 
-    /// Reads `node`'s summary, checks it against a walk of the whole subtree, and returns how many nodes the
-    /// read computed.
+    /// Reads `node`'s summary, checks it against a walk of the whole subtree (and the core's invariants before
+    /// and after the read), and returns how many nodes the read computed.
     private func visits(
         _ node: ProgressNode, expecting expected: Summary? = nil, file: StaticString = #filePath, line: UInt = #line
     ) -> Int {
+        assertInvariants(node, file: file, line: line)
         let read = node.readFileSummary()
+        assertInvariants(node, file: file, line: line)
         let walked = node.computeFileSummary()
         XCTAssertEqual(
             read.summary, walked.summary, "kept summary against a walk of the subtree", file: file, line: line)

@@ -61,6 +61,8 @@ final class ModelRun {
     /// Draws the order in which nodes are read; the same in a generating run and its replay.
     private var readRandom: SplitMix64
     private let replay: [ModelOperation]?
+    /// Whether each comparison also checks the core's invariants (`invariantDifferences`).
+    private let checkingInvariants: Bool
     private var stepsLeft: Int
     private var model = ReferenceModel()
     private var nodes: [ProgressNode] = []
@@ -76,8 +78,9 @@ final class ModelRun {
     /// Whether the run failed a node that was not final.
     private(set) var metFailure = false
 
-    init(seed: UInt64, steps: Int) {
+    init(seed: UInt64, steps: Int, checkingInvariants: Bool = true) {
         self.seed = seed
+        self.checkingInvariants = checkingInvariants
         operationRandom = SplitMix64(seed: seed)
         readRandom = SplitMix64(seed: seed ^ 0x0F0F_F0F0_5A5A_A5A5)
         replay = nil
@@ -90,6 +93,7 @@ final class ModelRun {
         readRandom = SplitMix64(seed: seed ^ 0x0F0F_F0F0_5A5A_A5A5)
         replay = program
         stepsLeft = .max
+        checkingInvariants = true
     }
 
     /// Runs the sequence; returns the first step after which the nodes and the model differ.
@@ -379,6 +383,7 @@ final class ModelRun {
         var differences: [(property: String, text: String)] = []
         let actualCurrent = ProgressNode.current()
         let expectedCurrent = model.current.map { nodes[$0] }
+        differences += invariantDifferences("as the last operation left them")
         if actualCurrent !== expectedCurrent {
             differences.append(
                 (
@@ -418,6 +423,7 @@ final class ModelRun {
             check("pausingHandler calls", handlers[index].pausing.value, expected.pausingCalls)
             check("resumingHandler calls", handlers[index].resuming.value, expected.resumingCalls)
         }
+        differences += invariantDifferences("once every node was read")
         guard !differences.isEmpty else { return }
         let state = model.nodes.indices.map { index in
             let node = model.nodes[index]
@@ -436,6 +442,22 @@ final class ModelRun {
                 + "\noperations (each node gets counting handlers right after it is created; every node is read"
                 + " after each operation):" + trace.map { indent + $0 }.joined() + "    // <- after this",
             properties: Set(differences.map(\.property)))
+    }
+
+    /// The core's invariants that the nodes break (`ProgressNode.invariantViolations()`, from each node
+    /// neither attached nor held, and so for every node): none unless the build checks them
+    /// (PROGRESSTREE_INTERNAL_CHECKS).
+    private func invariantDifferences(_ when: String) -> [(property: String, text: String)] {
+        guard ProgressNode.internalChecksEnabled && checkingInvariants else { return [] }
+        var differences: [(property: String, text: String)] = []
+        // Held nodes are checked with their holders.
+        for (index, node) in nodes.enumerated() where node.state.withLock({ $0.link.kind }) != .attached && !node.isHeld
+        {
+            for violation in node.invariantViolations() {
+                differences.append(("invariants", "\(when), below n\(index) (its root): \(violation)"))
+            }
+        }
+        return differences
     }
 
     private func name(of node: ProgressNode?) -> String {
