@@ -232,6 +232,36 @@ final class DirtyQueueConcurrencyTests: XCTestCase {
         XCTAssertEqual(root.completedUnitCount, 800)
         XCTAssertEqual(root.fractionCompleted, 1)
     }
+
+    /// Children that finish while a read takes them from the queue: whichever comes first, a retired child
+    /// is never left `refreshing` (a read that found it retired by the time it cleared `dirty` refreshes no
+    /// more of it), and the core's invariants hold once the threads are joined.
+    func test_children_retiring_while_a_read_takes_them_from_the_queue_are_not_left_refreshing() {
+        for _ in 0..<10 {
+            let root = ProgressNode.discreteProgress(totalUnitCount: 4 * 500)
+            let children = (0..<4 * 500).map { _ in ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1) }
+            let flags = ReaderFlags()
+            let reader = Thread {
+                while !flags.done.load(ordering: .relaxed) { _ = root.fractionCompleted }
+                flags.finished.signal()
+            }
+            reader.start()
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                // The first unit queues the child (shared), the second finishes it: retired into the queue when
+                // the reader holds the lock, maybe while that read takes it from the queue.
+                for child in children[thread * 500..<(thread + 1) * 500] {
+                    child.advance()
+                    child.advance()
+                }
+            }
+            flags.done.store(true, ordering: .relaxed)
+            XCTAssertEqual(flags.finished.wait(timeout: .now() + 60), .success)
+            let refreshing = children.filter { $0.flags.load(ordering: .relaxed) & NodeFlags.refreshing != 0 }
+            XCTAssertEqual(refreshing.count, 0, "finished children left refreshing")
+            XCTAssertEqual(root.fractionCompleted, 1)
+            for child in children.prefix(50) { assertInvariants(child) }
+        }
+    }
 }
 
 extension DirtyQueueConcurrencyTests {

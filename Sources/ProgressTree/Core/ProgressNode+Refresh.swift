@@ -53,16 +53,16 @@ extension ProgressNode {
         }
     }
 
-    /// Replaces `dirty` (and, for a node taken from its parent's queue, `queued`) by `refreshing`: from here
-    /// on an update marks this node again (and queues it again), and a clean read waits for `endRefresh`.
-    /// Before the counts are read (see the top of this file). Returns the flags as they were. Under the
-    /// domain lock. The node a read starts from keeps `queued`: it may sit in its parent's queue.
+    /// Replaces `dirty` by `refreshing` (and, for a node taken from its parent's queue, `queued` too: see
+    /// `takeFromQueue`): from here on an update marks this node again (and queues it again), and a clean read
+    /// waits for `endRefresh`. Before the counts are read (see the top of this file). Returns the flags as
+    /// they were. Under the domain lock. The node a read starts from keeps `queued`: it may sit in its
+    /// parent's queue.
     @inline(__always)
-    private func beginRefresh(takenFromQueue: Bool = false) -> UInt32 {
-        let cleared = takenFromQueue ? NodeFlags.dirty | NodeFlags.queued : NodeFlags.dirty
+    private func beginRefresh() -> UInt32 {
         var current = flags.load(ordering: .sequentiallyConsistent)
         while true {
-            let desired = current & ~cleared | NodeFlags.refreshing
+            let desired = current & ~NodeFlags.dirty | NodeFlags.refreshing
             let (exchanged, original) = flags.compareExchange(
                 expected: current, desired: desired,
                 successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
@@ -71,15 +71,24 @@ extension ProgressNode {
         }
     }
 
-    /// A queued node taken from its parent's queue: `beginRefresh()`, or for a retired node only the end of
-    /// `queued`. Returns the flags as they were.
+    /// A queued node taken from its parent's queue: `dirty` and `queued` replaced by `refreshing`, as
+    /// `beginRefresh()` does, or for a retired node only the end of `queued`. Returns the flags as they were.
+    /// One compare-and-exchange decides between the two, so that a node that retires meanwhile is never left
+    /// `refreshing` (the caller refreshes no more of a retired node).
     @inline(__always)
     private func takeFromQueue() -> UInt32 {
-        let current = flags.load(ordering: .sequentiallyConsistent)
-        if current & NodeFlags.retired != 0 {
-            return flags.bitwiseAnd(~NodeFlags.queued, ordering: .sequentiallyConsistent).oldValue
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while true {
+            let desired =
+                current & NodeFlags.retired != 0
+                ? current & ~NodeFlags.queued
+                : current & ~(NodeFlags.dirty | NodeFlags.queued) | NodeFlags.refreshing
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { return current }
+            current = original
         }
-        return beginRefresh(takenFromQueue: true)
     }
 
     /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
