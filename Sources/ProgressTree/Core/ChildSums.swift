@@ -99,7 +99,7 @@ final class ChildSums: @unchecked Sendable {
     /// summary, notes that `child` changed (whatever its fraction: its bytes or metadata may have).
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
         if let fileChanges { fileChanges.note(child) }
-        child.withUnretained { child in
+        child._withUnsafeGuaranteedRef { child in
             let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
             let index = Int(child.contributorIndex.load(ordering: .relaxed))
             var old = 0.0
@@ -129,15 +129,15 @@ final class ChildSums: @unchecked Sendable {
 
     /// Removes `child`'s contribution (a child that finished and was credited instead, or left).
     func remove(_ child: Unmanaged<ProgressNode>) {
-        let index = Int(child.withUnretained { $0.contributorIndex.load(ordering: .relaxed) })
+        let index = Int(child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) })
         guard index >= 0 else { return }
-        child.withUnretained { $0.contributorIndex.store(-1, ordering: .relaxed) }
+        child._withUnsafeGuaranteedRef { $0.contributorIndex.store(-1, ordering: .relaxed) }
         let contribution = contributors![index].contribution
         contributorCount -= 1
         let last = contributors![contributorCount]
         if index < contributorCount {
             contributors![index] = last
-            last.node.withUnretained {
+            last.node._withUnsafeGuaranteedRef {
                 $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
             }
         }
@@ -209,7 +209,7 @@ extension ProgressNode {
     @inline(__always)
     func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double) {
         if let sums = childSums.unretained() {
-            sums.withUnretained { $0.record(child, fraction: fraction) }
+            sums._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
         } else {
             childSumsForRefresh.record(child, fraction: fraction)
         }

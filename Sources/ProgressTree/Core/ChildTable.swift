@@ -37,7 +37,7 @@ struct ChildTable {
         slots.withUnsafeBufferPointer { slots in
             for slot in slots {
                 guard let node = slot.owner.map({ Unmanaged.passUnretained($0) }) else { continue }
-                let flags = node.withUnretained { $0.flags.load(ordering: .acquiring) }
+                let flags = node._withUnsafeGuaranteedRef { $0.flags.load(ordering: .acquiring) }
                 if flags & NodeFlags.listedAsFinished == 0 { body(node) }
             }
         }
@@ -59,7 +59,7 @@ struct ChildTable {
 
     /// Adds `node`, taking over the reference the caller retained for the table.
     mutating func insert(retained node: Unmanaged<ProgressNode>) {
-        node.withUnretained {
+        node._withUnsafeGuaranteedRef {
             $0.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed)
         }
         slots.append(Entry(owner: node.takeRetainedValue()))

@@ -48,7 +48,7 @@ extension ProgressNode {
         }
         guard let retainedParent = detached.parent else { return nil }
         let finishedFiles = fileSummaryForFinishedParentFold(files)
-        let goesOn = retainedParent.withUnretained { parent -> Bool in
+        let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
             let completed =
                 detached.creditsWithoutShare
                 ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
@@ -210,7 +210,7 @@ extension ProgressNode {
         let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain.withUnretained {
+        let direct = domain._withUnsafeGuaranteedRef {
             $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
                 // No refresh runs in the tree: take the share out and credit, as one step for readers.
                 let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
@@ -244,7 +244,7 @@ extension ProgressNode {
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain.withUnretained { $0.waitForWalksAlongForwards() }
+            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
         }
         let completed =
             pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)

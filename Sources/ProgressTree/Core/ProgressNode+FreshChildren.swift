@@ -44,7 +44,7 @@ extension ProgressNode {
         let address = UInt(bitPattern: retainUnpublished(child, childOf: self).toOpaque())
         var top = freshChildren.load(ordering: .relaxed)
         while true {
-            child.withUnretained { $0.freshNext.store(top, ordering: .relaxed) }
+            child._withUnsafeGuaranteedRef { $0.freshNext.store(top, ordering: .relaxed) }
             let (exchanged, original) = freshChildren.compareExchange(
                 expected: top, desired: address, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
             if exchanged { break }
@@ -52,7 +52,7 @@ extension ProgressNode {
         }
         markChanged()
         let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
-        if !inherited.isEmpty { child.withUnretained { $0.inheritControlState(inherited, from: self) } }
+        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited, from: self) } }
     }
 
     /// Moves the fresh children into the table, oldest first, with the stack's references. Under this
@@ -72,7 +72,7 @@ extension ProgressNode {
         var oldestFirst: UInt = 0
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node.withUnretained { node in
+            entry = node._withUnsafeGuaranteedRef { node in
                 let next = node.freshNext.load(ordering: .relaxed)
                 node.freshNext.store(oldestFirst, ordering: .relaxed)
                 return next
@@ -84,9 +84,9 @@ extension ProgressNode {
         let fileSums = state.fileSums
         while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            oldestFirst = node.withUnretained { $0.freshNext.load(ordering: .relaxed) }
+            oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
             if let fileSums {
-                node.withUnretained { node in
+                node._withUnsafeGuaranteedRef { node in
                     if node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 { fileSums.join(node) }
                 }
             }
@@ -99,7 +99,7 @@ extension ProgressNode {
         var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node.withUnretained { $0.freshNext.load(ordering: .relaxed) }
+            entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
             nodes.append(node.takeRetainedValue())
         }
     }

@@ -46,7 +46,7 @@ extension ProgressNode {
             return false  // a root nobody has read
         }
         let domain = RefreshDomain.representative(of: storage)
-        return domain.withUnretained { domain -> Bool in
+        return domain._withUnsafeGuaranteedRef { domain -> Bool in
             guard domain.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity() else {
                 return false
             }
@@ -76,7 +76,7 @@ extension ProgressNode {
         var below: Unmanaged<ProgressNode>?
         var belowFraction = 0.0
         while true {
-            let next = node.withUnretained { node -> Unmanaged<ProgressNode>? in
+            let next = node._withUnsafeGuaranteedRef { node -> Unmanaged<ProgressNode>? in
                 let flags = node.flags.load(ordering: .sequentiallyConsistent)
                 if let below { node.recordInSums(below, fraction: belowFraction) }
                 guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction() else {
@@ -107,7 +107,7 @@ extension ProgressNode {
         guard ChildSums.isSettled(sequence), queueHead.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
         let completed = completedStorage.load(ordering: .sequentiallyConsistent)
         let total = totalStorage.load(ordering: .sequentiallyConsistent)
-        let childUnits = childSums.unretained()?.withUnretained { $0.total } ?? 0
+        let childUnits = childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
         guard creditSequenceNow() == sequence else { return nil }
         return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
     }

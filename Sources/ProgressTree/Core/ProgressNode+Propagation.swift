@@ -71,7 +71,7 @@ extension ProgressNode {
         if refreshPathOnUpdate() { return }
         var signals: [any ChangeSignalReceiver]?
         if markDirty(collecting: &signals) {
-            let walk = unretainedDomain.withUnretained { $0.enterWalk() }
+            let walk = unretainedDomain._withUnsafeGuaranteedRef { $0.enterWalk() }
             Self.markAncestors(of: .passUnretained(self), signals: &signals)
             walk.exit()
         }
@@ -102,19 +102,19 @@ extension ProgressNode {
     static func markAncestors(of start: Unmanaged<ProgressNode>, signals: inout [any ChangeSignalReceiver]?) {
         var child = start
         while true {
-            let address = child.withUnretained { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
+            let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
             guard let pointer = UnsafeRawPointer(bitPattern: address) else { return }
             let parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
             // Queue first, then mark: a refresh that drains the parent's queue before the push cleared the
             // parent's `dirty` first, so the mark below finds it clear and goes on up (the child is seen by
             // the next refresh); one that drains after it sees the child.
-            child.withUnretained { $0.enqueue(in: parent) }
-            let parentOld = parent.withUnretained {
+            child._withUnsafeGuaranteedRef { $0.enqueue(in: parent) }
+            let parentOld = parent._withUnsafeGuaranteedRef {
                 $0.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
             }
             if parentOld & NodeFlags.dirty != 0 { return }
             if parentOld & NodeFlags.observed != 0 {
-                parent.withUnretained { $0.collectObservers(into: &signals) }
+                parent._withUnsafeGuaranteedRef { $0.collectObservers(into: &signals) }
             }
             if parentOld & NodeFlags.attached == 0 { return }
             child = parent
@@ -147,7 +147,7 @@ extension ProgressNode {
     @inline(__always)
     func push(onto parent: Unmanaged<ProgressNode>) {
         let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
-        parent.withUnretained { parent in
+        parent._withUnsafeGuaranteedRef { parent in
             var head = parent.queueHead.load(ordering: .relaxed)
             while true {
                 queueNext.store(head, ordering: .relaxed)

@@ -31,7 +31,7 @@ extension ProgressNode {
         var released: [ProgressNode] = []
         let domain = unretainedDomain
         RefreshDomain.noteRead(domain)
-        let fraction = domain.withUnretained {
+        let fraction = domain._withUnsafeGuaranteedRef {
             $0.withRepresentativeLock { scratch -> Double in
                 let fraction = refreshDirtySubtree(&scratch)
                 if !scratch.released.isEmpty { swap(&released, &scratch.released) }
@@ -46,7 +46,7 @@ extension ProgressNode {
     /// buffer back to the domain, so that later refreshes allocate nothing.
     func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
         while released.popLast() != nil {}  // keeps the capacity
-        unretainedDomain.withUnretained {
+        unretainedDomain._withUnsafeGuaranteedRef {
             $0.withRepresentativeLock { scratch in
                 if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
             }
@@ -104,7 +104,7 @@ extension ProgressNode {
         var entry = queueHead.load(ordering: .sequentiallyConsistent)
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             count += 1
-            entry = Unmanaged<ProgressNode>.fromOpaque(pointer).withUnretained {
+            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
                 $0.queueNext.load(ordering: .relaxed)
             }
         }
@@ -118,7 +118,7 @@ extension ProgressNode {
         guard entry != 0 else { return false }
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node.withUnretained { $0.queueNext.load(ordering: .relaxed) }
+            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
             nodes.append(node)
         }
         return true
@@ -139,7 +139,7 @@ extension ProgressNode {
     @inline(__always)
     func creditSequenceNow() -> UInt64 {
         guard let sums = childSums.unretained() else { return 0 }
-        return sums.withUnretained { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
+        return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
     }
 
     /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
@@ -158,28 +158,28 @@ extension ProgressNode {
             let node = top.node
             if scratch.pending.count > top.pendingBase {
                 let child = scratch.pending.removeLast()
-                let old = child.withUnretained { $0.takeFromQueue() }
+                let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
                 if old & NodeFlags.retired != 0 {
                     // Finished and credited, or failed: its share leaves the sum (a failed child's share at
                     // failure stays, apart), and the queue's reference goes.
-                    node.withUnretained { node in
-                        node.childSums.unretained()?.withUnretained { $0.remove(child) }
-                        let failedShare = child.withUnretained { $0.takeShareAtFailure() }
+                    node._withUnsafeGuaranteedRef { node in
+                        node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) }
+                        let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
                         if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
                     }
                     scratch.released.append(child.takeRetainedValue())
                     continue
                 }
-                let sequence = child.withUnretained { $0.settledCreditSequence() }
+                let sequence = child._withUnsafeGuaranteedRef { $0.settledCreditSequence() }
                 scratch.frames.append(RefreshFrame(node: child, pendingBase: scratch.pending.count, sequence: sequence))
-                _ = child.withUnretained { $0.drainQueue(into: &scratch.pending) }
+                _ = child._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
                 continue
             }
             // Every queued child is recorded: the node's fraction, from counts and sums read together.
-            let (fraction, settled) = node.withUnretained { node -> (Double, Bool) in
+            let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
                 let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
                 let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
-                let childUnits = node.childSums.unretained()?.withUnretained { $0.total } ?? 0
+                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
                 let sequence = node.creditSequenceNow()
                 guard sequence == top.sequence else { return (0, false) }
                 return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
@@ -187,16 +187,16 @@ extension ProgressNode {
             if !settled {
                 // A child finished meanwhile: its credit may be in the count and its share still in the sum.
                 // The credit retired it into the queue: drain again, and read again.
-                scratch.frames[scratch.frames.count - 1].sequence = node.withUnretained {
+                scratch.frames[scratch.frames.count - 1].sequence = node._withUnsafeGuaranteedRef {
                     $0.settledCreditSequence()
                 }
-                _ = node.withUnretained { $0.drainQueue(into: &scratch.pending) }
+                _ = node._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
                 continue
             }
             scratch.frames.removeLast()
-            node.withUnretained { $0.endRefresh(fraction) }
+            node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
             guard let below = scratch.frames.last else { return fraction }
-            below.node.withUnretained { $0.recordInSums(node, fraction: fraction) }
+            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
         }
     }
 }

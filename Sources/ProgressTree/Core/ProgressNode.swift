@@ -224,8 +224,8 @@ public final class ProgressNode: Sendable {
         var entry = queueHead.exchange(0, ordering: .acquiring)
         while let address = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(address)
-            entry = node.withUnretained { $0.queueNext.load(ordering: .relaxed) }
-            if node.withUnretained({ $0.flags.load(ordering: .acquiring) & NodeFlags.retired != 0 }) {
+            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
+            if node._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .acquiring) & NodeFlags.retired != 0 }) {
                 children.append(node.takeRetainedValue())
             }
         }

@@ -48,7 +48,7 @@ final class RefreshDomain: Sendable {
     @inline(__always)
     static func representative(of domain: Unmanaged<RefreshDomain>) -> Unmanaged<RefreshDomain> {
         var current = domain
-        while let next = current.withUnretained({ $0.forward.unretained() }) { current = next }
+        while let next = current._withUnsafeGuaranteedRef({ $0.forward.unretained() }) { current = next }
         return current
     }
 
@@ -57,7 +57,7 @@ final class RefreshDomain: Sendable {
     @inline(__always)
     static func noteRead(_ domain: Unmanaged<RefreshDomain>) {
         let reader = currentThreadIdentity()
-        representative(of: domain).withUnretained { domain in
+        representative(of: domain)._withUnsafeGuaranteedRef { domain in
             if domain.lastReader.load(ordering: .relaxed) != reader {
                 domain.lastReader.store(reader, ordering: .relaxed)
             }
@@ -68,7 +68,7 @@ final class RefreshDomain: Sendable {
     /// polls after every update), so that a clean read costs one more load and no thread lookup otherwise.
     @inline(__always)
     static func noteCleanRead(_ domain: Unmanaged<RefreshDomain>) {
-        representative(of: domain).withUnretained { domain in
+        representative(of: domain)._withUnsafeGuaranteedRef { domain in
             if domain.lastReader.load(ordering: .relaxed) == 0 {
                 domain.lastReader.store(currentThreadIdentity(), ordering: .relaxed)
             }
@@ -95,7 +95,7 @@ final class RefreshDomain: Sendable {
         while true {
             // A merge may forward the representative between the look-up and the lock: then follow it.
             var result: Result?
-            domain.withUnretained { domain in
+            domain._withUnsafeGuaranteedRef { domain in
                 domain.lock.withLock { scratch in
                     guard !domain.isForwarded else { return }
                     result = body(&scratch)
@@ -112,7 +112,7 @@ final class RefreshDomain: Sendable {
         var domain = Self.representative(of: .passUnretained(self))
         while true {
             var result: Result?
-            let locked: Bool = domain.withUnretained { domain in
+            let locked: Bool = domain._withUnsafeGuaranteedRef { domain in
                 domain.lock.withLockIfAvailable { scratch in
                     guard !domain.isForwarded else { return }
                     result = body(&scratch)
@@ -158,7 +158,7 @@ final class RefreshDomain: Sendable {
         fileprivate let domain: Unmanaged<RefreshDomain>
         fileprivate let parity: UInt64
 
-        func exit() { domain.withUnretained { $0.addWalk(parity, -1) } }
+        func exit() { domain._withUnsafeGuaranteedRef { $0.addWalk(parity, -1) } }
     }
 
     /// Registers a walk up from a node of this domain's tree, in its representative (where a node going
@@ -167,7 +167,7 @@ final class RefreshDomain: Sendable {
     func enterWalk() -> Walk {
         while true {
             let representative = Self.representative(of: .passUnretained(self))
-            let parity = representative.withUnretained { domain -> UInt64? in
+            let parity = representative._withUnsafeGuaranteedRef { domain -> UInt64? in
                 let epoch = domain.walkEpoch.load(ordering: .sequentiallyConsistent)
                 domain.addWalk(epoch & 1, 1)
                 // Registered in the current epoch of a domain still representative: any waiter from here on
@@ -277,7 +277,7 @@ extension ProgressNode {
         state.withLock { _ -> RefreshDomain in
             if let domain = domainStorage.load() { return domain }
             if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)) {
-                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer).withUnretained {
+                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
                     $0.domainStorage.load()
                 }
                 assert(parentDomain != nil, "a parent gets its domain before its first fresh child (attachFreshChild)")

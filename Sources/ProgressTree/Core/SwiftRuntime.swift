@@ -1,15 +1,15 @@
 import ProgressTreePlatform
 
-// Every use of the Swift runtime's entry points and of the standard library's underscored API is in this
-// file, each with what it buys and what runs without it. A toolchain that drops one may cost speed, never
-// correctness, and never a trap.
+// Every use of the Swift runtime's entry points is in this file, and the standard library's underscored
+// functions the core calls are named here, each with what it buys and what runs without it. A toolchain
+// that drops one may cost speed, never correctness, and never a trap.
 //
 // What each buys, in instructions per operation (`Benchmarks/instructions.sh`, callgrind, release build,
 // Swift 6.3.1 on Linux x86_64), against the public path put in its place:
 //
 // | entry point                | public path in its place      | clean read, 8 deep | a child's life cycle |
 // |----------------------------|-------------------------------|--------------------|----------------------|
-// | all in use                 |                               | 27                 | 979                  |
+// | all in use                 |                               | 27                 | 985                  |
 // | `_withUnsafeGuaranteedRef` | `body(takeUnretainedValue())` | 77                 | 1,025                |
 // | `swift_tryRetain` and      | a weak link from each child   | 27                 | 2,455                |
 // | `swift_nonatomic_retain`   | to its parent; a retain       |                    |                      |
@@ -17,6 +17,14 @@ import ProgressTreePlatform
 // (`advance(by:)`, 36 instructions, uses none of them.) `_typeByName` buys no speed: it finds
 // ProgressTreeFoundation's companion of scopes without a call by the program (see `typeLinked(named:)`).
 //
+// `_withUnsafeGuaranteedRef` (an inlinable function of the standard library, so never missing at run time)
+// is the one entry point not wrapped here: its call sites in the core call it directly. A wrapper
+// (`Unmanaged.withUnretained`, calling it) compiled to the same instructions on most paths but let the
+// optimizer retain and release a `ChildSums` inside `RefreshDomain.withRepresentativeLockIfAvailable`
+// and `retire`: a wide tree's updates and reads (scenario 11, 100,000 children) took 173-177 ms instead
+// of 164-166 ms (AMD EPYC, `compare.sh --only 11`). `grep -rn _withUnsafeGuaranteedRef Sources` lists
+// them: walks of the tree's domain, code under a lock, and references owned by a table or a queue.
+
 // `swift_tryRetain` and `swift_nonatomic_retain` are looked up by name in the running process (`dlsym`):
 // Swift reserves their names for its runtime, so they are not declared with `@_silgen_name`. A program
 // linked statically without exporting the runtime's symbols, or a runtime that renames them, gets the
@@ -98,22 +106,7 @@ func retainUnpublished(_ child: Unmanaged<ProgressNode>, childOf parent: Progres
 /// The public path of `retainUnpublished`: out of line, so that the usual path stays small.
 @inline(never)
 private func linkWeakly(_ child: Unmanaged<ProgressNode>, to parent: ProgressNode) {
-    child.withUnretained { $0.state.withLock { $0.weakParent = parent } }
-}
-
-extension Unmanaged {
-    /// Calls `body` with the instance, neither retained nor released around the call: the caller knows the
-    /// instance stays alive for the call (a walk of the tree's domain, a lock held, a reference owned
-    /// elsewhere), as each call site says.
-    ///
-    /// The standard library's `_withUnsafeGuaranteedRef` (underscored: public, not yet stable), kept here
-    /// so that it has one user. `body(takeUnretainedValue())` is the stable spelling; the optimizer does
-    /// not always remove the retain and release it implies in the walks, each an atomic operation on the
-    /// node's reference count (see Docs/Performance.md, "The runtime's entry points", for the figures).
-    @inline(__always)
-    func withUnretained<Result>(_ body: (Instance) throws -> Result) rethrows -> Result {
-        try _withUnsafeGuaranteedRef(body)
-    }
+    child._withUnsafeGuaranteedRef { $0.state.withLock { $0.weakParent = parent } }
 }
 
 /// The type named `name` (a module-qualified name) if the program links it: the standard library's

@@ -92,7 +92,7 @@ final class FileSums {
         var addresses: [UInt] = []
         for address in members.keys {
             let member = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
-            if member.withUnretained(\.mayHaveFiles) { addresses.append(address) }
+            if member._withUnsafeGuaranteedRef(\.mayHaveFiles) { addresses.append(address) }
         }
         return addresses
     }

@@ -50,7 +50,7 @@ extension ProgressNode {
         // child queued since the last refresh, which notes it in the logs of the nodes that keep a summary.
         _ = refresh()
         var visited: [ProgressNode] = []  // released after the domain lock: a `deinit` may run user code
-        let read = unretainedDomain.withUnretained { domain in
+        let read = unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ in keptFileSummary(retaining: &visited) }
         }
         withExtendedLifetime(visited) {}
@@ -70,7 +70,7 @@ extension ProgressNode {
     func keepFileContribution(of child: ProgressNode) {
         var visited: [ProgressNode] = []  // released after the domain lock: a `deinit` may run user code
         let address = FileSums.address(of: child)
-        unretainedDomain.withUnretained { domain in
+        unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ in
                 if child.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren == 0 {
                     // Computed before this node's lock (one node lock at a time). A change of `child` after it
@@ -107,7 +107,7 @@ extension ProgressNode {
             let top = frames.count - 1
             if let member = frames[top].members.popLast() {
                 count += 1
-                switch member.withUnretained({ $0.openFileSums(retaining: &visited) }) {
+                switch member._withUnsafeGuaranteedRef({ $0.openFileSums(retaining: &visited) }) {
                 case .done(let summary, _):
                     frames[top].computed.append((UInt(bitPattern: member.toOpaque()), summary))
                 case .descend(let members):
@@ -116,7 +116,7 @@ extension ProgressNode {
                 continue
             }
             let frame = frames.removeLast()
-            let (summary, hasFilesBelow) = frame.node.withUnretained { $0.closeFileSums(frame.computed) }
+            let (summary, hasFilesBelow) = frame.node._withUnsafeGuaranteedRef { $0.closeFileSums(frame.computed) }
             guard !frames.isEmpty else {
                 return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
             }
@@ -134,7 +134,7 @@ extension ProgressNode {
     ) -> FileSumsStep {
         // The children recorded since the last read (the log belongs to the domain lock, held here); `nil`
         // when the log overflowed, or when this node keeps no summary yet (every member is computed then).
-        let logged = childSums.unretained()?.withUnretained { $0.fileChanges?.take() }
+        let logged = childSums.unretained()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
         return state.withLock { state -> FileSumsStep in
             settleFreshChildren(&state)  // fresh children join the members
             let sums: FileSums
