@@ -29,6 +29,16 @@ final class PlatformShimTests: XCTestCase {
         }
     }
 
+    /// Below the terminal and streaming modules, the C library is reached through one file: the model and
+    /// presentation call the platform module, whose `System.swift` imports it (Architecture.md, "Modules").
+    func test_only_the_platform_modules_system_file_imports_the_c_library_below_terminal_and_streaming() throws {
+        var importing: [String] = []
+        for folder in ["Sources/ProgressTreePlatform", "Sources/ProgressTree", "Sources/ProgressTreePresentation"] {
+            importing += try sources(in: folder).filter { importsCLibrary($0.text) }.map { "\(folder)/\($0.name)" }
+        }
+        XCTAssertEqual(importing, ["Sources/ProgressTreePlatform/System.swift"])
+    }
+
     /// The examples reach the C library through Foundation, which exports it on every platform.
     func test_no_example_copies_a_platform_import_block() throws {
         for file in try sources(in: "Examples") {
