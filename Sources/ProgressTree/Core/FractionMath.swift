@@ -3,6 +3,7 @@
 ///
 /// Kept free of any state so that every rule (the table in `Docs/Composition.md`) has exactly one
 /// implementation, used by the node, its parent's aggregation and the tests alike.
+@usableFromInline
 enum FractionMath {
     /// `true` when progress cannot be measured: a negative count, or no work counted at all (0 of 0).
     @inline(__always)
@@ -11,7 +12,7 @@ enum FractionMath {
     }
 
     /// `true` when the work is done: all units of a positive total, or any unit of a zero total.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func isFinished(completed: Int64, total: Int64) -> Bool {
         (completed >= total && total > 0) || (completed > 0 && total == 0)
     }

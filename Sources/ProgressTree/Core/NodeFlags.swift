@@ -1,9 +1,10 @@
 /// The bits of `ProgressNode.flags`: everything an update, a walk up the tree or a clean read needs to know
 /// about a node without taking its lock.
+@usableFromInline
 enum NodeFlags {
     /// This node's progress, or something below it, may have changed since the last refresh. A writer that
     /// finds it set stops there: somebody above already knows.
-    static let dirty: UInt32 = 1 << 0
+    @usableFromInline static let dirty: UInt32 = 1 << 0
     /// This node sits in its parent's dirty queue (`queueNext` links it), so it is queued at most once.
     static let queued: UInt32 = 1 << 1
     /// A refresh, under the tree's domain lock, has cleared `dirty` and not yet stored the new

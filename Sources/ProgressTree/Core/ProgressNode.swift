@@ -43,10 +43,10 @@ public final class ProgressNode: Sendable {
     // MARK: Hot-path state (atomics, no lock)
 
     /// The node's own completed units plus the pending units of children that finished.
-    let completedStorage: Atomic<Int64>
-    let totalStorage: Atomic<Int64>
+    @usableFromInline let completedStorage: Atomic<Int64>
+    @usableFromInline let totalStorage: Atomic<Int64>
     /// `NodeFlags` bits.
-    let flags: Atomic<UInt32>
+    @usableFromInline let flags: Atomic<UInt32>
     /// Cancellation, pausing and failure bits, readable without the lock (see `ControlFlags`).
     let controlFlags = Atomic<UInt8>(0)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
@@ -282,14 +282,29 @@ public final class ProgressNode: Sendable {
     ///   the root as changed (an atomic OR per level, queueing each node in its parent's lock-free queue),
     ///   stopping at the first ancestor already marked. When the tree was read since, that update instead
     ///   refreshes its own path under the tree's refresh lock, if the lock is free (it never waits for it).
-    @inline(__always)
+    @inlinable @inline(__always)
     public func advance(by units: Int64 = 1) {
         let completed = addToCompleted(units)
-        countsDidChange(completed: completed, total: totalStorage.load(ordering: .sequentiallyConsistent))
+        let total = totalStorage.load(ordering: .sequentiallyConsistent)
+        // The common case, inlined into the caller: the node did not finish and its path is marked already
+        // (nobody read the tree since the last update). Everything else is `countsDidChange`'s.
+        if _fastPath(
+            !FractionMath.isFinished(completed: completed, total: total)
+                && flags.load(ordering: .sequentiallyConsistent) & NodeFlags.dirty != 0)
+        {
+            return
+        }
+        countsDidChangeOutOfLine(completed: completed, total: total)
+    }
+
+    /// `countsDidChange` as a call, for the inlined `advance(by:)`: the caller's code stays small.
+    @usableFromInline @inline(never)
+    func countsDidChangeOutOfLine(completed: Int64, total: Int64) {
+        countsDidChange(completed: completed, total: total)
     }
 
     /// Atomically adds `units` to the completed count, saturating, and returns the new count.
-    @inline(__always)
+    @inlinable @inline(__always)
     func addToCompleted(_ units: Int64) -> Int64 {
         var current = completedStorage.load(ordering: .relaxed)
         while true {

@@ -1,6 +1,6 @@
 extension FixedWidthInteger where Self: SignedInteger {
     /// `self + other`, clamped to `Self.min...Self.max` instead of trapping on overflow.
-    @inline(__always)
+    @inlinable @inline(__always)
     func addingSaturated(_ other: Self) -> Self {
         let (sum, overflow) = addingReportingOverflow(other)
         if !overflow { return sum }
