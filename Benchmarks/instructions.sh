@@ -12,11 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
 
-root="${PROGRESSTREE_ROOT:-../}"
-if [ "$(cat .build/.progresstree-root 2>/dev/null)" != "$root" ]; then
-    rm -f .build/*/release/description.json
-    mkdir -p .build && printf '%s' "$root" > .build/.progresstree-root
-fi
+. ./library-root.sh  # the checkout under test: ../ or $PROGRESSTREE_ROOT
 swift build -c release --product ProgressTreeCompare >&2
 bin="$(swift build -c release --show-bin-path)/ProgressTreeCompare"
 

@@ -14,13 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# SwiftPM keeps the previous checkout's list of source files when PROGRESSTREE_ROOT changes between builds;
-# drop its cached build description whenever the library under test is not the one built last time.
-root="${PROGRESSTREE_ROOT:-../}"
-if [ "$(cat .build/.progresstree-root 2>/dev/null)" != "$root" ]; then
-    rm -f .build/*/release/description.json
-    mkdir -p .build && printf '%s' "$root" > .build/.progresstree-root
-fi
+. ./library-root.sh  # the checkout under test: ../ or $PROGRESSTREE_ROOT
 
 echo "== smoke: building the Benchmarks package (release)"
 swift build -c release

@@ -5,13 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# SwiftPM keeps the previous checkout's list of source files when PROGRESSTREE_ROOT changes between builds;
-# drop its cached build description whenever the library under test is not the one built last time.
-root="${PROGRESSTREE_ROOT:-../}"
-if [ "$(cat .build/.progresstree-root 2>/dev/null)" != "$root" ]; then
-    rm -f .build/*/release/description.json
-    mkdir -p .build && printf '%s' "$root" > .build/.progresstree-root
-fi
+. ./library-root.sh  # the checkout under test: ../ or $PROGRESSTREE_ROOT
 swift_version="$(swift --version 2>&1 | sed -nE 's/.*Swift version ([0-9]+\.[0-9]+).*/\1/p' | head -n 1)"
 mkdir -p "Thresholds/$swift_version"
 PROGRESSTREE_BENCH_QUICK=1 swift package --allow-writing-to-package-directory benchmark thresholds update \
