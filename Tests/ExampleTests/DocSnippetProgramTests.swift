@@ -37,6 +37,8 @@ final class DocSnippetProgramTests: XCTestCase {
         "composition-explicit": .lines(["0.25", "5"]),
         "composition-thread-local": .lines(["6", "true"]),
         "composition-task-local": .lines(["4", "true"]),
+        "composition-share": .lines(["0.0", "0.25", "0.5", "0.75", "4"]),
+        "composition-share-tasks": .lines(["6", "CancellationError()", "0"]),
         "composition-first-child": .lines(["0.0", "1.0"]),
         "composition-no-child": .lines(["4", "0.4"]),
         "composition-finishing": .lines(["1", "0.5", "0"]),
@@ -185,19 +187,42 @@ struct SnippetCompiler: Sendable {
         Result { try buildOrThrow(lines, named: name) }.mapError { CompileError(description: "\($0)") }
     }
 
-    private func buildOrThrow(_ lines: [String], named name: String) throws -> URL {
+    /// Whether `lines` compile, up to and including the compiler's checks of ownership, without generating
+    /// code or linking: the compiler's messages when they do not.
+    ///
+    /// `swiftc -typecheck` is not enough for that: it stops before the checks that find a non-copyable value
+    /// used after it was consumed (they run on SIL, `-emit-sil`), and accepts, for example, a second `start`
+    /// of a `ProgressShare`.
+    func check(_ lines: [String], named name: String) -> Result<Void, CompileError> {
+        Result {
+            let directory = try writeProgram(lines, named: name)
+            let arguments = ["-swift-version", "6", "main.swift", "-I", modulesPath, "-emit-sil", "-o", "/dev/null"]
+            let result = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), Self.compiler + arguments, in: directory)
+            guard result.status == 0 else { throw CompileError(description: result.standardError) }
+        }.mapError { $0 as? CompileError ?? CompileError(description: "\($0)") }
+    }
+
+    #if os(macOS)
+    static let compiler = ["xcrun", "swiftc"]
+    #else
+    static let compiler = ["swiftc"]
+    #endif
+
+    private var modulesPath: String { products.appendingPathComponent("Modules").path }
+
+    /// Writes `lines` as the `main.swift` of a directory of its own; returns the directory.
+    private func writeProgram(_ lines: [String], named name: String) throws -> URL {
         let directory = workDirectory.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let source = (["import Dispatch", "import ProgressTree"] + lines).joined(separator: "\n") + "\n"
         try source.write(to: directory.appendingPathComponent("main.swift"), atomically: true, encoding: .utf8)
+        return directory
+    }
+
+    private func buildOrThrow(_ lines: [String], named name: String) throws -> URL {
+        let directory = try writeProgram(lines, named: name)
         let executable = directory.appendingPathComponent("program")
-        #if os(macOS)
-        let compiler = ["xcrun", "swiftc"]
-        #else
-        let compiler = ["swiftc"]
-        #endif
-        let modules = products.appendingPathComponent("Modules").path
-        var arguments = compiler + ["-swift-version", "6", "main.swift", "-I", modules]
+        var arguments = Self.compiler + ["-swift-version", "6", "main.swift", "-I", modulesPath]
         // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
         let linked = Self.modules.filter { Self.alwaysLinked.contains($0) || lines.contains("import \($0)") }
         arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }

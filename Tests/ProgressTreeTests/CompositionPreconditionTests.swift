@@ -46,6 +46,12 @@ final class CompositionPreconditionTests: XCTestCase {
         try expectPrecondition("negativePendingInit", "the pending unit count must not be negative (got -1)")
     }
 
+    /// A share checks what `addChild` checks, when it is made.
+    func test_a_share_of_a_negative_pending_unit_count_names_the_problem() throws {
+        try expectPrecondition(
+            "negativeShare", "share(pendingUnitCount:): the pending unit count must not be negative (got -1)")
+    }
+
     /// Docs/Composition.md: `resignCurrent` must be called on the node that is innermost.
     func test_resignCurrent_of_a_node_that_is_not_current_names_the_problem() throws {
         try expectPrecondition("resignNotCurrent", "resignCurrent(): this node is not the current node of this thread")
@@ -83,6 +89,8 @@ final class CompositionPreconditionTests: XCTestCase {
             ProgressNode(totalUnitCount: 1).addChild(ProgressNode(totalUnitCount: 1), withPendingUnitCount: -1)
         case "negativePendingInit":
             _ = ProgressNode(totalUnitCount: 1, parent: ProgressNode(totalUnitCount: 1), pendingUnitCount: -1)
+        case "negativeShare":
+            _ = ProgressNode(totalUnitCount: 1).share(pendingUnitCount: -1)
         case "resignNotCurrent":
             let outer = ProgressNode(totalUnitCount: 2)
             let inner = ProgressNode(totalUnitCount: 2)

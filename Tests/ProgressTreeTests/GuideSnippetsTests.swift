@@ -264,6 +264,73 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(backup.completedUnitCount, 0, "unfinished children: nothing credited")
     }
 
+    func test_guide_composition_share() {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: composition-share
+        /// Imports one photo, for the caller's share of its work or for no one's.
+        func importPhoto(_ name: String, progress: consuming ProgressShare? = nil) {
+            if name.hasPrefix(".") { return }  // skipped: the share is dropped, its units count as done
+            let photo = progress?.start(totalUnitCount: 10) ?? .discreteProgress(totalUnitCount: 10)
+            photo.advance(by: 9)               // downloaded
+            photo.advance(by: 1)               // filtered: finished, the share's units are credited
+        }
+
+        /// Imports an album: a unit for each file, handed to `importPhoto` as a share.
+        func importAlbum(_ names: [String], progress album: ProgressNode) {
+            for name in names {
+                let share = album.share(pendingUnitCount: 1)
+                print(album.fractionCompleted) // the share's unit counts as not done yet
+                importPhoto(name, progress: share)
+            }
+        }
+
+        let album = ProgressNode(totalUnitCount: 4)
+        importAlbum(["a.jpg", ".DS_Store", "b.jpg", "c.jpg"], progress: album)  // 0.0, 0.25, 0.5, 0.75
+        print(album.completedUnitCount)        // 4
+        importPhoto("d.jpg")                   // reports to no one
+        // END snippet: composition-share
+        XCTAssertEqual(printed.lines, ["0.0", "0.25", "0.5", "0.75", "4"])
+        XCTAssertTrue(album.isFinished)
+    }
+
+    func test_guide_composition_share_tasks() async throws {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: composition-share-tasks
+        /// An async function: it reports on the node its share gives it, and stops when that is cancelled.
+        func upload(_ files: [String], progress: consuming ProgressShare) async throws {
+            let node = progress.start(totalUnitCount: Int64(files.count))
+            for _ in files {
+                try node.checkCancellation()
+                await Task.yield()
+                node.advance()
+            }
+        }
+
+        let backup = ProgressNode(totalUnitCount: 6)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for folder in [["a", "b"], ["c"], ["d", "e", "f"]] {
+                // Each task makes its share: a share cannot be moved into a task's closure.
+                group.addTask { try await upload(folder, progress: backup.share(pendingUnitCount: 2)) }
+            }
+            try await group.waitForAll()
+        }
+        print(backup.completedUnitCount)       // 6
+
+        let cancelled = ProgressNode(totalUnitCount: 1)
+        cancelled.cancel()
+        do {
+            try await upload(["g"], progress: cancelled.share(pendingUnitCount: 1))
+        } catch {
+            print(error)                       // CancellationError(): the share started cancelled
+        }
+        print(cancelled.completedUnitCount)    // 0: its node was cancelled, not finished
+        // END snippet: composition-share-tasks
+        XCTAssertEqual(printed.lines, ["6", "CancellationError()", "0"])
+        XCTAssertTrue(backup.isFinished)
+    }
+
     func test_guide_composition_first_child() {
         let printed = PrintedLines()
         let print: @Sendable (Any) -> Void = { printed.append($0) }

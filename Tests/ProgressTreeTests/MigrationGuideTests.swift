@@ -521,6 +521,8 @@ final class MigrationGuideTests: XCTestCase {
         XCTAssertEqual(answer, 7)
         XCTAssertEqual(parent.withCurrent(pendingUnitCount: 1) { 8 }, 8)
         XCTAssertTrue(parent.children.contains { $0 === explicit })
+        let shared = parent.share(pendingUnitCount: 1).start(totalUnitCount: 2)
+        XCTAssertTrue(parent.children.contains { $0 === shared })
 
         // Counts and state
         explicit.totalUnitCount = 4
