@@ -4,10 +4,13 @@
 # the difference in operations, so that start-up and tree building cancel out.
 #
 #   Benchmarks/instructions.sh                 # advance(by:), a clean read, a child's life cycle
+#   Benchmarks/instructions.sh --shares        # a child's life cycle, plain and through a ProgressShare
 #   PROGRESSTREE_ROOT=/path/to/checkout Benchmarks/instructions.sh   # another checkout (A/B), as compare.sh
 #
 # Scenarios (Benchmarks/Sources/Scenarios): 1 one node, 1,000,000 updates (20,000 quick); 9 clean reads of
-# a root 8 deep, 2,000,000 (20,000); 6 create, attach and finish a child, 100,000 (2,000).
+# a root 8 deep, 2,000,000 (20,000); 6 create, attach and finish a child, 100,000 (2,000). With --shares:
+# 6, and 19a-c (ShareScenarios.swift) as many times: a share started by a function and finished, a share
+# dropped unstarted, and a child at 0 of 0 given its total, then finished (the design shares did not take).
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
@@ -23,8 +26,13 @@ count() {  # scenario, extra argument → total instructions of the run
     grep -E "^summary:|^totals:" "$work/out" | head -1 | awk '{print $2}'
 }
 printf '%-40s %14s\n' "operation" "instructions"
-for spec in "1:980000:advance(by: 1) on one node" "9:1980000:fractionCompleted, clean, 8 deep" \
-    "6:98000:create, attach, finish a child"; do
+specs=("1:980000:advance(by: 1) on one node" "9:1980000:fractionCompleted, clean, 8 deep"
+    "6:98000:create, attach, finish a child")
+if [ "${1:-}" = "--shares" ]; then
+    specs=("6:98000:create, attach, finish a child" "19a:98000:share, started by a function, finished"
+        "19b:98000:share, dropped unstarted" "19c:98000:child at 0 of 0, total set, finished")
+fi
+for spec in "${specs[@]}"; do
     IFS=: read -r scenario operations name <<<"$spec"
     full=$(count "$scenario" "")
     quick=$(count "$scenario" "--quick")

@@ -29,6 +29,19 @@ if arguments.first == "--memory-live" {
     exit(0)
 }
 
+// Scenario 19 (shares): `--shares [cycles] [rounds]` prints its report (see ShareScenario.swift), and
+// `--memory-shares shares|children N` is the process it starts for each memory measurement.
+if arguments.first == "--memory-shares" {
+    runShareMemoryChild(kind: arguments[1], count: Int(arguments[2])!)
+    exit(0)
+}
+if arguments.first == "--shares" {
+    runShareScenario(
+        cycles: arguments.count > 1 ? Int(arguments[1]) ?? 100_000 : 100_000,
+        rounds: max(1, arguments.count > 2 ? Int(arguments[2]) ?? 9 : 9))
+    exit(0)
+}
+
 // Scenario 14 (mounting another process): `--mount [seconds]` runs it and prints its report;
 // `--mount-child seconds` is the child process it starts (see MountScenario.swift).
 if arguments.first == "--mount-child" {
@@ -701,6 +714,9 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
                 : FP.manyChildren(sizes.children, perChild: sizes.updatesPerChild))
     case "5": consume(pn ? PN.twoThreads(sizes.updatesPerThread) : FP.twoThreadsLocked(sizes.updatesPerThread))
     case "6": consume(pn ? PN.childCycles(sizes.childCycles) : FP.childCycles(sizes.childCycles))
+    case "19a": consume(PN.shareCycles(sizes.childCycles))
+    case "19b": consume(PN.droppedShareCycles(sizes.childCycles))
+    case "19c": consume(PN.placeholderChildCycles(sizes.childCycles))
     case "7":
         consume(
             pn ? PN.polled(sizes.polledUpdates, depth: sizes.depth) : FP.polled(sizes.polledUpdates, depth: sizes.depth)
