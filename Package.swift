@@ -36,21 +36,21 @@ let package = Package(
     ],
     targets: [
         // What is not the model, shared by the modules of the package (not a product): `Lock`, the
-        // `DeliveryGate` every user handler passes, the calling thread, thread-local slots, the process's
-        // symbols, Duration arithmetic. The one place the model and presentation layers call the C library.
-        .target(name: "ProgressTreePlatform"),
+        // `DeliveryGate` every user handler passes, threads, the process's symbols, Duration arithmetic, and
+        // the C library's calls of every module: descriptors, signals, terminals, processes, sockets,
+        // polling. The one module of the package that imports the C library.
+        .target(name: "ProgressTreePlatform", dependencies: ["CProgressTreePlatform"]),
+        // The calls Swift cannot make, or not alike on every C library (fork and prctl between them, epoll,
+        // peer credentials, sockets made close-on-exec, a signal's disposition): C, no Swift.
+        .target(name: "CProgressTreePlatform"),
         .target(name: "ProgressTree", dependencies: ["ProgressTreePlatform"], swiftSettings: internalChecks),
         // Label pacing and step flows: no `ProgressNode` in their API, so no model: the platform module
         // gives them `DeliveryGate` (one gate for observation and pacer handlers) and `Lock`.
         .target(name: "ProgressTreePresentation", dependencies: ["ProgressTreePlatform"]),
-        // Publishing and mounting across processes: the wire format's reader, sockets, processes (the POSIX
-        // code the model keeps out). The model keeps what is pure: a node's line and the walker that
-        // decides what a writer writes (also used by the terminal's json mode).
-        .target(
-            name: "ProgressTreeStreaming",
-            dependencies: ["ProgressTree", "ProgressTreePlatform", "CProgressTreeStreaming"]),
-        // The calls Swift cannot make (fork and prctl between them, epoll, peer credentials): C, no Swift.
-        .target(name: "CProgressTreeStreaming"),
+        // Publishing and mounting across processes: the wire format's reader, publishers, mounts, listeners
+        // (their sockets and processes through the platform module). The model keeps what is pure: a node's
+        // line and the walker that decides what a writer writes (also used by the terminal's json mode).
+        .target(name: "ProgressTreeStreaming", dependencies: ["ProgressTree", "ProgressTreePlatform"]),
         // Depends on ProgressTreeStreaming for `PROGRESSTREE_FD` (a renderer started by a mounting parent
         // publishes instead of drawing) and to print a mounted program's output lines.
         .target(

@@ -138,7 +138,7 @@ public final class TerminalRenderer: Sendable {
     ) {
         func variable(_ name: String) -> String? {
             if let environment { return environment[name] }
-            return Platform.environment(name)
+            return ProcessEnvironment.value(name)
         }
         var resolved: Mode
         let isCapableTerminal = output.isTerminal && variable("TERM") != "dumb"
@@ -151,7 +151,7 @@ public final class TerminalRenderer: Sendable {
         // instead of drawing (nothing is drawn, `mode` is `.none`).
         var publisher: ProgressPublisher?
         if mode != .none, let value = variable(ProgressPublisher.environmentVariable) {
-            if environment == nil { Platform.unsetEnvironment(ProgressPublisher.environmentVariable) }
+            if environment == nil { ProcessEnvironment.unset(ProgressPublisher.environmentVariable) }
             var publisherOptions = ProgressPublisher.Options()
             publisherOptions.publishesOnTimer = options.drawsOnTimer
             publisher = ProgressPublisher.publishing(root, onDescriptorsNamedBy: value, options: publisherOptions)
@@ -210,7 +210,7 @@ public final class TerminalRenderer: Sendable {
             timer.resume()
             state.timer = timer
             if mode == .live {
-                let resize = DispatchSource.makeSignalSource(signal: Platform.windowChangeSignal, queue: queue)
+                let resize = DispatchSource.makeSignalSource(signal: Signals.windowChange, queue: queue)
                 // Each frame reads the size anyway: this only redraws at once after a resize.
                 resize.setEventHandler { [weak self] in self?.drawFrame() }
                 resize.resume()

@@ -147,6 +147,9 @@ struct SnippetCompiler: Sendable {
     ]
     /// Linked into every program: the model, and the platform module under it and under presentation.
     static let alwaysLinked: Set = ["ProgressTreePlatform", "ProgressTree"]
+    /// The C target under the platform module: its module map for the compiler (the platform module
+    /// imports it), its object for the linker.
+    static let cTarget = "CProgressTreePlatform"
 
     let products: URL
     /// Each library module's object files.
@@ -196,7 +199,8 @@ struct SnippetCompiler: Sendable {
     func check(_ lines: [String], named name: String) -> Result<Void, CompileError> {
         Result {
             let directory = try writeProgram(lines, named: name)
-            let arguments = ["-swift-version", "6", "main.swift", "-I", modulesPath, "-emit-sil", "-o", "/dev/null"]
+            let source = ["-swift-version", "6", "main.swift", "-I", modulesPath] + cModuleMap
+            let arguments = source + ["-emit-sil", "-o", "/dev/null"]
             let result = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), Self.compiler + arguments, in: directory)
             guard result.status == 0 else { throw CompileError(description: result.standardError) }
         }.mapError { $0 as? CompileError ?? CompileError(description: "\($0)") }
@@ -209,6 +213,12 @@ struct SnippetCompiler: Sendable {
     #endif
 
     private var modulesPath: String { products.appendingPathComponent("Modules").path }
+    /// The platform module's C target: the model's modules import it, so a client compiled by hand needs its
+    /// module map.
+    private var cModuleMap: [String] {
+        let map = products.appendingPathComponent("\(Self.cTarget).build/module.modulemap")
+        return ["-Xcc", "-fmodule-map-file=\(map.path)"]
+    }
 
     /// Writes `lines` as the `main.swift` of a directory of its own; returns the directory.
     private func writeProgram(_ lines: [String], named name: String) throws -> URL {
@@ -222,10 +232,11 @@ struct SnippetCompiler: Sendable {
     private func buildOrThrow(_ lines: [String], named name: String) throws -> URL {
         let directory = try writeProgram(lines, named: name)
         let executable = directory.appendingPathComponent("program")
-        var arguments = Self.compiler + ["-swift-version", "6", "main.swift", "-I", modulesPath]
+        var arguments = Self.compiler + ["-swift-version", "6", "main.swift", "-I", modulesPath] + cModuleMap
         // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
         let linked = Self.modules.filter { Self.alwaysLinked.contains($0) || lines.contains("import \($0)") }
         arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }
+        arguments.append(products.appendingPathComponent("\(Self.cTarget).build/\(Self.cTarget).c.o").path)
         if Self.isThreadSanitized { arguments.append("-sanitize=thread") }
         let result = try Self.run(URL(fileURLWithPath: "/usr/bin/env"), arguments, in: directory)
         guard result.status == 0 else { throw CompileError(description: result.standardError) }

@@ -15,7 +15,7 @@ final class MountTests: XCTestCase {
     func connect(
         _ root: ProgressNode, under parent: ProgressNode, pending: Int64, name: String = "worker 1"
     ) throws -> (ProgressPublisher, ProgressMount, Int32) {
-        let (a, b) = try StreamPlatform.socketPair()
+        let (a, b) = try Sockets.pair()
         var options = ProgressPublisher.Options()
         options.publishesOnTimer = false
         let publisher = ProgressPublisher(root, fileDescriptor: a, commandDescriptor: a, options: options)
@@ -25,12 +25,12 @@ final class MountTests: XCTestCase {
 
     /// A mount of lines written by hand to a socket pair; returns the writing end.
     func rawMount(under parent: ProgressNode, pending: Int64 = 1) throws -> (ProgressMount, Int32) {
-        let (a, b) = try StreamPlatform.socketPair()
+        let (a, b) = try Sockets.pair()
         return (parent.mount(fileDescriptor: b, pendingUnitCount: pending, name: "raw"), a)
     }
 
     func write(_ descriptor: Int32, _ text: String) {
-        XCTAssertTrue(StreamPlatform.writeAll(descriptor, Array(text.utf8)))
+        XCTAssertTrue(FileDescriptor.sendAll(descriptor, Array(text.utf8)))
     }
 
     // MARK: Wire records
@@ -109,7 +109,7 @@ final class MountTests: XCTestCase {
             ["worker 1: Importing 3 photos", "worker 2: Importing 3 photos", "worker 3"])
         for (publisher, _, socket) in connections {
             publisher.finish()
-            StreamPlatform.close(socket)
+            FileDescriptor.close(socket)
         }
     }
 
@@ -244,7 +244,7 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(handled.withLock { $0 }, 1, "the handler runs once")
         XCTAssertTrue(mount.node.isCancelled)
         XCTAssertFalse(mount.node.isFailed)
-        StreamPlatform.close(socket)
+        FileDescriptor.close(socket)
     }
 
     func test_pause_and_resume_of_a_mirrored_child_round_trip() throws {
@@ -271,34 +271,34 @@ final class MountTests: XCTestCase {
         wait("resumed remotely") { !child.isPaused }
         XCTAssertEqual(events.withLock { $0 }, ["paused", "resumed"])
         publisher.finish()
-        StreamPlatform.close(socket)
+        FileDescriptor.close(socket)
         wait("the mount ended") { mount.hasEnded }
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "worker 1 stopped before the end")
     }
 
     func test_a_cancel_before_the_first_line_is_sent_once_the_root_says_its_id() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (a, b) = try StreamPlatform.socketPair()
+        let (a, b) = try Sockets.pair()
         let mount = parent.mount(fileDescriptor: b, commandDescriptor: b, pendingUnitCount: 1, name: "early")
         parent.cancel()
         XCTAssertTrue(mount.node.isCancelled)
         write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while !received.contains(0x0A), StreamPlatform.waitReady(a, milliseconds: 10_000) {
-            let count = StreamPlatform.read(a, &buffer)
+        while !received.contains(0x0A), Polling.waitReady(a, milliseconds: 10_000) {
+            let count = FileDescriptor.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
         }
         XCTAssertEqual(String(decoding: received, as: UTF8.self), #"{"v":1,"command":"cancel","id":7}"# + "\n")
-        StreamPlatform.close(a)
+        FileDescriptor.close(a)
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         XCTAssertTrue(mount.node.isCancelled)
     }
 
     func test_a_cancel_whose_handler_runs_after_the_stream_ended_still_reaches_the_publisher() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (a, b) = try StreamPlatform.socketPair()
+        let (a, b) = try Sockets.pair()
         let mount = parent.mount(fileDescriptor: b, commandDescriptor: b, pendingUnitCount: 1, name: "late")
         write(a, #"{"v":1,"id":7,"parent":null,"completed":0,"total":3,"state":"running"}"# + "\n")
         wait("the root line") { mount.node.totalUnitCount == 3 }
@@ -313,7 +313,7 @@ final class MountTests: XCTestCase {
             #"{"v":1,"id":9,"parent":8,"pending":1,"completed":0,"total":5,"state":"running"}"#,
         ]
         parent.cancellationHandler = {
-            _ = StreamPlatform.writeAll(a, Array(batch.map { $0 + "\n" }.joined().utf8))
+            _ = FileDescriptor.sendAll(a, Array(batch.map { $0 + "\n" }.joined().utf8))
             _ = mount.waitUntilEnded(timeout: .seconds(10))
         }
         parent.cancel()
@@ -322,13 +322,13 @@ final class MountTests: XCTestCase {
         // The command reached the publisher once, before the mount closed its end.
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 256)
-        while StreamPlatform.waitReady(a, milliseconds: 10_000) {
-            let count = StreamPlatform.read(a, &buffer)
+        while Polling.waitReady(a, milliseconds: 10_000) {
+            let count = FileDescriptor.read(a, &buffer)
             guard count > 0 else { break }
             received += buffer[0..<count]
         }
         XCTAssertEqual(String(decoding: received, as: UTF8.self), #"{"v":1,"command":"cancel","id":7}"# + "\n")
-        StreamPlatform.close(a)
+        FileDescriptor.close(a)
         XCTAssertTrue(mount.node.isCancelled)
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
         XCTAssertTrue(mount.node.children.isEmpty)
@@ -470,7 +470,7 @@ final class MountTests: XCTestCase {
         XCTAssertEqual(grandchild.completedUnitCount, 1)  // 5 of 2, held below the total: not finished
         XCTAssertFalse(grandchild.isFinished)
         XCTAssertEqual(mount.node.localizedDescription, "raw: Root")  // the mount's name first
-        StreamPlatform.close(socket)
+        FileDescriptor.close(socket)
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "raw stopped before the end")
         XCTAssertTrue(grandchild.isCancelled)  // nothing mirrored is left running
@@ -481,8 +481,8 @@ final class MountTests: XCTestCase {
         let (mount, socket) = try rawMount(under: parent)
         let huge = "{\"v\":1,\"name\":\"" + String(repeating: "x", count: ProgressMount.maximumLineLength) + "\"}\n"
         DispatchQueue.global().async {
-            _ = StreamPlatform.writeAll(socket, Array(huge.utf8))
-            _ = StreamPlatform.writeAll(
+            _ = FileDescriptor.sendAll(socket, Array(huge.utf8))
+            _ = FileDescriptor.sendAll(
                 socket, Array((#"{"v":1,"id":1,"parent":null,"completed":2,"total":4,"state":"running"}"# + "\n").utf8))
         }
         wait("the good line after it") { mount.node.completedUnitCount == 2 }
@@ -490,7 +490,7 @@ final class MountTests: XCTestCase {
         wait("the dropped line counted") { mount.diagnostics.oversizedLines + mount.diagnostics.malformedLines >= 1 }
         XCTAssertEqual(mount.diagnostics.oversizedLines, 1)
         XCTAssertEqual(mount.diagnostics.malformedLines, 0)
-        StreamPlatform.close(socket)
+        FileDescriptor.close(socket)
         mount.waitUntilEnded(timeout: .seconds(10))
     }
 
@@ -503,12 +503,12 @@ final class MountTests: XCTestCase {
             (mount.node.failure as? ProgressMount.Failure)?.reason,
             "raw: unsupported progress wire format version 2 (this program reads version 1)")
         XCTAssertEqual(mount.diagnostics.unsupportedVersion, 2)
-        StreamPlatform.close(socket)
+        FileDescriptor.close(socket)
     }
 
     func test_nodes_beyond_the_limit_and_nesting_bombs_are_refused() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (a, b) = try StreamPlatform.socketPair()
+        let (a, b) = try Sockets.pair()
         var options = ProgressMount.Options()
         options.maximumNodeCount = 3
         let mount = parent.mount(fileDescriptor: b, pendingUnitCount: 1, name: "raw", options: options)
@@ -527,7 +527,7 @@ final class MountTests: XCTestCase {
         mount.close()
         XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "raw was closed before the end")
-        StreamPlatform.close(a)
+        FileDescriptor.close(a)
     }
 
     func test_the_line_splitter_keeps_memory_bounded() {

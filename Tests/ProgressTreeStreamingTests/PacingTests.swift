@@ -1,5 +1,6 @@
 import Foundation
 import ProgressTree
+import ProgressTreePlatform
 import TestSupport
 import XCTest
 
@@ -137,10 +138,10 @@ final class PacingTests: XCTestCase {
 
     func test_a_publisher_walks_at_the_interval_its_reader_asks_for_and_never_faster_than_its_own() throws {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1_000_000)
-        let (mine, theirs) = try StreamPlatform.socketPair()
+        let (mine, theirs) = try Sockets.pair()
         defer {
-            StreamPlatform.close(mine)
-            StreamPlatform.close(theirs)
+            FileDescriptor.close(mine)
+            FileDescriptor.close(theirs)
         }
         var options = ProgressPublisher.Options()
         options.interval = .milliseconds(20)
@@ -150,16 +151,16 @@ final class PacingTests: XCTestCase {
         XCTAssertEqual(publisher.walkInterval, .milliseconds(20))
 
         func ask(_ line: String) {
-            XCTAssertTrue(StreamPlatform.writeAll(theirs, Array((line + "\n").utf8)))
+            XCTAssertTrue(FileDescriptor.sendAll(theirs, Array((line + "\n").utf8)))
         }
         ask(#"{"v":1,"command":"interval","seconds":0.3}"#)
         wait("the request taken") { publisher.walkInterval == .milliseconds(300) }
 
         // Walks now come at most every 300 ms: with the root changing every 2 ms for 1.5 s, at most 6 lines
         // (5 walks, and one that may have been under way), where 20 ms walks would write about 75.
-        StreamPlatform.setNonBlocking(theirs)
+        FileDescriptor.setNonBlocking(theirs)
         var drain = [UInt8](repeating: 0, count: 65_536)
-        while StreamPlatform.read(theirs, &drain) > 0 {}
+        while FileDescriptor.read(theirs, &drain) > 0 {}
         var bytes: [UInt8] = []
         let end = Date().addingTimeInterval(1.5)
         var count: Int64 = 0
@@ -168,7 +169,7 @@ final class PacingTests: XCTestCase {
             root.completedUnitCount = count
             usleep(2_000)
             var chunk = [UInt8](repeating: 0, count: 65_536)
-            let read = StreamPlatform.read(theirs, &chunk)
+            let read = FileDescriptor.read(theirs, &chunk)
             if read > 0 { bytes += chunk[0..<read] }
         }
         let lines = bytes.filter { $0 == 0x0A }.count
@@ -192,7 +193,7 @@ final class PacingTests: XCTestCase {
         let end = Date().addingTimeInterval(10)
         while !bytes.contains(0x0A), Date() < end {
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let read = StreamPlatform.read(descriptor, &chunk)
+            let read = FileDescriptor.read(descriptor, &chunk)
             if read > 0 { bytes += chunk[0..<read] } else { usleep(2_000) }
         }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
@@ -210,14 +211,14 @@ final class PacingTests: XCTestCase {
         wanting milliseconds: Int, options: ProgressMount.Options = ProgressMount.Options()
     ) throws -> (mount: ProgressMount, publisherEnd: Int32) {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        StreamPlatform.setNonBlocking(theirs)
+        let (mine, theirs) = try Sockets.pair()
+        FileDescriptor.setNonBlocking(theirs)
         StreamReactor.shared.overrideRequestedInterval(milliseconds: milliseconds)
         let mount = parent.mount(
             fileDescriptor: mine, commandDescriptor: mine, pendingUnitCount: 1, name: "worker", options: options)
         addTeardownBlock {
             mount.close()
-            StreamPlatform.close(theirs)
+            FileDescriptor.close(theirs)
         }
         return (mount, theirs)
     }
@@ -225,17 +226,17 @@ final class PacingTests: XCTestCase {
     func test_a_mount_asks_its_publisher_for_the_interval_the_process_wants_once_per_change() throws {
         let (mount, theirs) = try mountOfPair(wanting: 250)
 
-        XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 10)))
+        XCTAssertTrue(FileDescriptor.sendAll(theirs, line(completed: 10)))
         XCTAssertEqual(readLines(theirs), [#"{"v":1,"command":"interval","seconds":0.25}"#])
 
         // The same wish is not sent again; a new one is, at the next read.
-        XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 20)))
+        XCTAssertTrue(FileDescriptor.sendAll(theirs, line(completed: 20)))
         wait("the second line applied") { mount.node.completedUnitCount == 20 }
         StreamReactor.shared.performAndWait {}  // the read that applied it is over
         var chunk = [UInt8](repeating: 0, count: 4096)
-        XCTAssertEqual(StreamPlatform.read(theirs, &chunk), -1, "nothing more was sent")
+        XCTAssertEqual(FileDescriptor.read(theirs, &chunk), -1, "nothing more was sent")
         StreamReactor.shared.overrideRequestedInterval(milliseconds: 0)
-        XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 30)))
+        XCTAssertTrue(FileDescriptor.sendAll(theirs, line(completed: 30)))
         XCTAssertEqual(readLines(theirs), [#"{"v":1,"command":"interval","seconds":0}"#])
     }
 
@@ -243,18 +244,18 @@ final class PacingTests: XCTestCase {
         var options = ProgressMount.Options()
         options.pacesPublisher = false
         let (mount, theirs) = try mountOfPair(wanting: 250, options: options)
-        XCTAssertTrue(StreamPlatform.writeAll(theirs, line(completed: 10)))
+        XCTAssertTrue(FileDescriptor.sendAll(theirs, line(completed: 10)))
         wait("the line applied") { mount.node.completedUnitCount == 10 }
         StreamReactor.shared.performAndWait {}
         var chunk = [UInt8](repeating: 0, count: 4096)
-        XCTAssertEqual(StreamPlatform.read(theirs, &chunk), -1, "nothing was sent")
+        XCTAssertEqual(FileDescriptor.read(theirs, &chunk), -1, "nothing was sent")
     }
 
     func test_a_mounted_publisher_slows_down_when_the_process_asks() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let root = ProgressNode.discreteProgress(totalUnitCount: 100)
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(theirs) }
+        let (mine, theirs) = try Sockets.pair()
+        defer { FileDescriptor.close(theirs) }
         var options = ProgressPublisher.Options()
         options.interval = .milliseconds(20)
         let publisher = ProgressPublisher(root, fileDescriptor: theirs, commandDescriptor: theirs, options: options)

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import ProgressTree
+import ProgressTreePlatform
 import TestSupport
 import XCTest
 
@@ -27,11 +28,11 @@ final class ReaderGoneTests: XCTestCase {
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
         let cancelled = Flag()
         root.cancellationHandler = { cancelled.set() }
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(mine) }
+        let (mine, theirs) = try Sockets.pair()
+        defer { FileDescriptor.close(mine) }
         let publisher = publisher(of: root, on: mine)
         publisher.start()
-        StreamPlatform.close(theirs)  // the reader went away (a parent killed, a connection dropped)
+        FileDescriptor.close(theirs)  // the reader went away (a parent killed, a connection dropped)
         // The handler runs after the cancellation is visible (handlers run once the node's lock is released),
         // so the wait is for the handler, not for `isCancelled`.
         wait("the root's cancellation handler ran") { cancelled.isSet }
@@ -44,9 +45,9 @@ final class ReaderGoneTests: XCTestCase {
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
         var ends: [Int32] = [-1, -1]
         XCTAssertEqual(pipe(&ends), 0)
-        defer { StreamPlatform.close(ends[1]) }
+        defer { FileDescriptor.close(ends[1]) }
         let publisher = publisher(of: root, on: ends[1])
-        StreamPlatform.close(ends[0])
+        FileDescriptor.close(ends[0])
         publisher.publishChanges()  // a write to a pipe nobody reads fails (EPIPE)
         XCTAssertTrue(root.isCancelled)
         XCTAssertEqual(publisher.disconnection, .readerLeft)
@@ -54,11 +55,11 @@ final class ReaderGoneTests: XCTestCase {
 
     func test_a_publisher_told_not_to_cancel_keeps_its_root_running_when_its_reader_goes_away() throws {
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(mine) }
+        let (mine, theirs) = try Sockets.pair()
+        defer { FileDescriptor.close(mine) }
         let publisher = publisher(of: root, on: mine) { $0.cancelsRootWhenDisconnected = false }
         publisher.start()
-        StreamPlatform.close(theirs)
+        FileDescriptor.close(theirs)
         wait("the publisher disconnected") { publisher.isDisconnected }
         XCTAssertFalse(root.isCancelled)
         root.completedUnitCount = 10
@@ -67,13 +68,13 @@ final class ReaderGoneTests: XCTestCase {
 
     func test_a_reader_that_goes_away_after_the_roots_final_line_cancels_nothing() throws {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(mine) }
+        let (mine, theirs) = try Sockets.pair()
+        defer { FileDescriptor.close(mine) }
         let publisher = publisher(of: root, on: mine)
         publisher.start()
         root.completedUnitCount = 1
         publisher.finish()
-        StreamPlatform.close(theirs)
+        FileDescriptor.close(theirs)
         XCTAssertTrue(root.isFinished)
         XCTAssertFalse(root.isCancelled)
     }
@@ -85,8 +86,8 @@ final class ReaderGoneTests: XCTestCase {
         let children = (0..<200).map { index in
             makeNamedNode(String(repeating: "\(index % 10)", count: 2_000), total: 1_000, parent: root)
         }
-        let (mine, theirs) = try StreamPlatform.socketPair()
-        defer { StreamPlatform.close(theirs) }
+        let (mine, theirs) = try Sockets.pair()
+        defer { FileDescriptor.close(theirs) }
         let finishTimeout = Duration.milliseconds(200)
         let publisher = publisher(of: root, on: mine) { $0.finishTimeout = finishTimeout }
         let start = ContinuousClock.now
@@ -105,8 +106,8 @@ final class ReaderGoneTests: XCTestCase {
         var text: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let readAll = { (seconds: Int32) in
-            while StreamPlatform.waitReady(theirs, milliseconds: seconds) {
-                let count = StreamPlatform.read(theirs, &buffer)
+            while Polling.waitReady(theirs, milliseconds: seconds) {
+                let count = FileDescriptor.read(theirs, &buffer)
                 guard count > 0 else { break }
                 text += buffer[0..<count]
             }
@@ -148,7 +149,7 @@ final class ReaderGoneTests: XCTestCase {
         }
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let mount = try parent.mountProcess(path: "/bin/sleep", arguments: ["60"], pendingUnitCount: 1, name: "sleep")
-        _ = StreamPlatform.writeAll(1, Array("mounted: \(mount.processIdentifier ?? 0)\n".utf8))
+        _ = FileDescriptor.sendAll(1, Array("mounted: \(mount.processIdentifier ?? 0)\n".utf8))
         mount.waitUntilEnded(timeout: .seconds(60))
     }
 

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import ProgressTree
+import ProgressTreePlatform
 import TestSupport
 import XCTest
 
@@ -28,8 +29,8 @@ final class WhoMayConnectTests: XCTestCase {
     private func readAll(_ descriptor: Int32, seconds: Int32 = 5) -> String {
         var text: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while StreamPlatform.waitReady(descriptor, milliseconds: seconds * 1000) {
-            let count = StreamPlatform.read(descriptor, &buffer)
+        while Polling.waitReady(descriptor, milliseconds: seconds * 1000) {
+            let count = FileDescriptor.read(descriptor, &buffer)
             guard count > 0 else { break }
             text += buffer[0..<count]
         }
@@ -41,8 +42,8 @@ final class WhoMayConnectTests: XCTestCase {
     private func readFirstLine(_ descriptor: Int32, seconds: Int32 = 60) -> String {
         var text: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while !text.contains(0x0A), StreamPlatform.waitReady(descriptor, milliseconds: seconds * 1000) {
-            let count = StreamPlatform.read(descriptor, &buffer)
+        while !text.contains(0x0A), Polling.waitReady(descriptor, milliseconds: seconds * 1000) {
+            let count = FileDescriptor.read(descriptor, &buffer)
             guard count > 0 else { break }
             text += buffer[0..<count]
         }
@@ -174,7 +175,7 @@ final class WhoMayConnectTests: XCTestCase {
         let hostile = try ProgressSocket.connect(path: path)
         defer { ProgressSocket.close(hostile) }
         wait("the connection") { listener.connectionCount == 1 }
-        XCTAssertTrue(StreamPlatform.writeAll(hostile, [UInt8](repeating: 0x7B, count: 5_000)))  // no line break
+        XCTAssertTrue(FileDescriptor.sendAll(hostile, [UInt8](repeating: 0x7B, count: 5_000)))  // no line break
         wait("cut off") { listener.diagnostics.oversizedCommands == 1 }
         XCTAssertEqual(listener.connectionCount, 0)
         _ = readAll(hostile)  // ends: the listener closed it

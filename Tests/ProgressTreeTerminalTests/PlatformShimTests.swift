@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// The C library is reached through one file per target, so that a platform (Glibc, Musl, Darwin) is
-/// handled in one place: read from the sources.
+/// The C library is reached through one module, the platform module, one file a concern, so that a
+/// platform (Glibc, Musl, Darwin) is handled in one place: read from the sources.
 final class PlatformShimTests: XCTestCase {
     private let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -19,24 +19,39 @@ final class PlatformShimTests: XCTestCase {
         text.contains("import Glibc") || text.contains("import Musl") || text.contains("import Darwin")
     }
 
-    func test_only_the_terminal_modules_platform_file_imports_the_c_library() throws {
-        let files = try sources(in: "Sources/ProgressTreeTerminal")
-        XCTAssertEqual(files.filter { importsCLibrary($0.text) }.map(\.name), ["Output/Platform.swift"])
-        let platform = try XCTUnwrap(files.first { $0.name == "Output/Platform.swift" }?.text)
-        for library in ["Glibc", "Musl", "Darwin"] {
-            XCTAssertTrue(platform.contains("import \(library)"), library)
-            XCTAssertTrue(platform.contains("\(library).write("), "write(2) is called through \(library) too")
+    /// The platform module's files that import the C library, one concern each (Architecture.md, "Modules").
+    static let platformFiles = [
+        "Bytes.swift", "Descriptors.swift", "Errors.swift", "Polling.swift", "Processes.swift", "Signals.swift",
+        "Sockets+Paths.swift", "Sockets.swift", "System.swift", "TerminalDevice.swift", "Threads.swift",
+    ]
+
+    /// The C library is reached through the platform module only: no file of another module imports it,
+    /// and only the platform module imports the package's C target.
+    func test_only_the_platform_module_imports_the_c_library() throws {
+        var importing: [String] = []
+        var importingCTarget: [String] = []
+        for module in try FileManager.default.contentsOfDirectory(atPath: packageRoot.path + "/Sources").sorted() {
+            for file in try sources(in: "Sources/\(module)") {
+                if importsCLibrary(file.text) { importing.append("\(module)/\(file.name)") }
+                if file.text.contains("import CProgressTree") { importingCTarget.append("\(module)/\(file.name)") }
+            }
         }
+        XCTAssertEqual(importing, Self.platformFiles.map { "ProgressTreePlatform/\($0)" })
+        XCTAssertFalse(importingCTarget.isEmpty)
+        XCTAssertEqual(importingCTarget.filter { !$0.hasPrefix("ProgressTreePlatform/") }, [])
     }
 
-    /// Below the terminal and streaming modules, the C library is reached through one file: the model and
-    /// presentation call the platform module, whose `System.swift` imports it (Architecture.md, "Modules").
-    func test_only_the_platform_modules_system_file_imports_the_c_library_below_terminal_and_streaming() throws {
-        var importing: [String] = []
-        for folder in ["Sources/ProgressTreePlatform", "Sources/ProgressTree", "Sources/ProgressTreePresentation"] {
-            importing += try sources(in: folder).filter { importsCLibrary($0.text) }.map { "\(folder)/\($0.name)" }
+    /// Each of the platform module's files imports whichever of Glibc, Musl and Darwin there is, and no
+    /// call names one: the imports choose the C library, once a file, not a branch at each call.
+    func test_the_platform_files_import_every_c_library_and_no_call_names_one() throws {
+        for file in try sources(in: "Sources/ProgressTreePlatform") where importsCLibrary(file.text) {
+            for library in ["Glibc", "Musl", "Darwin"] {
+                let calls = try Regex("\\b\(library)\\.[a-z]")
+                XCTAssertTrue(
+                    file.text.contains("canImport(\(library))\nimport \(library)\n"), "\(file.name): \(library)")
+                XCTAssertNil(file.text.firstMatch(of: calls), "\(file.name) calls through \(library)")
+            }
         }
-        XCTAssertEqual(importing, ["Sources/ProgressTreePlatform/System.swift"])
     }
 
     /// The examples reach the C library through Foundation, which exports it on every platform.

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ProgressTreePlatform
 @testable import ProgressTreeTerminal
 import XCTest
 
@@ -38,6 +39,22 @@ final class SignalRestorationTests: XCTestCase {
             SignalRestoration.restoreBeforeTermination()
         }
         XCTAssertEqual(written, restored)
+    }
+
+    /// A program that handles a signal itself keeps its handling whole, the flags it set with `sigaction`
+    /// included: the handlers are set only where the disposition, read without changing it, is the default.
+    func test_a_handler_is_set_only_over_the_default_and_a_programs_own_keeps_its_flags() {
+        defer { signal(SIGUSR2, SIG_DFL) }
+        signal(SIGUSR2, SIG_DFL)
+        XCTAssertTrue(Signals.setHandlerIfDefault(SIGUSR2, { _ in }))
+        var own = sigaction()
+        sigaction(SIGUSR2, nil, &own)
+        own.sa_flags |= SA_NODEFER
+        sigaction(SIGUSR2, &own, nil)
+        XCTAssertFalse(Signals.setHandlerIfDefault(SIGUSR2, { _ in }))
+        var now = sigaction()
+        sigaction(SIGUSR2, nil, &now)
+        XCTAssertNotEqual(now.sa_flags & SA_NODEFER, 0, "the program's flags are kept")
     }
 
     /// What the handlers write while the cursor is hidden on the write end of a pipe, read back once it is

@@ -14,7 +14,8 @@ final class ArchitectureDocTests: XCTestCase {
         "Foundation.Progress", "Progress", "URLSession", "FoundationEssentials", "DispatchSourceTimer",
         "queue.async", "asyncAfter", "Mutex", "Synchronization.Mutex", "access", "withMutation", "onChange",
         // The C library, the kernel and ThreadSanitizer.
-        "dlsym", "poll", "SO_PEERCRED", "PR_SET_PDEATHSIG", "__tsan_acquire", "__tsan_release",
+        "dlsym", "poll", "SO_PEERCRED", "PR_SET_PDEATHSIG", "SOCK_CLOEXEC", "MSG_NOSIGNAL", "sigset_t", "ENOTSUP",
+        "errno", "__tsan_acquire", "__tsan_release",
         // Keywords.
         "deinit", "package", "public",
         // Placeholders for a family of names.

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 /// The state a mount shares between the reactor's thread, a process waiter and the threads that send
@@ -15,7 +16,7 @@ struct MountShared: ~Copyable {
     var isClosing = false
     var hasEnded = false
     var exitDescription: String?
-    var exitStatus: StreamPlatform.ExitStatus?
+    var exitStatus: ChildProcess.ExitStatus?
     /// The stream, the process and its outputs that have not ended yet.
     var openParts = 0
     var streamWatch: StreamReactor.Watch?

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 extension ProgressMount {
@@ -38,7 +39,7 @@ extension ProgressMount {
         let bytes = Array((command.line(id: id) + "\n").utf8)
         writeLock.withLock { closed in
             guard !closed else { return }
-            _ = StreamPlatform.writeAll(commands, bytes)
+            _ = FileDescriptor.sendAll(commands, bytes)
         }
     }
 

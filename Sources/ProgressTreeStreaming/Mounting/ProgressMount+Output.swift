@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 extension ProgressMount {
@@ -13,8 +14,8 @@ extension ProgressMount {
     /// On the reactor's thread: reads what the program wrote on output `index` and hands over its lines.
     func readOutput(_ index: Int, into buffer: UnsafeMutableRawBufferPointer) -> StreamReactor.Next {
         let descriptor = outputs[index].descriptor
-        let count = StreamPlatform.read(descriptor, into: buffer)
-        if count < 0 && StreamPlatform.lastError == StreamPlatform.wouldBlock { return .keepWatching }
+        let count = FileDescriptor.read(descriptor, into: buffer)
+        if count < 0 && ErrorNumber.last == ErrorNumber.wouldBlock { return .keepWatching }
         let lines = reading.withLock { reading -> [[UInt8]] in
             guard count > 0 else { return reading.outputSplitters[index].remainder().map { [$0] } ?? [] }
             return reading.outputSplitters[index].append(UnsafeRawBufferPointer(rebasing: buffer[0..<count])).map {
@@ -36,13 +37,13 @@ extension ProgressMount {
             outputHandler(
                 OutputLine(source: outputs[index].source, text: String(decoding: rest, as: UTF8.self), mountName: name))
         }
-        StreamPlatform.close(outputs[index].descriptor)
+        FileDescriptor.close(outputs[index].descriptor)
         partEnded()
     }
 
     /// The default output handler: each line, whole, to this process's standard output or error, where
     /// the program wrote it.
     static let writeToStandardStreams: @Sendable (OutputLine) -> Void = { line in
-        _ = StreamPlatform.writeAll(line.source == .standardOutput ? 1 : 2, Array((line.text + "\n").utf8))
+        _ = FileDescriptor.sendAll(line.source == .standardOutput ? 1 : 2, Array((line.text + "\n").utf8))
     }
 }

@@ -5,29 +5,30 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 extension ProgressMount {
     // The mounted process: waiting for its exit, and the end of the mount once every part ended.
 
     func waitForProcess(_ pid: Int32) {
-        if let descriptor = StreamPlatform.processDescriptor(pid) {
+        if let descriptor = ChildProcess.descriptor(pid) {
             _ = StreamReactor.shared.watch(
                 descriptor,
                 readable: { [self] _ in
-                    guard let status = StreamPlatform.waitForExit(pid, blocking: false) else { return .keepWatching }
+                    guard let status = ChildProcess.waitForExit(pid, blocking: false) else { return .keepWatching }
                     processEnded(status)
                     return .stopWatching
                 },
-                stopped: { StreamPlatform.close(descriptor) })
+                stopped: { FileDescriptor.close(descriptor) })
         } else {
-            StreamPlatform.detachThread { [self] in processEnded(StreamPlatform.waitForExit(pid) ?? .exited(-1)) }
+            DetachedThread.start { [self] in processEnded(ChildProcess.waitForExit(pid) ?? .exited(-1)) }
         }
     }
 
     /// The process ended: its streams get a second to end too (a process it started may hold them), then
     /// are closed.
-    func processEnded(_ status: StreamPlatform.ExitStatus) {
+    func processEnded(_ status: ChildProcess.ExitStatus) {
         let description: String
         switch status {
         case .exited(let code): description = "exited with status \(code)"

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 extension ProgressMount {
@@ -12,11 +13,11 @@ extension ProgressMount {
 
     /// On the reactor's thread: reads what came on the stream and applies its lines.
     func readStream(into buffer: UnsafeMutableRawBufferPointer) -> StreamReactor.Next {
-        let count = StreamPlatform.read(input, into: buffer)
+        let count = FileDescriptor.read(input, into: buffer)
         if count < 0 {
-            let error = StreamPlatform.lastError
-            if error == StreamPlatform.wouldBlock { return .keepWatching }
-            reading.withLock { $0.endReason = "\(name): \(StreamPlatform.errorText(error))" }
+            let error = ErrorNumber.last
+            if error == ErrorNumber.wouldBlock { return .keepWatching }
+            reading.withLock { $0.endReason = "\(name): \(ErrorNumber.text(error))" }
             return .stopWatching
         }
         if count == 0 {
@@ -53,10 +54,10 @@ extension ProgressMount {
         // let them fill its channel is asked again at a later read.
         let sent = writeLock.withLock { closed -> Bool in
             guard !closed else { return true }
-            switch StreamPlatform.write(commands, bytes, from: 0, blocking: false) {
+            switch FileDescriptor.send(commands, bytes, from: 0, blocking: false) {
             case .wrote(let count):
                 // A line is written whole: the rest of a short write (a few bytes at most) follows at once.
-                if count < bytes.count { _ = StreamPlatform.writeAll(commands, Array(bytes[count...])) }
+                if count < bytes.count { _ = FileDescriptor.sendAll(commands, Array(bytes[count...])) }
                 return true
             case .full: return false
             case .failed: return true  // the publisher went away: the end of the stream says so
@@ -217,10 +218,10 @@ extension ProgressMount {
         writeLock.withLock { closed in
             guard !closed else { return }
             closed = true
-            if let commands, commands != input { StreamPlatform.close(commands) }
+            if let commands, commands != input { FileDescriptor.close(commands) }
         }
         // The mount owns its descriptors: closing them tells the publisher its reader went away.
-        StreamPlatform.close(input)
+        FileDescriptor.close(input)
         partEnded()
     }
 }

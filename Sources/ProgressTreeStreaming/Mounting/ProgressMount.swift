@@ -180,13 +180,13 @@ public final class ProgressMount: Sendable {
         installHandlers(on: node, remoteID: nil, mirrorParent: nil)
         ended.enter()
         let reactor = StreamReactor.shared
-        StreamPlatform.setNonBlocking(input)
+        FileDescriptor.setNonBlocking(input)
         shared.withLock { $0.openParts = 1 + outputs.count + (processIdentifier == nil ? 0 : 1) }
         let streamWatch = reactor.watch(
             input, readable: { [self] buffer in readStream(into: buffer) }, stopped: { [self] in streamEnded() })
         shared.withLock { $0.streamWatch = streamWatch }
         for (index, output) in outputs.enumerated() {
-            StreamPlatform.setNonBlocking(output.descriptor)
+            FileDescriptor.setNonBlocking(output.descriptor)
             let watch = reactor.watch(
                 output.descriptor, readable: { [self] buffer in readOutput(index, into: buffer) },
                 stopped: { [self] in outputEnded(index) })

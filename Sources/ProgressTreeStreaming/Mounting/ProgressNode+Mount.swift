@@ -5,6 +5,7 @@ import Foundation
 #endif
 import Dispatch
 import ProgressTree
+import ProgressTreePlatform
 import Synchronization
 
 extension ProgressNode {
@@ -27,7 +28,7 @@ extension ProgressNode {
         fileDescriptor: Int32, commandDescriptor: Int32? = nil, pendingUnitCount: Int64, name: String,
         options: ProgressMount.Options = ProgressMount.Options()
     ) -> ProgressMount {
-        if commandDescriptor != nil { StreamPlatform.ignoreBrokenPipeSignal() }
+        if commandDescriptor != nil { Signals.ignoreBrokenPipe() }
         let mount = ProgressMount(
             parent: self, pendingUnitCount: pendingUnitCount, name: name, input: fileDescriptor,
             commands: commandDescriptor, processIdentifier: nil, options: options)
@@ -71,28 +72,29 @@ extension ProgressNode {
         outputLines: (@Sendable (ProgressMount.OutputLine) -> Void)? = nil
     ) throws(StreamSetupError) -> ProgressMount {
         let variable = ProgressPublisher.environmentVariable
-        var entries = StreamPlatform.processEnvironment.filter {
+        var entries = ProcessEnvironment.entries.filter {
             !$0.hasPrefix(variable + "=") && !environment.keys.contains(String($0.prefix(while: { $0 != "=" })))
         }
         entries += environment.map { "\($0.key)=\($0.value)" }
         entries.append("\(variable)=3")
-        let (mine, theirs) = try StreamPlatform.socketPair()
+        let (mine, theirs) = try StreamSetupError.rethrowing(Sockets.pair())
         var opened = [mine, theirs]
-        defer { for descriptor in opened { StreamPlatform.close(descriptor) } }
-        let output = try StreamPlatform.pipe()
+        defer { for descriptor in opened { FileDescriptor.close(descriptor) } }
+        let output = try StreamSetupError.rethrowing(FileDescriptor.pipe())
         opened += [output.read, output.write]
-        let error = try StreamPlatform.pipe()
+        let error = try StreamSetupError.rethrowing(FileDescriptor.pipe())
         opened += [error.read, error.write]
         // From the reactor's thread, which lasts as long as the process: the parent-death signal follows
         // the thread that starts the program.
         let environmentEntries = entries
         let pid = try StreamReactor.shared.performAndWait { () throws(StreamSetupError) -> Int32 in
-            try StreamPlatform.spawn(
-                path: path, arguments: arguments, environment: environmentEntries,
-                handOn: [(theirs, 3), (-1, 0), (output.write, 1), (error.write, 2)])
+            try StreamSetupError.rethrowing(
+                ChildProcess.spawn(
+                    path: path, arguments: arguments, environment: environmentEntries,
+                    handOn: [(theirs, 3), (-1, 0), (output.write, 1), (error.write, 2)]))
         }
         opened = [theirs, output.write, error.write]  // the program's ends: closed here, the rest is the mount's
-        StreamPlatform.ignoreBrokenPipeSignal()
+        Signals.ignoreBrokenPipe()
         let mount = ProgressMount(
             parent: self, pendingUnitCount: pendingUnitCount,
             name: name ?? String(path.split(separator: "/").last ?? Substring(path)), input: mine, commands: mine,
@@ -115,7 +117,7 @@ extension ProgressNode {
         host: String, port: UInt16, pendingUnitCount: Int64, name: String? = nil,
         options: ProgressMount.Options = ProgressMount.Options()
     ) throws(StreamSetupError) -> ProgressMount {
-        let socket = try StreamPlatform.connect(host: host, port: port)
+        let socket = try StreamSetupError.rethrowing(Sockets.connect(host: host, port: port))
         return mount(
             fileDescriptor: socket, commandDescriptor: socket, pendingUnitCount: pendingUnitCount,
             name: name ?? "\(host):\(port)", options: options)
@@ -134,7 +136,7 @@ extension ProgressNode {
         path: String, pendingUnitCount: Int64, name: String? = nil,
         options: ProgressMount.Options = ProgressMount.Options()
     ) throws(StreamSetupError) -> ProgressMount {
-        let socket = try StreamPlatform.connect(path: path)
+        let socket = try StreamSetupError.rethrowing(Sockets.connect(path: path))
         return mount(
             fileDescriptor: socket, commandDescriptor: socket, pendingUnitCount: pendingUnitCount,
             name: name ?? String(path.split(separator: "/").last ?? Substring(path)), options: options)

@@ -103,14 +103,14 @@ public final class ProgressListener: Sendable {
                 guard let self else { return .stopWatching }
                 return self.acceptConnections()
             },
-            stopped: { StreamPlatform.close(descriptor) })
+            stopped: { FileDescriptor.close(descriptor) })
         state.withLock { $0.watch = watch }
     }
 
     deinit {
         let watch = state.withLock { state in state.isFinished ? nil : state.watch }
         if let watch {
-            if let path { StreamPlatform.removeFile(path) }
+            if let path { Sockets.remove(path: path) }
             StreamReactor.shared.stop(watch)
         }
     }
@@ -139,7 +139,7 @@ public final class ProgressListener: Sendable {
         if let watch {
             // Here, not when the reactor closes the socket: by then another listener may have made a new
             // socket at the same path.
-            if let path { StreamPlatform.removeFile(path) }
+            if let path { Sockets.remove(path: path) }
             StreamReactor.shared.stop(watch)
         }
         DispatchQueue.concurrentPerform(iterations: publishers.count) { publishers[$0].finish() }
@@ -151,13 +151,13 @@ public final class ProgressListener: Sendable {
         for _ in 0..<64 {
             let connection: Int32
             do {
-                guard let accepted = try StreamPlatform.accept(descriptor) else { return .keepWatching }
+                guard let accepted = try Sockets.accept(descriptor) else { return .keepWatching }
                 connection = accepted
             } catch {
                 // Out of descriptors, say: the next readable event tries again.
                 return .keepWatching
             }
-            if path != nil, StreamPlatform.peerUser(connection) != StreamPlatform.effectiveUser {
+            if path != nil, Sockets.peerUser(connection) != Sockets.effectiveUser {
                 state.withLock { $0.diagnostics.refusedUsers += 1 }
                 ProgressSocket.close(connection)
                 continue

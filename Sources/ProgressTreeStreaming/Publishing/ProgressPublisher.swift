@@ -138,7 +138,7 @@ public final class ProgressPublisher: Sendable {
         _ root: ProgressNode, sink: Sink, commandDescriptor: Int32?, options: Options, ownsDescriptors: Bool,
         onDisconnection: (@Sendable (Disconnection) -> Void)?
     ) {
-        if case .descriptor = sink { StreamPlatform.ignoreBrokenPipeSignal() }
+        if case .descriptor = sink { Signals.ignoreBrokenPipe() }
         self.root = root
         self.options = options
         self.sink = sink
@@ -153,8 +153,8 @@ public final class ProgressPublisher: Sendable {
     /// environment and the descriptors are made close-on-exec, so that programs this one starts do not
     /// take them.
     public static func inherited(for root: ProgressNode, options: Options = Options()) -> ProgressPublisher? {
-        guard let value = StreamPlatform.environmentValue(environmentVariable) else { return nil }
-        StreamPlatform.unsetEnvironment(environmentVariable)
+        guard let value = ProcessEnvironment.value(environmentVariable) else { return nil }
+        ProcessEnvironment.unset(environmentVariable)
         return publishing(root, onDescriptorsNamedBy: value, options: options)
     }
 
@@ -166,10 +166,10 @@ public final class ProgressPublisher: Sendable {
         let parts = value.split(separator: ",", omittingEmptySubsequences: false).map { Int32(String($0)) }
         guard parts.count == 1 || parts.count == 2 else { return nil }
         let descriptors = parts.compactMap { $0 }
-        guard descriptors.count == parts.count, descriptors.allSatisfy({ $0 >= 0 && StreamPlatform.isOpen($0) })
+        guard descriptors.count == parts.count, descriptors.allSatisfy({ $0 >= 0 && FileDescriptor.isOpen($0) })
         else { return nil }
         // Standard streams (the ssh recipe's `1,0`) stay inheritable: programs started in turn need them.
-        for descriptor in descriptors where descriptor > 2 { StreamPlatform.setCloseOnExec(descriptor) }
+        for descriptor in descriptors where descriptor > 2 { FileDescriptor.setCloseOnExec(descriptor) }
         return ProgressPublisher(
             root, fileDescriptor: descriptors[0],
             commandDescriptor: descriptors.count == 2 ? descriptors[1] : descriptors[0],
@@ -302,7 +302,7 @@ public final class ProgressPublisher: Sendable {
                         let left = ContinuousClock.now.duration(to: deadline)
                         guard left > .zero else { return state.disconnect(.stalled) }
                         let milliseconds = Int32(clamping: left.components.seconds * 1000 + 1)
-                        _ = StreamPlatform.waitReady(descriptor, writable: true, milliseconds: min(milliseconds, 100))
+                        _ = Polling.waitReady(descriptor, writable: true, milliseconds: min(milliseconds, 100))
                         if let failure = state.output.flush(to: descriptor, now: .now) {
                             return state.disconnect(failure)
                         }
@@ -334,7 +334,7 @@ public final class ProgressPublisher: Sendable {
                 return self.readCommands(from: descriptor, into: buffer)
             },
             stopped: { [weak self] in
-                if ownsDescriptors { StreamPlatform.close(descriptor) }
+                if ownsDescriptors { FileDescriptor.close(descriptor) }
                 self?.state.withLock { $0.commandWatch = nil }
             })
         state.withLock { state in
@@ -354,13 +354,13 @@ public final class ProgressPublisher: Sendable {
     /// On the reactor's thread: reads what came on the command channel and applies the commands.
     private func readCommands(from descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> StreamReactor.Next
     {
-        let count = StreamPlatform.read(descriptor, into: buffer)
+        let count = FileDescriptor.read(descriptor, into: buffer)
         if count < 0 {
-            let error = StreamPlatform.lastError
-            if error == StreamPlatform.wouldBlock { return .keepWatching }
+            let error = ErrorNumber.last
+            if error == ErrorNumber.wouldBlock { return .keepWatching }
             // A descriptor that cannot be read (a pipe's write end named alone in PROGRESSTREE_FD) is no
             // command channel: its reader's departure shows when a write fails.
-            if StreamPlatform.isUnreadable(error) { return .stopWatching }
+            if ErrorNumber.isUnreadable(error) { return .stopWatching }
         }
         if count <= 0 {
             let disconnection = state.withLock { state -> Disconnection? in
@@ -436,7 +436,7 @@ struct PendingOutput {
     /// Writes what the descriptor takes without waiting; the reason to stop if it failed.
     mutating func flush(to descriptor: Int32, now: ContinuousClock.Instant) -> ProgressPublisher.Disconnection? {
         while !isEmpty {
-            switch StreamPlatform.write(descriptor, bytes, from: offset, blocking: false) {
+            switch FileDescriptor.send(descriptor, bytes, from: offset, blocking: false) {
             case .wrote(let count):
                 offset += count
                 waitingSince = now

@@ -1,3 +1,5 @@
+import ProgressTreePlatform
+
 /// Sockets for publishing and mounting between processes that did not start one another
 /// (`Docs/Mounting.md`, "Who may connect"): listening, accepting and connecting, on a Unix-domain socket
 /// (this machine, this user) or TCP (loopback unless asked otherwise). `ProgressListener` publishes on
@@ -33,7 +35,8 @@ public enum ProgressSocket {
     public static func listen(port: UInt16 = 0, address: TCPAddress = .loopback) throws(StreamSetupError) -> (
         descriptor: Int32, port: UInt16
     ) {
-        let (descriptor, bound) = try StreamPlatform.listen(host: address.host, port: port, backlog: 64)
+        let (descriptor, bound) = try StreamSetupError.rethrowing(
+            Sockets.listen(host: address.host, port: port, backlog: 64))
         return (descriptor, bound)
     }
 
@@ -44,37 +47,37 @@ public enum ProgressSocket {
     ///
     /// - Throws: `StreamSetupError.unsafePath` for a directory others can write in, or one of another user.
     public static func listen(path: String) throws(StreamSetupError) -> Int32 {
-        try StreamPlatform.listen(path: path, backlog: 64)
+        try StreamSetupError.rethrowing(Sockets.listen(path: path, backlog: 64))
     }
 
     /// A path for a Unix-domain socket named `name` (`"build.sock"`) in a directory only this user can
     /// enter: `$XDG_RUNTIME_DIR`, or `progresstree-<uid>` in `$TMPDIR` (or /tmp), created with mode 0700.
     public static func privateSocketPath(named name: String) throws(StreamSetupError) -> String {
-        try StreamPlatform.privateDirectory() + "/" + name
+        try StreamSetupError.rethrowing(Sockets.privateDirectory()) + "/" + name
     }
 
     /// Waits for one connection on a listening socket and returns it.
     public static func accept(_ listening: Int32) throws(StreamSetupError) -> Int32 {
         while true {
-            if let connection = try StreamPlatform.accept(listening) { return connection }
-            _ = StreamPlatform.waitReady(listening, milliseconds: -1)
+            if let connection = try StreamSetupError.rethrowing(Sockets.accept(listening)) { return connection }
+            _ = Polling.waitReady(listening, milliseconds: -1)
         }
     }
 
     /// A TCP connection to `host`:`port`.
     public static func connect(host: String, port: UInt16) throws(StreamSetupError) -> Int32 {
-        try StreamPlatform.connect(host: host, port: port)
+        try StreamSetupError.rethrowing(Sockets.connect(host: host, port: port))
     }
 
     /// A connection to the Unix-domain socket at `path`, which must belong to this user, in a directory
     /// only this user can write.
     public static func connect(path: String) throws(StreamSetupError) -> Int32 {
-        try StreamPlatform.connect(path: path)
+        try StreamSetupError.rethrowing(Sockets.connect(path: path))
     }
 
     /// Closes a descriptor made here (shutting a connection down first, so a blocked reader wakes).
     public static func close(_ descriptor: Int32) {
-        StreamPlatform.shutdownBoth(descriptor)
-        StreamPlatform.close(descriptor)
+        Sockets.shutdownBoth(descriptor)
+        FileDescriptor.close(descriptor)
     }
 }

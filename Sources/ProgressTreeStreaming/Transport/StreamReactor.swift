@@ -64,19 +64,19 @@ final class StreamReactor: Sendable {
 
     private init() {
         // Without a pipe there is no reactor and no stream: nothing can work.
-        guard let (read, write) = try? StreamPlatform.pipe() else {
+        guard let (read, write) = try? FileDescriptor.pipe() else {
             fatalError("ProgressTreeStreaming: no pipe for the reactor")
         }
-        StreamPlatform.setNonBlocking(read)
-        StreamPlatform.setNonBlocking(write)
+        FileDescriptor.setNonBlocking(read)
+        FileDescriptor.setNonBlocking(write)
         wakeRead = read
         wakeWrite = write
-        StreamPlatform.detachThread { [self] in run() }
+        DetachedThread.start { [self] in run() }
     }
 
     /// Whether the caller runs on the reactor's thread.
     var isCurrent: Bool {
-        thread.load(ordering: .acquiring) == StreamPlatform.currentThread
+        thread.load(ordering: .acquiring) == CurrentThread.identifier
     }
 
     /// Watches `descriptor`: `readable` is called (on the reactor's thread) each time it can be read
@@ -140,29 +140,29 @@ final class StreamReactor: Sendable {
             defer { pending.isWoken = true }
             return !pending.isWoken
         }
-        if wakes { _ = StreamPlatform.writeAll(wakeWrite, [1]) }
+        if wakes { _ = FileDescriptor.sendAll(wakeWrite, [1]) }
     }
 
     // MARK: The loop
 
     /// The reactor's thread: waits, reads, and applies what other threads asked for, forever.
     private func run() {
-        thread.store(StreamPlatform.currentThread, ordering: .releasing)
-        StreamPlatform.nameCurrentThread("PT.streams")
-        let poller = StreamPlatform.makePoller()
+        thread.store(CurrentThread.identifier, ordering: .releasing)
+        CurrentThread.setName("PT.streams")
+        let poller = Polling.makePoller()
         var entries: [Int32: Entry] = [:]
         // Descriptors epoll refuses (regular files): always readable, read at every turn.
         var alwaysReady: [Int32] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         var readyBuffer = [Int32](repeating: 0, count: 256)
-        if let poller { _ = StreamPlatform.pollerAdd(poller, wakeRead) }
+        if let poller { _ = Polling.pollerAdd(poller, wakeRead) }
 
         func remove(_ descriptor: Int32) -> Entry? {
             guard let entry = entries.removeValue(forKey: descriptor) else { return nil }
             if let index = alwaysReady.firstIndex(of: descriptor) {
                 alwaysReady.remove(at: index)
             } else if let poller {
-                StreamPlatform.pollerRemove(poller, descriptor)
+                Polling.pollerRemove(poller, descriptor)
             }
             return entry
         }
@@ -188,11 +188,11 @@ final class StreamReactor: Sendable {
             let timeout: Int32 = alwaysReady.isEmpty ? -1 : 0
             var ready: ArraySlice<Int32>
             if let poller {
-                let count = StreamPlatform.pollerWait(poller, into: &readyBuffer, milliseconds: timeout)
+                let count = Polling.pollerWait(poller, into: &readyBuffer, milliseconds: timeout)
                 ready = readyBuffer[0..<count]
             } else {
                 let watched = entries.keys.filter { !alwaysReady.contains($0) }
-                ready = ArraySlice(StreamPlatform.pollReadable([wakeRead] + watched, milliseconds: timeout))
+                ready = ArraySlice(Polling.pollReadable([wakeRead] + watched, milliseconds: timeout))
             }
             // Descriptors the poller said were ready (files, read at every turn, are not counted).
             pacingReads += ready.count
@@ -228,10 +228,10 @@ final class StreamReactor: Sendable {
                 pacingReads = 0
                 addedDuringWindow = false
             }
-            if isBusy && !woken { StreamPlatform.sleep(milliseconds: pause) }
+            if isBusy && !woken { Polling.sleep(milliseconds: pause) }
             guard woken else { continue }
             var drain = [UInt8](repeating: 0, count: 64)
-            while StreamPlatform.read(wakeRead, &drain) > 0 {}
+            while FileDescriptor.read(wakeRead, &drain) > 0 {}
             let operations = pending.withLock { pending in
                 pending.isWoken = false
                 defer { pending.operations = [] }
@@ -244,7 +244,7 @@ final class StreamReactor: Sendable {
                     let descriptor = entry.watch.descriptor
                     entries[descriptor] = entry
                     if let poller {
-                        let error = StreamPlatform.pollerAdd(poller, descriptor)
+                        let error = Polling.pollerAdd(poller, descriptor)
                         if error != 0 { alwaysReady.append(descriptor) }
                     }
                 case .remove(let watch):

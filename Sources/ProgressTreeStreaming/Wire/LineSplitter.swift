@@ -1,3 +1,5 @@
+import ProgressTreePlatform
+
 /// Splits a byte stream into lines of at most `maximumLineLength` bytes, in bounded memory.
 ///
 /// Invariants: the buffer never holds more than `maximumLineLength` bytes; a line is reported without its
@@ -55,7 +57,7 @@ struct LineSplitter {
     mutating func forEachPiece(in bytes: UnsafeRawBufferPointer, _ body: (BorrowedPiece) -> Void) {
         var start = 0
         while start < bytes.count {
-            let newline = StreamPlatform.firstIndex(of: 0x0A, in: bytes, from: start)
+            let newline = Bytes.firstIndex(of: 0x0A, in: bytes, from: start)
             let end = newline ?? bytes.count
             if let dropped = dropping {
                 if newline != nil {

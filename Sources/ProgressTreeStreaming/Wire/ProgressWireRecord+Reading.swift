@@ -1,4 +1,5 @@
 import ProgressTree
+import ProgressTreePlatform
 
 /// Reading a line of the wire format: the other half of `ProgressWireRecord.line`, for readers.
 extension ProgressWireRecord {
@@ -307,7 +308,7 @@ enum WireField: Int, CaseIterable {
     init?(name: UnsafeRawBufferPointer) {
         func named(_ literal: StaticString, _ field: WireField) -> WireField? {
             let spelled = UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-            return StreamPlatform.sameBytes(spelled, name) ? field : nil
+            return spelled.hasSameBytes(as: name) ? field : nil
         }
         let found: WireField? =
             switch name.count {

@@ -20,7 +20,7 @@ public final class TerminalKeyReader: Sendable {
     /// A reader of standard input, or `nil` when standard input is not a terminal (nothing to read keys
     /// from: piped input is left alone).
     public init?(descriptor: Int32 = 0) {
-        guard Platform.isTerminal(descriptor) else { return nil }
+        guard TerminalDevice.isTerminal(descriptor) else { return nil }
         self.descriptor = descriptor
     }
 
@@ -33,7 +33,7 @@ public final class TerminalKeyReader: Sendable {
             let descriptor = self.descriptor
             source.setEventHandler {
                 var buffer = [UInt8](repeating: 0, count: 64)
-                let count = buffer.withUnsafeMutableBytes { Platform.read(descriptor, $0) }
+                let count = buffer.withUnsafeMutableBytes { FileDescriptor.read(descriptor, into: $0) }
                 guard count > 0 else { return }
                 for character in String(decoding: buffer[..<count], as: UTF8.self) { onKey(character) }
             }
@@ -78,10 +78,10 @@ enum TerminalModeRestoration {
     private static let isActive = Atomic<Bool>(false)
 
     static func enterKeyMode(_ descriptor: Int32) {
-        guard var original = Platform.terminalSettings(descriptor) else { return }
-        let published = UnsafeMutablePointer<Platform.TerminalSettings>(
+        guard var original = TerminalDevice.settings(descriptor) else { return }
+        let published = UnsafeMutablePointer<TerminalDevice.Settings>(
             bitPattern: saved.load(ordering: .acquiring))
-        let buffer: UnsafeMutablePointer<Platform.TerminalSettings>
+        let buffer: UnsafeMutablePointer<TerminalDevice.Settings>
         if let published, savedDescriptor.load(ordering: .relaxed) == descriptor,
             withUnsafeBytes(
                 of: &original, { $0.elementsEqual(UnsafeRawBufferPointer(start: published, count: $0.count)) })
@@ -90,12 +90,12 @@ enum TerminalModeRestoration {
         } else {
             buffer = .allocate(capacity: 2)
             buffer.initialize(to: original)
-            (buffer + 1).initialize(to: Platform.keyMode(of: original))
+            (buffer + 1).initialize(to: TerminalDevice.keyMode(of: original))
             savedDescriptor.store(descriptor, ordering: .relaxed)
             saved.store(UInt(bitPattern: buffer), ordering: .releasing)
         }
         isActive.store(true, ordering: .sequentiallyConsistent)
-        Platform.setTerminalSettings(descriptor, buffer + 1)
+        TerminalDevice.setSettings(descriptor, buffer + 1)
         SignalRestoration.installHandlers()
     }
 
@@ -115,16 +115,16 @@ enum TerminalModeRestoration {
     /// Key mode again after `suspend()`, if the process is in the terminal's foreground. Async-signal-safe.
     static func resume() {
         guard isActive.load(ordering: .acquiring),
-            Platform.isForeground(savedDescriptor.load(ordering: .relaxed))
+            TerminalDevice.isForeground(savedDescriptor.load(ordering: .relaxed))
         else { return }
         setSaved(index: 1)
     }
 
     private static func setSaved(index: Int) {
         guard
-            let settings = UnsafePointer<Platform.TerminalSettings>(
+            let settings = UnsafePointer<TerminalDevice.Settings>(
                 bitPattern: saved.load(ordering: .acquiring))
         else { return }
-        Platform.setTerminalSettings(savedDescriptor.load(ordering: .relaxed), settings + index)
+        TerminalDevice.setSettings(savedDescriptor.load(ordering: .relaxed), settings + index)
     }
 }

@@ -72,7 +72,7 @@ enum SignalRestoration {
     private static func clearTaskbarProgress(on descriptor: Int32) {
         guard taskbarProgressShown.exchange(false, ordering: .relaxed) else { return }
         let sequence: StaticString = "\u{1B}]9;4;0;0\u{07}"
-        Platform.writeAll(
+        FileDescriptor.writeAll(
             descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
@@ -90,29 +90,30 @@ enum SignalRestoration {
         let start: StaticString = "\r\u{1B}["
         let end: StaticString = "A\u{1B}[J"
         let digits: StaticString = "0123456789"
-        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: start.utf8Start, count: start.utf8CodeUnitCount))
+        FileDescriptor.writeAll(
+            descriptor, UnsafeRawBufferPointer(start: start.utf8Start, count: start.utf8CodeUnitCount))
         var divisor = 1
         while divisor <= lines / 10 { divisor *= 10 }
         while divisor > 0 {
             let digit = (lines / divisor) % 10
-            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: digits.utf8Start + digit, count: 1))
+            FileDescriptor.writeAll(descriptor, UnsafeRawBufferPointer(start: digits.utf8Start + digit, count: 1))
             divisor /= 10
         }
-        Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount))
+        FileDescriptor.writeAll(descriptor, UnsafeRawBufferPointer(start: end.utf8Start, count: end.utf8CodeUnitCount))
     }
 
     /// Installs the handlers, each where its signal's disposition is the default.
     static func installHandlers() {
         installed.withLock { installed in
-            let handlers: [(Int32, Platform.SignalHandler)] = [
-                (Platform.interruptSignal, restoreAndReraise),
-                (Platform.terminateSignal, restoreAndReraise),
-                (Platform.hangUpSignal, restoreAndReraise),
-                (Platform.terminalStopSignal, restoreAndStop),
-                (Platform.continueSignal, continueAfterStop),
+            let handlers: [(Int32, Signals.Handler)] = [
+                (Signals.interrupt, restoreAndReraise),
+                (Signals.terminate, restoreAndReraise),
+                (Signals.hangUp, restoreAndReraise),
+                (Signals.terminalStop, restoreAndStop),
+                (Signals.continueIfStopped, continueAfterStop),
             ]
             for (signalNumber, handler) in handlers where !installed.contains(signalNumber) {
-                if Platform.setHandlerIfDefault(signalNumber, handler) { installed.insert(signalNumber) }
+                if Signals.setHandlerIfDefault(signalNumber, handler) { installed.insert(signalNumber) }
             }
         }
     }
@@ -121,13 +122,13 @@ enum SignalRestoration {
         let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         guard descriptor >= 0 else { return }
         let sequence: StaticString = "\u{1B}[?2026l\u{1B}[0m\u{1B}[?25h"
-        Platform.writeAll(
+        FileDescriptor.writeAll(
             descriptor, UnsafeRawBufferPointer(start: sequence.utf8Start, count: sequence.utf8CodeUnitCount))
     }
 
     fileprivate static func terminate(_ signalNumber: Int32) {
         restoreBeforeTermination()
-        Platform.takeDefaultAction(signalNumber)
+        Signals.takeDefaultAction(signalNumber)
     }
 
     /// What the `SIGINT`, `SIGTERM` and `SIGHUP` handlers do before the signal's default action: the cursor
@@ -137,7 +138,7 @@ enum SignalRestoration {
         let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         if descriptor >= 0 {
             let newline: StaticString = "\n"
-            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: newline.utf8Start, count: 1))
+            FileDescriptor.writeAll(descriptor, UnsafeRawBufferPointer(start: newline.utf8Start, count: 1))
             clearTaskbarProgress(on: descriptor)
         }
         TerminalModeRestoration.restore()
@@ -150,8 +151,8 @@ enum SignalRestoration {
         if descriptor >= 0 { clearTaskbarProgress(on: descriptor) }
         TerminalModeRestoration.suspend()
         isSuspended.store(true, ordering: .sequentiallyConsistent)
-        Platform.takeDefaultAction(signalNumber)  // stops here; returns when continued
-        Platform.setHandler(signalNumber, restoreAndStop)  // for the next Ctrl-Z
+        Signals.takeDefaultAction(signalNumber)  // stops here; returns when continued
+        Signals.setHandler(signalNumber, restoreAndStop)  // for the next Ctrl-Z
         // The kernel discards the stop of an orphaned process group: no SIGCONT follows, so continue here
         // (nothing happens if the SIGCONT handler already did).
         continued()
@@ -163,20 +164,21 @@ enum SignalRestoration {
         let descriptor = hiddenCursorDescriptor.load(ordering: .relaxed)
         if descriptor >= 0 {
             let hide: StaticString = "\u{1B}[?25l"
-            Platform.writeAll(descriptor, UnsafeRawBufferPointer(start: hide.utf8Start, count: hide.utf8CodeUnitCount))
+            FileDescriptor.writeAll(
+                descriptor, UnsafeRawBufferPointer(start: hide.utf8Start, count: hide.utf8CodeUnitCount))
         }
         continuations.add(1, ordering: .relaxed)
     }
 }
 
 private func restoreAndReraise(_ signalNumber: Int32) {
-    Platform.preservingErrno { SignalRestoration.terminate(signalNumber) }
+    ErrorNumber.preserving { SignalRestoration.terminate(signalNumber) }
 }
 
 private func restoreAndStop(_ signalNumber: Int32) {
-    Platform.preservingErrno { SignalRestoration.stop(signalNumber) }
+    ErrorNumber.preserving { SignalRestoration.stop(signalNumber) }
 }
 
 private func continueAfterStop(_ signalNumber: Int32) {
-    Platform.preservingErrno { SignalRestoration.continued() }
+    ErrorNumber.preserving { SignalRestoration.continued() }
 }

@@ -1,3 +1,5 @@
+import ProgressTreePlatform
+
 /// The size of a terminal in character cells.
 public struct TerminalSize: Sendable, Equatable {
     /// Character cells per line.
@@ -46,15 +48,15 @@ public struct FileDescriptorOutput: TerminalOutput {
     /// reader went away.
     public func write(_ text: String) {
         var text = text
-        text.withUTF8 { buffer in Platform.writeAll(descriptor, UnsafeRawBufferPointer(buffer)) }
+        _ = text.withUTF8 { buffer in FileDescriptor.writeAll(descriptor, UnsafeRawBufferPointer(buffer)) }
     }
 
     /// `isatty(2)` of the descriptor.
-    public var isTerminal: Bool { Platform.isTerminal(descriptor) }
+    public var isTerminal: Bool { TerminalDevice.isTerminal(descriptor) }
 
     /// The window size from `ioctl(TIOCGWINSZ)`, or `nil` when the descriptor is not a terminal.
     public func size() -> TerminalSize? {
-        Platform.windowSize(descriptor).map { TerminalSize(columns: $0.columns, rows: $0.rows) }
+        TerminalDevice.windowSize(descriptor).map { TerminalSize(columns: $0.columns, rows: $0.rows) }
     }
 
     /// The descriptor, for the signal handler that restores the cursor.

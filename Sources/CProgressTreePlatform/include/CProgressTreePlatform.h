@@ -1,5 +1,5 @@
-#ifndef C_PROGRESSTREE_STREAMING_H
-#define C_PROGRESSTREE_STREAMING_H
+#ifndef C_PROGRESSTREE_PLATFORM_H
+#define C_PROGRESSTREE_PLATFORM_H
 
 #include <sys/types.h>
 
@@ -12,7 +12,8 @@
 /// calls this function ends, which is when this process ends if that thread lives as long as it.
 ///
 /// Returns 0 and the process's id in `pid`, or the `errno` of what failed (`fork`, or `execve` in the new
-/// process, which then exits without running anything).
+/// process, which then exits without running anything); `ENOTSUP` on tvOS and watchOS, which start no
+/// process.
 int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
                        const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
                        pid_t *pid);
@@ -27,6 +28,25 @@ int progresstree_pipe(int descriptors[2]);
 /// The user id of the process at the other end of the Unix-domain socket `descriptor`: 0 and `user`,
 /// or `errno`.
 int progresstree_peer_user(int descriptor, uid_t *user);
+
+/// `socket(2)`, close-on-exec: atomically where the system has `SOCK_CLOEXEC`, just after elsewhere
+/// (Darwin). The descriptor, or -1 and `errno`.
+int progresstree_socket(int family, int type, int protocol);
+
+/// A connected pair of Unix-domain stream sockets, both close-on-exec as `progresstree_socket` makes
+/// them: 0, or `errno`.
+int progresstree_socket_pair(int descriptors[2]);
+
+/// Whether `signal_number` has its default action (no handler set, not ignored): 1 or 0; -1 and `errno`
+/// when it cannot be read. In C because the C libraries name the handler's field differently.
+int progresstree_signal_has_default_action(int signal_number);
+
+/// Unblocks `signal_number` for the calling thread. Async-signal-safe. In C because Darwin's `sigset_t`
+/// functions are macros.
+void progresstree_unblock_signal(int signal_number);
+
+/// Starts a detached thread running `run(context)`: 0, or the `errno` of `pthread_create`.
+int progresstree_start_detached_thread(void *(*run)(void *), void *context);
 
 /// Names the calling thread (Linux keeps 15 bytes), as `top -H` and debuggers show it.
 void progresstree_name_thread(const char *name);

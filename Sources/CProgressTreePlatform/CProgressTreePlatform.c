@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #endif
 
-#include "CProgressTreeStreaming.h"
+#include "CProgressTreePlatform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,20 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
+
+#if defined(__APPLE__)
+#include <TargetConditionals.h>
+#endif
+
+// tvOS and watchOS start no process (their SDKs mark `fork` unavailable); this target is built there all
+// the same, as a dependency of the platform module, which the model needs.
+#if defined(__APPLE__) && (TARGET_OS_TV || TARGET_OS_WATCH)
+#define PROGRESSTREE_STARTS_PROCESSES 0
+#else
+#define PROGRESSTREE_STARTS_PROCESSES 1
+#endif
+
+#if PROGRESSTREE_STARTS_PROCESSES
 
 /// The most descriptor pairs handed on: the progress channel, standard input, output and error.
 #define MAXIMUM_PAIRS 8
@@ -128,6 +142,25 @@ done:
     return result;
 }
 
+#else
+
+int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
+                       const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
+                       pid_t *pid) {
+    (void)path;
+    (void)argv;
+    (void)envp;
+    (void)sources;
+    (void)targets;
+    (void)count;
+    (void)parent_death_signal;
+    (void)reset_broken_pipe;
+    (void)pid;
+    return ENOTSUP;
+}
+
+#endif
+
 int progresstree_process_descriptor(pid_t pid) {
 #if defined(__linux__) && defined(SYS_pidfd_open)
     // Close-on-exec by definition (pidfd_open sets it).
@@ -160,6 +193,52 @@ int progresstree_peer_user(int descriptor, uid_t *user) {
     gid_t group;
     return getpeereid(descriptor, user, &group) == 0 ? 0 : errno;
 #endif
+}
+
+int progresstree_socket(int family, int type, int protocol) {
+#if defined(SOCK_CLOEXEC)
+    return socket(family, type | SOCK_CLOEXEC, protocol);
+#else
+    int descriptor = socket(family, type, protocol);
+    if (descriptor >= 0) fcntl(descriptor, F_SETFD, FD_CLOEXEC);
+    return descriptor;
+#endif
+}
+
+int progresstree_socket_pair(int descriptors[2]) {
+#if defined(SOCK_CLOEXEC)
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, descriptors) == 0 ? 0 : errno;
+#else
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, descriptors) != 0) return errno;
+    fcntl(descriptors[0], F_SETFD, FD_CLOEXEC);
+    fcntl(descriptors[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+#endif
+}
+
+int progresstree_signal_has_default_action(int signal_number) {
+    struct sigaction current;
+    if (sigaction(signal_number, NULL, &current) != 0) return -1;
+    // `sa_handler` shares its storage with `sa_sigaction`: a handler of either kind is not SIG_DFL.
+    return current.sa_handler == SIG_DFL ? 1 : 0;
+}
+
+void progresstree_unblock_signal(int signal_number) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signal_number);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+int progresstree_start_detached_thread(void *(*run)(void *), void *context) {
+    pthread_attr_t attributes;
+    int result = pthread_attr_init(&attributes);
+    if (result != 0) return result;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    result = pthread_create(&thread, &attributes, run, context);
+    pthread_attr_destroy(&attributes);
+    return result;
 }
 
 void progresstree_name_thread(const char *name) {

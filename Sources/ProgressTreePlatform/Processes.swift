@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Android)
+import Android
+#endif
+import CProgressTreePlatform
+
+/// The programs the streaming module starts (`mountProcess`): starting one, learning when it ends.
+package enum ChildProcess {
+    /// The signal a program started by `spawn` gets when this process ends (Linux).
+    package static let parentDeathSignal = SIGTERM
+
+    /// Starts `path` with `arguments` (without argv[0]) and `environment` ("NAME=value"). Each
+    /// `(source, target)` of `handOn` becomes descriptor `target` in the new process (a source of -1:
+    /// /dev/null); the other descriptors of this process stay out (they are close-on-exec where this
+    /// module made them). On Linux the program gets `parentDeathSignal` when the thread that starts it
+    /// ends: the streaming module's reactor starts every program from its own thread, which lasts as long as
+    /// the process. Not on tvOS and watchOS, which start no process (`ENOTSUP`).
+    package static func spawn(
+        path: String, arguments: [String], environment: [String], handOn: [(source: Int32, target: Int32)]
+    ) throws(PlatformError) -> Int32 {
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        let sources = handOn.map(\.source)
+        let targets = handOn.map(\.target)
+        var pid: pid_t = 0
+        let result = progresstree_spawn(
+            path, argv, envp, sources, targets, Int32(handOn.count), parentDeathSignal,
+            Signals.ignoredBrokenPipe.load(ordering: .relaxed) ? 1 : 0, &pid)
+        guard result == 0 else { throw .system("cannot start \(path)", result) }
+        return pid
+    }
+
+    /// How a process ended.
+    package enum ExitStatus: Equatable, Sendable {
+        case exited(Int32)
+        case signalled(Int32)
+    }
+
+    /// Waits for process `pid` to end (retrying `EINTR`); with `blocking: false`, `nil` while it runs.
+    package static func waitForExit(_ pid: Int32, blocking: Bool = true) -> ExitStatus? {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if result == 0 { return nil }
+            if result == -1 {
+                if errno == EINTR { continue }
+                return .exited(-1)
+            }
+            break
+        }
+        let signal = status & 0x7F
+        return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
+    }
+
+    /// A descriptor that becomes readable when child `pid` ends (Linux 5.3 or later), close-on-exec, or
+    /// `nil`.
+    package static func descriptor(_ pid: Int32) -> Int32? {
+        let descriptor = progresstree_process_descriptor(pid)
+        return descriptor >= 0 ? descriptor : nil
+    }
+}
+
+/// The environment of this process.
+package enum ProcessEnvironment {
+    /// Every variable, "NAME=value".
+    package static var entries: [String] {
+        var result: [String] = []
+        var pointer = environ
+        while let entry = pointer.pointee {
+            result.append(String(cString: entry))
+            pointer += 1
+        }
+        return result
+    }
+
+    /// The value of variable `name`, if it is set.
+    package static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    package static func unset(_ name: String) {
+        _ = unsetenv(name)
+    }
+}
