@@ -26,8 +26,16 @@ final class FollowingProgress: Progress, @unchecked Sendable {
     private let observation = Mutex<ProgressObservation?>(nil)
     /// What the deliveries keep between them (they run one at a time, on `updates`).
     private let share = Mutex(FoundationChildrenShare())
+
+    // What Apple platforms' `Progress` lets a subclass do beyond swift-corelibs-foundation's is in
+    // FollowingProgress+KeyValueObservation.swift; here, only what an extension cannot hold.
     #if canImport(ObjectiveC)
-    private let ownObservations = Mutex<[NSKeyValueObservation]>([])
+    /// This progress's own states, observed (`observeOwnStates()`).
+    let ownObservations = Mutex<[NSKeyValueObservation]>([])
+    #else
+    // Read-only in swift-corelibs-foundation (settable on Apple platforms, and overridden so there).
+    override var localizedDescription: String! { node.localizedDescription }
+    override var localizedAdditionalDescription: String! { node.localizedAdditionalDescription }
     #endif
 
     init(following node: ProgressNode) {
@@ -50,7 +58,8 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         FollowingProgress.forget(self)
     }
 
-    private var ready: Bool { isReady.load(ordering: .sequentiallyConsistent) }
+    /// Whether Foundation's initializer has returned: from then on, writes go to the node.
+    var ready: Bool { isReady.load(ordering: .sequentiallyConsistent) }
 
     // MARK: The node's state into Foundation's
 
@@ -128,29 +137,6 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         }
     }
 
-    #if canImport(ObjectiveC)
-    override var fractionCompleted: Double { node.fractionCompleted }
-
-    override var localizedDescription: String! {
-        get { node.localizedDescription }
-        set { if ready { node.localizedDescription = newValue } else { super.localizedDescription = newValue } }
-    }
-
-    override var localizedAdditionalDescription: String! {
-        get { node.localizedAdditionalDescription }
-        set {
-            if ready {
-                node.localizedAdditionalDescription = newValue
-            } else {
-                super.localizedAdditionalDescription = newValue
-            }
-        }
-    }
-    #else
-    override var localizedDescription: String! { node.localizedDescription }
-    override var localizedAdditionalDescription: String! { node.localizedAdditionalDescription }
-    #endif
-
     // MARK: Calls to the node
 
     override func cancel() {
@@ -190,18 +176,4 @@ final class FollowingProgress: Progress, @unchecked Sendable {
         current.end()
         current.scope.end()
     }
-
-    #if canImport(ObjectiveC)
-    /// On Apple platforms a Foundation parent may cancel or pause its children without calling their
-    /// `cancel()` or `pause()` (not verified): the states are observed too. Not compiled on Linux.
-    private func observeOwnStates() {
-        let node = self.node
-        ownObservations.withLock {
-            $0 = [
-                observe(\.isCancelled) { progress, _ in if progress.isCancelled { node.cancel() } },
-                observe(\.isPaused) { progress, _ in if progress.isPaused { node.pause() } else { node.resume() } },
-            ]
-        }
-    }
-    #endif
 }
