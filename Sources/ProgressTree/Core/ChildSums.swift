@@ -5,7 +5,7 @@ import ProgressTreePlatform
 /// Σ pendingᵢ × fractionᵢ over the children a refresh has recorded.
 ///
 /// Owned by the tree's refresh domain: only code holding the domain lock (`RefreshDomain`) reads or writes
-/// it (but for the atomics `creditSequence` and `publishedSum`), and the children's `contributorIndex`. That is the proof behind
+/// it (but for the atomics `creditSequence`, `publishedSum`, `queueHead` and `freshChildren`), and the children's `contributorIndex`. That is the proof behind
 /// `@unchecked Sendable`: the lock orders every access, and `Lock` makes that order visible to
 /// ThreadSanitizer. Updates never touch it: a child that finishes while a refresh runs is *retired* into
 /// its parent's dirty queue instead, and the next refresh of the parent removes its share (see
@@ -17,7 +17,20 @@ import ProgressTreePlatform
 /// largest contribution it held since it was last summed (a huge child that came and went would otherwise
 /// take a small sibling's progress with it), or after more incremental steps than contributors plus 1,024
 /// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
+///
+/// It is also the part of a node that only a parent needs, so that a leaf (most nodes) pays one word for
+/// all of it: the tops of the node's two intrusive stacks of children, `queueHead` and `freshChildren`,
+/// atomics that children push onto without a lock. It is created before the node's first child is
+/// attached (`ProgressNode.childPart`) and lives as long as the node.
 final class ChildSums: @unchecked Sendable {
+    /// The node's children queued for the next refresh: the top of an intrusive stack linked by their
+    /// `queueNext` (see ProgressNode+Propagation.swift).
+    let queueHead = Atomic<UInt>(0)
+    /// The node's children created attached to it (`init(totalUnitCount:parent:pendingUnitCount:)`) and not
+    /// yet moved into its `ChildTable`: the top of an intrusive stack linked by their `freshNext`, which
+    /// holds a reference to each (see ProgressNode+FreshChildren.swift).
+    let freshChildren = Atomic<UInt>(0)
+
     /// Moved before and after a child's credit that races with a refresh, so that the refresh reads the
     /// credit and the child's removal together (see `ProgressNode.retire(_:crediting:failedShare:)`): the
     /// low 32 bits count the credits in progress (`beginCredit`), the high 32 bits the credits completed
@@ -202,6 +215,29 @@ extension ProgressNode {
     /// This node's children's sum, for code under the domain lock; created on first use.
     var childSumsForRefresh: ChildSums {
         childSums.load() ?? childSums.storeIfNil(ChildSums())
+    }
+
+    /// This node's parent part (`ChildSums`: sums, dirty queue, fresh stack), created on first use, without
+    /// a reference count: valid while this node is. Created before a child is attached (whose walks push
+    /// onto `queueHead`), so that the walks find it; the creation here is a fallback that never runs then.
+    @inline(__always)
+    var childPart: Unmanaged<ChildSums> {
+        if let part = childSums.unretained() { return part }
+        return .passUnretained(childSumsForRefresh)
+    }
+
+    /// The top of this node's dirty queue (0 when it has no parent part: no child ever attached).
+    @inline(__always)
+    func queueTop() -> UInt {
+        guard let part = childSums.unretained() else { return 0 }
+        return part._withUnsafeGuaranteedRef { $0.queueHead.load(ordering: .sequentiallyConsistent) }
+    }
+
+    /// Takes this node's whole dirty queue (one exchange), 0 when it is empty.
+    @inline(__always)
+    func takeQueue() -> UInt {
+        guard let part = childSums.unretained() else { return 0 }
+        return part._withUnsafeGuaranteedRef { $0.queueHead.exchange(0, ordering: .sequentiallyConsistent) }
     }
 
     /// Records `child`'s new fraction in this node's sums (created on first use), without retaining them.

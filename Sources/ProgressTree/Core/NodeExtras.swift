@@ -1,6 +1,9 @@
-/// What most nodes never use, kept out of line so that a node stays small: handlers and control state,
-/// observers, metadata. Allocated on the first write; reads of a node without it see the defaults.
+/// What most nodes never use, kept out of line so that a node stays small: the child table (most nodes are
+/// leaves), handlers and control state, observers, metadata. Allocated on the first write; reads of a node
+/// without it see the defaults. Guarded by the node's lock, like the rest of `NodeState`.
 final class NodeExtras {
+    /// The node's attached children (`NodeState.children`).
+    var children = ChildTable()
     var control = ControlState()
     var observers = ObserverList()
     var metadata = Metadata()

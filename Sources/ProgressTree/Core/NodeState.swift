@@ -1,16 +1,31 @@
 /// The part of a node's state that changes with the shape of the tree, guarded by the node's lock.
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
+///
+/// Two words inside the lock: the out-of-line `NodeExtras` and the link. `extras` comes first so that the
+/// one-byte link ends the struct (9 bytes, not 16) and the node packs its `controlFlags` and an `Int32`
+/// into the tail of its `Lock<NodeState>` (see "What a node holds" in Docs/Architecture.md).
 struct NodeState {
-    /// The attached children (the strong references that keep them alive), but for the fresh children
-    /// pushed onto `ProgressNode.freshChildren` since the last look: read it only after
-    /// `ProgressNode.settleFreshChildren(_:)`.
-    var children = ChildTable()
-    var link = ParentLink()
     private var extras: NodeExtras?
+    var link = ParentLink()
 
-    /// Whether control state, observers or metadata were ever written (otherwise all are the defaults).
+    /// Whether children, control state, observers or metadata were ever written (otherwise all are the
+    /// defaults).
     var hasExtras: Bool { extras != nil }
+
+    /// The attached children (the strong references that keep them alive), but for the fresh children
+    /// pushed onto the node's fresh stack (`ChildSums.freshChildren`) since the last look: read it only after
+    /// `ProgressNode.settleFreshChildren(_:)`. Out of line, in `NodeExtras`: most nodes are leaves, and a
+    /// leaf's table would be an empty array and a count in every node.
+    var children: ChildTable {
+        _read {
+            if let extras { yield extras.children } else { yield ChildTable() }
+        }
+        _modify { yield &extrasForWriting().children }
+    }
+
+    /// `children.isEmpty`, without making an empty table for a node without extras (a finishing leaf asks).
+    var hasNoChildren: Bool { extras?.children.isEmpty ?? true }
 
     var control: ControlState {
         get { extras?.control ?? ControlState() }

@@ -55,6 +55,8 @@ extension ProgressNode {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             }
         }
+        // The parent part, whose dirty queue the child's walks push onto, before the child links up.
+        _ = childPart
         child.parentAddress.store(
             UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .sequentiallyConsistent)
         child.flags.bitwiseOr(NodeFlags.attached, ordering: .sequentiallyConsistent)

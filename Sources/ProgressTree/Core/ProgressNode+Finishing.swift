@@ -73,7 +73,7 @@ extension ProgressNode {
                     if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
                     state.children.remove(self)
                     state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
-                    return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.children.isEmpty
+                    return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren
                 }
             }
             // A held parent lets go of its own parent once nothing is attached below it.
@@ -129,7 +129,7 @@ extension ProgressNode {
             let parent = retainNode(at: address, weakLink: state.weakParent)
             // Work still attached below it keeps it in the parent's reach (ProgressNode+HeldChildren.swift).
             settleFreshChildren(&state)
-            let held = parent != nil && !state.children.isEmpty
+            let held = parent != nil && !state.hasNoChildren
             if held {
                 state.holderAddress = address
             } else if currentControlFlags.contains(.pausedThrough) {
@@ -160,7 +160,7 @@ extension ProgressNode {
             parentAddress.store(0, ordering: .releasing)
             // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
             // without building the fold), otherwise according to its metadata and its own children.
-            if state.hasExtras || !state.children.isEmpty { files = finishedFileFold(of: state) }
+            if state.hasExtras || !state.hasNoChildren { files = finishedFileFold(of: state) }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)

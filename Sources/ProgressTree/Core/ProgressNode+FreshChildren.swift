@@ -7,7 +7,8 @@ import Synchronization
 //
 // Invariants:
 // - A fresh child is pushed once, onto its parent's `freshChildren` (a lock-free stack linked by
-//   `freshNext`, which never changes after the push), and the stack holds one reference to it.
+//   `freshNext`, which never changes after the push), and the stack holds one reference to it. The stack's
+//   top lives in the parent's `ChildSums` (its parent part), created here before the first push.
 // - Under the parent's lock, `settleFreshChildren` takes the whole stack (one exchange) and moves it, oldest
 //   first, into the `ChildTable`, with those references. Code that reads or changes the table settles first,
 //   so the table holds every attached child in the order they were added (`addChild` settles before it
@@ -39,16 +40,20 @@ extension ProgressNode {
         if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
             flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
         }
-        // A parent has its domain before its first fresh child, so that the child can adopt it.
+        // A parent has its domain before its first fresh child, so that the child can adopt it, and its parent
+        // part, which holds the stack.
         _ = unretainedDomain
         let address = UInt(bitPattern: retainUnpublished(child, childOf: self).toOpaque())
-        var top = freshChildren.load(ordering: .relaxed)
-        while true {
-            child._withUnsafeGuaranteedRef { $0.freshNext.store(top, ordering: .relaxed) }
-            let (exchanged, original) = freshChildren.compareExchange(
-                expected: top, desired: address, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
-            if exchanged { break }
-            top = original
+        childPart._withUnsafeGuaranteedRef { part in
+            var top = part.freshChildren.load(ordering: .relaxed)
+            while true {
+                child._withUnsafeGuaranteedRef { $0.freshNext.store(top, ordering: .relaxed) }
+                let (exchanged, original) = part.freshChildren.compareExchange(
+                    expected: top, desired: address, successOrdering: .sequentiallyConsistent,
+                    failureOrdering: .relaxed)
+                if exchanged { break }
+                top = original
+            }
         }
         markChanged()
         let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
@@ -59,16 +64,18 @@ extension ProgressNode {
     /// node's lock; one atomic load when there are none.
     @inline(__always)
     func settleFreshChildren(_ state: inout NodeState) {
-        guard freshChildren.load(ordering: .sequentiallyConsistent) != 0 else { return }
-        moveFreshChildren(into: &state)
+        guard let part = childSums.unretained(),
+            part._withUnsafeGuaranteedRef({ $0.freshChildren.load(ordering: .sequentiallyConsistent) }) != 0
+        else { return }
+        moveFreshChildren(into: &state, part: part)
     }
 
     @inline(never)
-    private func moveFreshChildren(into state: inout NodeState) {
+    private func moveFreshChildren(into state: inout NodeState, part: Unmanaged<ChildSums>) {
         // Reversed in place, oldest first, then inserted: no buffer. These nodes left the stack with the
         // exchange, so a pop of one of them now fails whatever `freshNext` it reads (the top is never it
         // again: a node is pushed once).
-        var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
+        var entry = part._withUnsafeGuaranteedRef { $0.freshChildren.exchange(0, ordering: .sequentiallyConsistent) }
         var oldestFirst: UInt = 0
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
@@ -96,7 +103,8 @@ extension ProgressNode {
 
     /// Takes all fresh children, with the stack's references, for a node going away (`deinit`).
     func takeFreshChildren(appendingTo nodes: inout [ProgressNode]) {
-        var entry = freshChildren.exchange(0, ordering: .sequentiallyConsistent)
+        guard let part = childSums.unretained() else { return }
+        var entry = part._withUnsafeGuaranteedRef { $0.freshChildren.exchange(0, ordering: .sequentiallyConsistent) }
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
             entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
@@ -109,11 +117,15 @@ extension ProgressNode {
     @inline(__always)
     func popFreshChild(_ child: ProgressNode) -> Bool {
         let address = UInt(bitPattern: Unmanaged.passUnretained(child).toOpaque())
-        // On top: the push (releasing) is seen, and with it `freshNext`.
-        guard freshChildren.load(ordering: .acquiring) == address else { return false }
-        let next = child.freshNext.load(ordering: .relaxed)
-        return freshChildren.compareExchange(
-            expected: address, desired: next, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed
-        ).exchanged
+        // The part exists: it was created before the child was pushed.
+        guard let part = childSums.unretained() else { return false }
+        return part._withUnsafeGuaranteedRef { part in
+            // On top: the push (releasing) is seen, and with it `freshNext`.
+            guard part.freshChildren.load(ordering: .acquiring) == address else { return false }
+            let next = child.freshNext.load(ordering: .relaxed)
+            return part.freshChildren.compareExchange(
+                expected: address, desired: next, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed
+            ).exchanged
+        }
     }
 }

@@ -190,6 +190,10 @@ private final class InvariantChecker {
             report(record, "has children but not the hasHadChildren flag")
         }
         if !children.isEmpty && node.domainStorage.load() == nil { report(record, "has children but no domain") }
+        // ... and its parent part (`childPart`), which holds the stacks its children push onto.
+        if has(NodeFlags.hasHadChildren) && node.childSums.load() == nil {
+            report(record, "has had children but has no parent part (ChildSums)")
+        }
         // `describesFiles` is set under the node's lock with metadata that describes files, never cleared.
         if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
             report(record, "its metadata describes files but it lacks the describesFiles flag")
@@ -261,7 +265,7 @@ private final class InvariantChecker {
     {
         let node = reached[record].node
         var queue: Set<UInt> = []
-        var entry = node.queueHead.load(ordering: .sequentiallyConsistent)
+        var entry = node.queueTop()
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             guard queue.insert(entry).inserted else {
                 report(record, "its dirty queue holds a node twice (or loops)")
@@ -475,7 +479,8 @@ private struct LockedView: Sendable {
         endsWithHole = slots.last.map { $0.owner == nil } ?? false
         var fresh: [ProgressNode] = []
         var seen: Set<UInt> = []
-        var entry = node.freshChildren.load(ordering: .sequentiallyConsistent)
+        var entry =
+            node.childSums.load()?.freshChildren.load(ordering: .sequentiallyConsistent) ?? 0
         while let pointer = UnsafeRawPointer(bitPattern: entry), seen.insert(entry).inserted {
             let child = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
             fresh.append(child)

@@ -104,7 +104,7 @@ extension ProgressNode {
     @inline(__always)
     private func quietFraction() -> Double? {
         let sequence = creditSequenceNow()
-        guard ChildSums.isSettled(sequence), queueHead.load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+        guard ChildSums.isSettled(sequence), queueTop() == 0 else { return nil }
         let completed = completedStorage.load(ordering: .sequentiallyConsistent)
         let total = totalStorage.load(ordering: .sequentiallyConsistent)
         let childUnits = childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0

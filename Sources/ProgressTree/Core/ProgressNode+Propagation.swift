@@ -147,11 +147,12 @@ extension ProgressNode {
     @inline(__always)
     func push(onto parent: Unmanaged<ProgressNode>) {
         let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
-        parent._withUnsafeGuaranteedRef { parent in
-            var head = parent.queueHead.load(ordering: .relaxed)
+        // The parent's part exists (created before its first child was attached): one load.
+        parent._withUnsafeGuaranteedRef { $0.childPart }._withUnsafeGuaranteedRef { part in
+            var head = part.queueHead.load(ordering: .relaxed)
             while true {
                 queueNext.store(head, ordering: .relaxed)
-                let (exchanged, original) = parent.queueHead.compareExchange(
+                let (exchanged, original) = part.queueHead.compareExchange(
                     expected: head, desired: me, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
                 if exchanged { return }
                 head = original

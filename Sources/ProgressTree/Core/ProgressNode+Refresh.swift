@@ -101,7 +101,7 @@ extension ProgressNode {
     /// The number of children in this node's dirty queue (for tests; not safe while it changes).
     var queuedChildCount: Int {
         var count = 0
-        var entry = queueHead.load(ordering: .sequentiallyConsistent)
+        var entry = queueTop()
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             count += 1
             entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
@@ -114,7 +114,7 @@ extension ProgressNode {
     /// Takes this node's whole dirty queue, appending it to `nodes`; returns whether it added any.
     @inline(__always)
     private func drainQueue(into nodes: inout [Unmanaged<ProgressNode>]) -> Bool {
-        var entry = queueHead.exchange(0, ordering: .sequentiallyConsistent)
+        var entry = takeQueue()
         guard entry != 0 else { return false }
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)

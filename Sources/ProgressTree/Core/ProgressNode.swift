@@ -41,14 +41,18 @@ import ProgressTreePlatform
 /// child taken by a read that finished meanwhile) must be moved out of the critical section and released after it.
 public final class ProgressNode: Sendable {
     // MARK: Hot-path state (atomics, no lock)
+    //
+    // The order is the layout (120 bytes with the header, so that malloc gives a node 128): the counts and
+    // `flags`, which `advance(by:)` reads, first; the words; then `state`, whose last 7 bytes take
+    // `controlFlags` and `contributorIndex` (see "What a node holds" in Docs/Architecture.md).
 
     /// The node's own completed units plus the pending units of children that finished.
     @usableFromInline let completedStorage: Atomic<Int64>
     @usableFromInline let totalStorage: Atomic<Int64>
     /// `NodeFlags` bits.
     @usableFromInline let flags: Atomic<UInt32>
-    /// Cancellation, pausing and failure bits, readable without the lock (see `ControlFlags`).
-    let controlFlags = Atomic<UInt8>(0)
+    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
+    let slotInParent = Atomic<Int32>(-1)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     let cachedFraction = Atomic<UInt64>(0)
@@ -58,23 +62,13 @@ public final class ProgressNode: Sendable {
     let parentAddress = Atomic<UInt>(0)
     /// The share of the parent's units this node stands for, while attached.
     let pendingInParent = Atomic<Int64>(0)
-    /// The children queued for the next refresh: the top of an intrusive stack linked by `queueNext`.
-    let queueHead = Atomic<UInt>(0)
-    /// The next node in the parent's dirty queue, while `queued`.
+    /// The next node in the parent's dirty queue (`ChildSums.queueHead`), while `queued`.
     let queueNext = Atomic<UInt>(0)
-    /// Children created attached to this node (`init(totalUnitCount:parent:pendingUnitCount:)`) and not yet
-    /// moved into its `ChildTable`: the top of an intrusive stack linked by `freshNext`, which holds a
-    /// reference to each (see ProgressNode+FreshChildren.swift).
-    let freshChildren = Atomic<UInt>(0)
-    /// The next node in the parent's `freshChildren`, set once before the push.
+    /// The next node in the parent's fresh children (`ChildSums.freshChildren`), set once before the push.
     let freshNext = Atomic<UInt>(0)
-    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
-    let slotInParent = Atomic<Int32>(-1)
-    /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
-    /// what it adds. Owned by the tree's domain lock.
-    let contributorIndex = Atomic<Int32>(-1)
-    /// The weighted sum of the attached children's progress, kept by refreshes under the domain lock;
-    /// created by the first refresh that records a child.
+    /// What only a node with children needs, in one object created before its first child is attached
+    /// (`childPart`): the weighted sum of the attached children's progress, kept by refreshes under the
+    /// domain lock, and the tops of its dirty queue and of its stack of fresh children.
     let childSums = OnceReference<ChildSums>()
     /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
     /// is first read, or is attached, and shared by every node of the tree.
@@ -83,6 +77,12 @@ public final class ProgressNode: Sendable {
     // MARK: Structure (guarded by the node's lock)
 
     let state: Lock<NodeState>
+
+    /// Cancellation, pausing and failure bits, readable without the lock (see `ControlFlags`).
+    let controlFlags = Atomic<UInt8>(0)
+    /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
+    /// what it adds. Owned by the tree's domain lock.
+    let contributorIndex = Atomic<Int32>(-1)
 
     // MARK: Creating nodes
 
@@ -221,7 +221,7 @@ public final class ProgressNode: Sendable {
         for child in children { child.orphan() }
         if let domain = domainStorage.load() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
-        var entry = queueHead.exchange(0, ordering: .acquiring)
+        var entry = takeQueue()
         while let address = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(address)
             entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
