@@ -195,7 +195,10 @@ extension ProgressNode {
             }
             scratch.frames.removeLast()
             node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-            guard let below = scratch.frames.last else { return fraction }
+            guard let below = scratch.frames.last else {
+                scratch.giveBackLargeBuffers()
+                return fraction
+            }
             below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
         }
     }
@@ -211,6 +214,17 @@ struct RefreshScratch {
     var frames: [RefreshFrame] = []
     /// Retired children the refresh drained, released after the domain lock.
     var released: [ProgressNode] = []
+
+    /// The capacity `pending` keeps between refreshes (32 KB): a refresh of up to this many changed children
+    /// allocates nothing once the buffer has grown.
+    static let keptPendingCapacity = 4_096
+
+    /// Frees `pending` after a refresh that needed more than `keptPendingCapacity` entries (a read after a
+    /// million children changed): kept, it would cost 8 bytes per child for as long as the tree lives, and
+    /// the next such refresh, which allocates it again, does as much work per entry anyway.
+    mutating func giveBackLargeBuffers() {
+        if pending.capacity > Self.keptPendingCapacity && pending.isEmpty { pending = [] }
+    }
 }
 
 /// One level of the dirty subtree being refreshed.
