@@ -13,8 +13,8 @@ extension ProgressNode {
     /// upward while credits finish further ancestors.
     ///
     /// Per level: the child's lock (detach, the parent retained, and what it hands the parent's file
-    /// summary), then the credit, then leaving the parent (a pop off its fresh children, or its lock: remove
-    /// from the table, fold the files). The child's share leaves the parent's sum together with the credit,
+    /// summary and properties), then the credit, then leaving the parent (a pop off its fresh children, or
+    /// its lock: remove from the table, fold the files and the properties). The child's share leaves the parent's sum together with the credit,
     /// as one step for readers: a child the parent never held a share of is credited with one atomic add;
     /// otherwise directly, under the domain lock, when no refresh runs, or the child is *retired* into the
     /// parent's dirty queue between two increments of the parent's `creditSequence`, and the refresh that
@@ -48,51 +48,92 @@ extension ProgressNode {
         }
         guard let retainedParent = detached.parent else { return nil }
         let finishedFiles = fileSummaryForFinishedParentFold(files)
+        // What it leaves in the parent's custom properties goes in with the rest, off the common path.
         let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
-            let completed =
-                detached.creditsWithoutShare
-                ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
-            let parentFinished = FractionMath.isFinished(
-                completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-            var parentEmptied = false
-            if detached.held {
-                // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
-                // on, readers of progress and files see it finished.
-                parent.state.withLock { state in
-                    state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
-                    if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                    flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
-                }
-            } else if finishedFiles == nil, parent.popFreshChild(self) {
-                // The stack's reference; the caller still holds this node.
-                Unmanaged.passUnretained(self).release()
-                parentEmptied = parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
-            } else {
-                parentEmptied = parent.state.withLock { state in
-                    parent.settleFreshChildren(&state)
-                    if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                    state.children.remove(self)
-                    state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
-                    return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren
-                }
+            if let outcome = detached.leavesProperties {
+                return creditAndLeave(parent, detached, files: finishedFiles, leavingPropertiesBy: outcome)
             }
-            // A held parent lets go of its own parent once nothing is attached below it.
-            if parentEmptied { parent.releaseFromHolderIfEmpty() }
-            guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
-            else {
-                // A parent the credit finished is never left paused, attached or not (an attached one
-                // leaves it in its own step).
-                if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
-                parent.markChanged()
-                return false
-            }
-            return true
+            return creditAndLeave(parent, detached, files: finishedFiles, properties: nil)
         }
         guard goesOn else {
             retainedParent.release()  // last: this may run the parent's `deinit`
             return nil
         }
         return retainedParent.takeRetainedValue()
+    }
+
+    /// Leaves `parent`, into which this node just finished: a held node is listed as finished, any other
+    /// leaves its table (or its stack of fresh children), in the critical section that folds its files and
+    /// properties into the parent. Returns whether that emptied a held parent.
+    @inline(__always)
+    private func leave(
+        _ parent: ProgressNode, held: Bool, files finishedFiles: FileSummary?,
+        properties leftProperties: PropertyEntries?
+    ) -> Bool {
+        if held {
+            // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
+            // on, readers of progress and files see it finished.
+            parent.state.withLock { state in
+                state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
+                if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
+                state.foldPropertiesLeftBehind(leftProperties)
+                flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
+            }
+            return false
+        }
+        if finishedFiles == nil, leftProperties == nil, parent.popFreshChild(self) {
+            // The stack's reference; the caller still holds this node.
+            Unmanaged.passUnretained(self).release()
+            return parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
+        }
+        return parent.state.withLock { state in
+            parent.settleFreshChildren(&state)
+            if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
+            state.foldPropertiesLeftBehind(leftProperties)
+            state.children.remove(self)
+            state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
+            return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren
+        }
+    }
+
+    /// The rest of a step of `finishIntoParent`, with `parent` retained: credits it, leaves it (`leave`), and
+    /// returns whether the credit finished it and it is attached, so that it finishes next.
+    @inline(__always)
+    private func creditAndLeave(
+        _ parent: ProgressNode, _ detached: Detachment, files finishedFiles: FileSummary?,
+        properties leftProperties: PropertyEntries?
+    ) -> Bool {
+        let completed =
+            detached.creditsWithoutShare
+            ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
+        let parentFinished = FractionMath.isFinished(
+            completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+        let parentEmptied = leave(parent, held: detached.held, files: finishedFiles, properties: leftProperties)
+        // A held parent lets go of its own parent once nothing is attached below it.
+        if parentEmptied { parent.releaseFromHolderIfEmpty() }
+        guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
+        else {
+            // A parent the credit finished is never left paused, attached or not (an attached one
+            // leaves it in its own step).
+            if parentFinished { parent.leavePauseIfFinishedWhilePaused() }
+            parent.markChanged()
+            return false
+        }
+        return true
+    }
+
+    /// `creditAndLeave` for a node that may leave something in its parent's custom properties: what it
+    /// leaves, read after the detach (a value set meanwhile counts as set before it; the fold is what readers
+    /// see), by a walk of its subtree (Properties/PropertyStore.swift).
+    @inline(never)
+    private func creditAndLeave(
+        _ parent: ProgressNode, _ detached: Detachment, files: FileSummary?,
+        leavingPropertiesBy outcome: ProgressPropertyOutcome
+    ) -> Bool {
+        let left = propertiesLeftBehind(by: outcome)
+        let goesOn = creditAndLeave(parent, detached, files: files, properties: left)
+        parent.compactPropertiesLeftBehind(left)  // the merge, outside every lock
+        return goesOn
     }
 
     /// What `detachFromParent` hands the finish.
@@ -106,13 +147,19 @@ extension ProgressNode {
         let creditsWithoutShare: Bool
         /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
         let signalsObservers: Bool
+        /// `held` and `leavesProperties`, packed into the byte `held` took alone (the common finish pays for
+        /// no wider value).
+        let shape: UInt8
         /// Nodes are still attached below it: the parent holds it (`NodeFlags.held`).
-        let held: Bool
+        var held: Bool { shape & 1 != 0 }
+        /// How it ended, when it may leave something in its parent's custom properties (see
+        /// `propertyLeaving(of:)`); `nil` otherwise.
+        var leavesProperties: ProgressPropertyOutcome? { PropertyLeaving.outcome(shape) }
     }
 
     /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
-    /// (retained) with the pending count and what this node hands its parent's file summary, all in one
-    /// critical section.
+    /// (retained) with the pending count and what this node hands its parent's file summary and custom
+    /// properties, all in one critical section.
     ///
     /// One compare-and-exchange on `flags` clears `attached`, sets `dirty` (the node's fraction is now 1)
     /// and, when the parent never held a share of the node, `retired` (no walk queues it any more, and no
@@ -152,7 +199,7 @@ extension ProgressNode {
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, shape: 0
                 )
             }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
@@ -160,10 +207,16 @@ extension ProgressNode {
             parentAddress.store(0, ordering: .releasing)
             // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
             // without building the fold), otherwise according to its metadata and its own children.
-            if state.hasExtras || !state.hasNoChildren { files = finishedFileFold(of: state) }
+            // Whether it leaves something in its parent's custom properties (Properties/PropertyStore.swift),
+            // behind the same gate.
+            var shape: UInt8 = held ? 1 : 0
+            if state.hasExtras || !state.hasNoChildren {
+                files = finishedFileFold(of: state)
+                shape |= propertyLeaving(of: state)
+            }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
-                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
+                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, shape: shape)
         }
     }
 
