@@ -23,6 +23,8 @@ indirect enum ModelOperation {
     case pause(node: Int)
     case resume(node: Int)
     case reinstallHandlers(node: Int)
+    /// `node[property] = value`, `property` indexing `ModelProperties.all`.
+    case setProperty(node: Int, property: Int, value: Int)
     case scope(ScopeFlavour, node: Int, pending: Int64, body: [ModelOperation])
 }
 
@@ -58,6 +60,9 @@ final class ModelRun {
     let seed: UInt64
     /// Draws the operations (generating runs only).
     private var operationRandom: SplitMix64
+    /// Draws the custom property operations (generating runs only), apart from `operationRandom` so that a
+    /// seed's other operations stay what they were before properties were added.
+    private var propertyRandom: SplitMix64
     /// Draws the order in which nodes are read; the same in a generating run and its replay.
     private var readRandom: SplitMix64
     private let replay: [ModelOperation]?
@@ -82,6 +87,7 @@ final class ModelRun {
         self.seed = seed
         self.checkingInvariants = checkingInvariants
         operationRandom = SplitMix64(seed: seed)
+        propertyRandom = SplitMix64(seed: seed ^ 0x3C3C_C3C3_9696_6969)
         readRandom = SplitMix64(seed: seed ^ 0x0F0F_F0F0_5A5A_A5A5)
         replay = nil
         stepsLeft = steps
@@ -90,6 +96,7 @@ final class ModelRun {
     init(replaying program: [ModelOperation], seed: UInt64) {
         self.seed = seed
         operationRandom = SplitMix64(seed: seed)
+        propertyRandom = SplitMix64(seed: seed ^ 0x3C3C_C3C3_9696_6969)
         readRandom = SplitMix64(seed: seed ^ 0x0F0F_F0F0_5A5A_A5A5)
         replay = program
         stepsLeft = .max
@@ -119,6 +126,12 @@ final class ModelRun {
     }
 
     private func generate() -> ModelOperation {
+        // One operation in six sets a custom property (Properties/).
+        if !nodes.isEmpty && propertyRandom.below(6) == 0 {
+            return .setProperty(
+                node: propertyRandom.below(nodes.count), property: propertyRandom.below(ModelProperties.count),
+                value: Int(propertyRandom.value(in: -2...9)))
+        }
         let canCreate = nodes.count < Self.maxNodes
         let roll = nodes.isEmpty ? 0 : operationRandom.below(100)
         switch roll {
@@ -296,6 +309,11 @@ final class ModelRun {
             log("n\(node).resume()")
             model.resume(node)
             nodes[node].resume()
+        case .setProperty(let node, let property, let value):
+            guard isNode(node), (0..<ModelProperties.count).contains(property) else { return nil }
+            log("n\(node)[\(ModelProperties.names[property]).self] = \(value)")
+            model.setProperty(node, property, value)
+            ModelProperties.set(property, of: nodes[node], to: value)
         case .reinstallHandlers(let node):
             guard isNode(node) else { return nil }
             log("// n\(node): the three handlers set again")
@@ -419,6 +437,15 @@ final class ModelRun {
             // The summary the node keeps, updated from what changed since its last read, against a walk of
             // its subtree now (Summaries/FileSums.swift).
             check("fileSummary", node.fileSummary, node.computeFileSummary().summary)
+            // Custom properties (Properties/): the walk's reduce and merge, with what left folded by its rule.
+            for property in 0..<ModelProperties.count {
+                check(
+                    "summary(of: \(ModelProperties.names[property]).self)",
+                    ModelProperties.summary(property, of: node), model.propertySummary(index, property))
+                check(
+                    "[\(ModelProperties.names[property]).self]", ModelProperties.value(property, of: node),
+                    expected.propertyValues[property] ?? ModelProperties.defaultValues[property])
+            }
             check("cancellationHandler calls", handlers[index].cancellation.value, expected.cancellationCalls)
             check("pausingHandler calls", handlers[index].pausing.value, expected.pausingCalls)
             check("resumingHandler calls", handlers[index].resuming.value, expected.resumingCalls)
@@ -582,6 +609,8 @@ extension ModelOperation {
         case .pause(let node): return renumber(node).map { .pause(node: $0) }
         case .resume(let node): return renumber(node).map { .resume(node: $0) }
         case .reinstallHandlers(let node): return renumber(node).map { .reinstallHandlers(node: $0) }
+        case .setProperty(let node, let property, let value):
+            return renumber(node).map { .setProperty(node: $0, property: property, value: value) }
         case .scope(let flavour, let node, let pending, let body):
             let kept = body.compactMap { $0.removingNode(removed, created: &created) }
             guard let node = renumber(node) else { return nil }  // (its body's creations are counted above)
@@ -592,5 +621,75 @@ extension ModelOperation {
     private var isScope: Bool {
         if case .scope = self { return true }
         return false
+    }
+}
+
+// MARK: Custom properties
+
+/// A count: keeps all of a child's summary whatever the outcome.
+enum ModelSum: ProgressProperty {
+    static var defaultValue: Int { 0 }
+    static var defaultSummary: Int { 0 }
+    static func reduce(into summary: inout Int, value: Int) { summary += value }
+    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+}
+
+/// A rate: a finished child leaves nothing; a failed or cancelled one leaves its summary.
+enum ModelRate: ProgressProperty {
+    static var defaultValue: Int { 0 }
+    static var defaultSummary: Int { 0 }
+    static func reduce(into summary: inout Int, value: Int) { summary += value }
+    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+    static func summaryLeftBehind(_ summary: Int, by outcome: ProgressPropertyOutcome) -> Int? {
+        outcome == .finished ? nil : summary
+    }
+}
+
+/// Counts nodes (a default of 1, which the rules ask a property not to have): tells apart a subtree that
+/// leaves nothing (the property never set in it) from one that leaves its whole summary, unset nodes too.
+enum ModelNodes: ProgressProperty {
+    static var defaultValue: Int { 1 }
+    static var defaultSummary: Int { 0 }
+    static func reduce(into summary: inout Int, value: Int) { summary += value }
+    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+}
+
+/// The properties of model runs, by index.
+enum ModelProperties {
+    static let names = ["ModelSum", "ModelRate", "ModelNodes"]
+    static let defaultValues = [0, 0, 1]
+    static var count: Int { names.count }
+
+    static func set(_ property: Int, of node: ProgressNode, to value: Int) {
+        switch property {
+        case 0: node[ModelSum.self] = value
+        case 1: node[ModelRate.self] = value
+        default: node[ModelNodes.self] = value
+        }
+    }
+
+    static func value(_ property: Int, of node: ProgressNode) -> Int {
+        switch property {
+        case 0: node[ModelSum.self]
+        case 1: node[ModelRate.self]
+        default: node[ModelNodes.self]
+        }
+    }
+
+    static func summary(_ property: Int, of node: ProgressNode) -> Int {
+        switch property {
+        case 0: node.summary(of: ModelSum.self)
+        case 1: node.summary(of: ModelRate.self)
+        default: node.summary(of: ModelNodes.self)
+        }
+    }
+
+    /// `summaryLeftBehind(_:by:)` of each.
+    static func leftBehind(_ property: Int, _ summary: Int, by outcome: ProgressPropertyOutcome) -> Int? {
+        switch property {
+        case 0: ModelSum.summaryLeftBehind(summary, by: outcome)
+        case 1: ModelRate.summaryLeftBehind(summary, by: outcome)
+        default: ModelNodes.summaryLeftBehind(summary, by: outcome)
+        }
     }
 }

@@ -1,5 +1,7 @@
-/// A reference model of the single-threaded semantics of `ProgressNode`, written from
-/// the rules of `Docs/Composition.md` and `Docs/Cancellation.md` (quoted below with their page), and
+import ProgressTree
+
+/// A reference model of the single-threaded semantics of `ProgressNode`, written from the rules of
+/// `Docs/Composition.md`, `Docs/Cancellation.md` and `Docs/Properties.md` (quoted below with their page), and
 /// deliberately naive: plain values, recursion, no caching, no locks. `ModelBasedTests` runs random
 /// operations on both and compares them after every step.
 ///
@@ -50,6 +52,10 @@ struct ReferenceModel {
         var cancellationCalls = 0
         var pausingCalls = 0
         var resumingCalls = 0
+        /// Custom properties (`ModelProperties`, by index): the values set on the node, and what the children
+        /// that left it left behind (a key only once something was left).
+        var propertyValues: [Int: Int] = [:]
+        var propertiesLeft: [Int: Int] = [:]
     }
 
     /// An implicit-composition scope: `becomeCurrent`, `performAsCurrent` or `withCurrent`.
@@ -177,6 +183,7 @@ struct ReferenceModel {
         countsDidChange(child)
         inherit(child, from: parent)
         if nodes[child].isFailed {
+            foldProperties(of: child, into: parent, by: .failed)
             nodes[parent].failedUnits += Double(pendingUnitCount) * fraction(child)
             nodes[child].link = .detached
             nodes[parent].reached.removeAll { $0 == child }
@@ -263,6 +270,7 @@ struct ReferenceModel {
                 leavePause(node)
                 return
             }
+            foldProperties(of: node, into: parent, by: nodes[node].isCancelled ? .cancelled : .finished)
             nodes[node].link = .detached
             let held = !nodes[node].reached.isEmpty
             if held {
@@ -377,10 +385,45 @@ struct ReferenceModel {
         nodes[node].isPaused = false
         for child in nodes[node].reached { cancel(child, fromAbove: true) }
         if case .attached(let parent, let pending) = nodes[node].link {
+            foldProperties(of: node, into: parent, by: .failed)
             nodes[parent].failedUnits += Double(pending) * fraction(node)
             nodes[node].link = .detached
             nodes[parent].reached.removeAll { $0 == node }
             releaseHoldIfEmpty(parent)
+        }
+    }
+
+    // MARK: Custom properties
+
+    /// `node[property] = value`.
+    mutating func setProperty(_ node: Int, _ property: Int, _ value: Int) {
+        nodes[node].propertyValues[property] = value
+    }
+
+    /// Docs/Properties.md: each attached node's value (its default when unset) reduced, merged with what the
+    /// children that left it left behind, over the attached subtree (every model property sums).
+    func propertySummary(_ index: Int, _ property: Int) -> Int {
+        let node = nodes[index]
+        var summary = node.propertyValues[property] ?? ModelProperties.defaultValues[property]
+        summary += node.propertiesLeft[property] ?? 0
+        for child in children(index) { summary += propertySummary(child, property) }
+        return summary
+    }
+
+    /// Whether the property was set in the attached subtree of `index`, or something was left in it.
+    private func propertyAppears(_ index: Int, _ property: Int) -> Bool {
+        nodes[index].propertyValues[property] != nil || nodes[index].propertiesLeft[property] != nil
+            || children(index).contains { propertyAppears($0, property) }
+    }
+
+    /// Docs/Properties.md: a child leaving its parent leaves its subtree's summary, by the property's rule;
+    /// a subtree where the property never appears leaves nothing.
+    private mutating func foldProperties(of child: Int, into parent: Int, by outcome: ProgressPropertyOutcome) {
+        for property in 0..<ModelProperties.count where propertyAppears(child, property) {
+            let summary = propertySummary(child, property)
+            if let left = ModelProperties.leftBehind(property, summary, by: outcome) {
+                nodes[parent].propertiesLeft[property, default: 0] += left
+            }
         }
     }
 }
