@@ -46,6 +46,7 @@ final class DocSnippetProgramTests: XCTestCase {
         "composition-indeterminate": .lines(["true", "0.0", "false", "0.45"]),
         "composition-overshoot": .lines(["1.0", "15", "1.0"]),
         "composition-progress-reporting": .lines(["0.125"]),
+        "properties-photo-import": .lines(["1", "2500000.0", "500000.0", "1 skipped"]),
         "Cancellation.md: album.cancellationHandler = { print(\"import cancelled\") }":
             .nothing(because: "a fragment: `album` is the node of the text around it"),
         "cancellation-guide": .nothing(because: "it declares functions, which the guide's prose calls"),

@@ -10,8 +10,8 @@ import ProgressTree
 import TestSupport
 import XCTest
 
-// The snippets of Docs/GettingStarted.md and Docs/Composition.md, as tests, and the check that the guides
-// show every snippet verbatim.
+// The snippets of Docs/GettingStarted.md, Docs/Composition.md and Docs/Properties.md, as tests, and the
+// check that the guides show every snippet verbatim.
 //
 // Each snippet sits between `// BEGIN snippet: NAME` and `// END snippet: NAME`; the guide shows it after
 // `<!-- snippet: NAME -->` (its leading `import` lines are not part of the comparison). `print` is shadowed
@@ -514,11 +514,53 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(printed.lines, ["0.125"])
     }
 
+    // MARK: Docs/Properties.md
+
+    func test_guide_properties_photo_import() {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        // BEGIN snippet: properties-photo-import
+        /// Photos an import skipped (already in the library): a count, kept when a photo's node finishes.
+        enum PhotosSkipped: ProgressProperty {
+            static var defaultValue: Int { 0 }
+            static var defaultSummary: Int { 0 }
+            static func reduce(into summary: inout Int, value: Int) { summary += value }
+            static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+        }
+
+        /// Bytes per second of the downloads still running: a rate, dropped when a download ends.
+        enum DownloadRate: ProgressProperty {
+            static var defaultValue: Double { 0 }
+            static var defaultSummary: Double { 0 }
+            static func reduce(into summary: inout Double, value: Double) { summary += value }
+            static func merge(_ a: Double, _ b: Double) -> Double { a + b }
+            static func summaryLeftBehind(_ summary: Double, by outcome: ProgressPropertyOutcome) -> Double? {
+                nil                              // a finished or failed download moves no more bytes
+            }
+        }
+
+        let album = ProgressNode(totalUnitCount: 3)
+        let photos = (0..<3).map { _ in ProgressNode(totalUnitCount: 1, parent: album, pendingUnitCount: 1) }
+        photos[0][PhotosSkipped.self] = 1        // a duplicate: skipped
+        photos[0].completedUnitCount = 1
+        photos[1][DownloadRate.self] = 2_000_000
+        photos[2][DownloadRate.self] = 500_000
+        print(album.summary(of: PhotosSkipped.self))  // 1: the finished photo left its count behind
+        print(album.summary(of: DownloadRate.self))   // 2500000.0
+        photos[1].completedUnitCount = 1
+        print(album.summary(of: DownloadRate.self))   // 500000.0: the finished download's rate is gone
+        print("\(album.summary(of: PhotosSkipped.self)) skipped")  // 1 skipped
+        // END snippet: properties-photo-import
+        XCTAssertEqual(printed.lines, ["1", "2500000.0", "500000.0", "1 skipped"])
+    }
+
     // MARK: The guides show the snippets verbatim
 
     /// The guides written with this file; every `swift` code block in them is a snippet (the package
     /// manifest of Getting started, marked `<!-- manifest -->`, is checked by building a package with it).
-    static let guides = ["GettingStarted.md", "Composition.md", "Architecture.md", "Migrating.md", "Presentation.md"]
+    static let guides = [
+        "GettingStarted.md", "Composition.md", "Properties.md", "Architecture.md", "Migrating.md", "Presentation.md",
+    ]
     static let snippetFiles = [
         "Tests/ProgressTreeTests/GuideSnippetsTests.swift",
         "Tests/ProgressTreeTests/MigrationGuideTests.swift",
