@@ -9,7 +9,7 @@ enum NodeFlags {
     static let queued: UInt32 = 1 << 1
     /// A refresh, under the tree's domain lock, has cleared `dirty` and not yet stored the new
     /// `cachedFraction`: a clean read must not use the cached one meanwhile.
-    static let refreshing: UInt32 = 1 << 2
+    @usableFromInline static let refreshing: UInt32 = 1 << 2
     /// This node finished (or failed) and left its parent: no walk queues it there any more. If it was
     /// `shared`, the parent's dirty queue holds it (and a reference to it) until a refresh removes what it
     /// still contributed to the parent's sum; otherwise it never contributed (see `detachFromParent`).
@@ -39,5 +39,5 @@ enum NodeFlags {
     static let describesFiles: UInt32 = 1 << 10
 
     /// The bits that tell a read the cached fraction may be stale.
-    static let stale: UInt32 = dirty | refreshing
+    @usableFromInline static let stale: UInt32 = dirty | refreshing
 }

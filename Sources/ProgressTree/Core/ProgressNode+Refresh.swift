@@ -8,7 +8,11 @@ import Synchronization
 extension ProgressNode {
     /// Returns this node's fraction: the cached one when nothing changed below it since the last refresh (two
     /// atomic loads), otherwise the one computed by bringing the cached sums of its dirty subtree up to date.
-    @inline(__always)
+    ///
+    /// Inlined into callers in other modules, so that a clean read costs the same wherever the caller's
+    /// code and this module's code land in memory (an out-of-line clean read measured 3.6 or 4.8 ns with the
+    /// same instructions, depending on its address).
+    @inlinable @inline(__always)
     func refresh() -> Double {
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
             let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
@@ -25,7 +29,7 @@ extension ProgressNode {
     /// and the other buffers live in the domain's `RefreshScratch` and keep their capacity, so a read
     /// allocates nothing once they have grown to the size of the dirty part of the tree.
     @inline(never)
-    private func refreshDirty() -> Double {
+    @usableFromInline func refreshDirty() -> Double {
         // Retired children drained by the read hold the queue's reference, released after the domain lock so
         // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
         var released: [ProgressNode] = []

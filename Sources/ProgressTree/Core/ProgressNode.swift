@@ -55,7 +55,7 @@ public final class ProgressNode: Sendable {
     let slotInParent = Atomic<Int32>(-1)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
-    let cachedFraction = Atomic<UInt64>(0)
+    @usableFromInline let cachedFraction = Atomic<UInt64>(0)
     /// The parent's address while attached (0 otherwise), for the walk up an update makes without locks.
     /// Safe to follow only inside a walk of the tree's domain (`RefreshDomain.enterWalk`): a parent going
     /// away clears it in each of its children and then waits for the walks in progress.
@@ -72,7 +72,7 @@ public final class ProgressNode: Sendable {
     let childSums = OnceReference<ChildSums>()
     /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
     /// is first read, or is attached, and shared by every node of the tree.
-    let domainStorage = OnceReference<RefreshDomain>()
+    @usableFromInline let domainStorage = OnceReference<RefreshDomain>()
 
     // MARK: Structure (guarded by the node's lock)
 
@@ -325,6 +325,7 @@ public final class ProgressNode: Sendable {
     ///
     /// - Complexity: O(changed nodes below this one since the last read); O(1) when nothing changed.
     ///   Never proportional to the number of children.
+    @inlinable
     public var fractionCompleted: Double {
         refresh()
     }

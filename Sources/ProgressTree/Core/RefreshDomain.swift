@@ -21,10 +21,11 @@ import Synchronization
 /// refresh runs, because a forward is set under the forwarding domain's lock (so no refresh is running in it,
 /// and the next one follows the forward) and before a refresh can cross the new edge (the child is inserted
 /// in the parent's table after the merge).
+@usableFromInline
 final class RefreshDomain: Sendable {
     let lock = Lock<RefreshScratch>(RefreshScratch())
     /// The domain this one was merged into; set once, under `lock`.
-    private let forward = OnceReference<RefreshDomain>()
+    @usableFromInline let forward = OnceReference<RefreshDomain>()
     /// An upper bound of the length of the forward chains that end here (union by rank).
     private let rank = Atomic<Int>(0)
     /// The thread that last read a node of this tree, if no update refreshed a path since (0 otherwise; see
@@ -33,7 +34,7 @@ final class RefreshDomain: Sendable {
     /// that thread either way) or only marks it (nobody read since, or another thread reads: an observer's
     /// queue, a UI polling a worker's tree, which then does the work). Set in the representative. A hint
     /// only: either choice is correct.
-    let lastReader = Atomic<UInt>(0)
+    @usableFromInline let lastReader = Atomic<UInt>(0)
 
     init() {}
 
@@ -45,7 +46,7 @@ final class RefreshDomain: Sendable {
     }
 
     /// `representative`, without retaining anything: each domain holds the one it forwards to.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func representative(of domain: Unmanaged<RefreshDomain>) -> Unmanaged<RefreshDomain> {
         var current = domain
         while let next = current._withUnsafeGuaranteedRef({ $0.forward.unretained() }) { current = next }
@@ -66,13 +67,19 @@ final class RefreshDomain: Sendable {
 
     /// Records a clean read: only when no reader is recorded since the last path refresh (the reader that
     /// polls after every update), so that a clean read costs one more load and no thread lookup otherwise.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func noteCleanRead(_ domain: Unmanaged<RefreshDomain>) {
         representative(of: domain)._withUnsafeGuaranteedRef { domain in
             if domain.lastReader.load(ordering: .relaxed) == 0 {
-                domain.lastReader.store(currentThreadIdentity(), ordering: .relaxed)
+                recordReader(in: domain)
             }
         }
+    }
+
+    /// Stores the calling thread as `domain`'s last reader: out of line, off the clean read's inlined path.
+    @usableFromInline @inline(never)
+    static func recordReader(in domain: RefreshDomain) {
+        domain.lastReader.store(currentThreadIdentity(), ordering: .relaxed)
     }
 
     /// A number that identifies the calling thread among the threads alive.

@@ -7,8 +7,9 @@ import Synchronization
 /// (hundreds of instructions); this one compiles to one atomic load. Memory order: `storeIfNil` publishes
 /// the instance with a releasing compare-and-exchange, and `load` reads it with an acquiring load, so the
 /// instance's initialization is visible to whoever loads it.
+@usableFromInline
 struct OnceReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
-    private let address = Atomic<UInt>(0)
+    @usableFromInline let address = Atomic<UInt>(0)
 
     init() {}
 
@@ -20,7 +21,7 @@ struct OnceReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
     }
 
     /// The stored instance without retaining it: valid while the owner of this reference is alive.
-    @inline(__always)
+    @inlinable @inline(__always)
     func unretained() -> Unmanaged<Instance>? {
         let bits = address.load(ordering: .acquiring)
         guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
