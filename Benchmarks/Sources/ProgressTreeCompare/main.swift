@@ -42,6 +42,14 @@ if arguments.first == "--shares" {
     exit(0)
 }
 
+// Scenario 20 (custom properties): `--properties [changes] [rounds]` prints its report (PropertyScenario.swift).
+if arguments.first == "--properties" {
+    runPropertyScenario(
+        changes: arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000,
+        rounds: max(1, arguments.count > 2 ? Int(arguments[2]) ?? 7 : 7))
+    exit(0)
+}
+
 // Scenario 14 (mounting another process): `--mount [seconds]` runs it and prints its report;
 // `--mount-child seconds` is the child process it starts (see MountScenario.swift).
 if arguments.first == "--mount-child" {

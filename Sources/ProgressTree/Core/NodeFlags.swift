@@ -37,6 +37,10 @@ enum NodeFlags {
     /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
     /// taking its lock (Summaries/FileSums.swift).
     static let describesFiles: UInt32 = 1 << 10
+    /// This node has held a custom property value at some time (Properties/ProgressNode+Properties.swift).
+    /// Set under its lock with the value, never cleared. Like `describesFiles`, it tells a parent's kept
+    /// summary that this node's summary may not be empty.
+    static let hasProperties: UInt32 = 1 << 11
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing

@@ -420,7 +420,8 @@ private final class InvariantChecker {
         }
         var total = ExactFileTotal()
         var strangers = 0
-        for (address, contribution) in fileSums.members {
+        for (address, member) in fileSums.members {
+            let contribution = member.files
             total.add(contribution)
             guard let childRecord = expected[address] else {
                 strangers += 1
@@ -443,7 +444,7 @@ private final class InvariantChecker {
 /// What the checks read under a node's lock, taken in one critical section and checked after it.
 private struct LockedView: Sendable {
     struct FileSumsView: Sendable {
-        let members: [UInt: ProgressNode.FileSummary]
+        let members: [UInt: FileSums.Member]
         let total: ExactFileTotal
     }
 

@@ -1,11 +1,10 @@
 // Custom properties on a node: the value a node holds (`node[P.self]`) and its subtree's summary
-// (`summary(of:)`). The rules are at `ProgressProperty`; storage, folds and the walk in PropertyStore.swift.
+// (`summary(of:)`). The rules are at `ProgressProperty`; storage and folds in PropertyStore.swift.
 //
-// The read is the exact first version: a walk of the attached subtree, one node lock at a time. It takes
-// what each node holds under that node's lock (its value and what its children left, read in the critical
-// section that lists its attached children), so a concurrent read counts each child once: attached or
-// folded. The kept-summary engine of the file summaries (Summaries/FileSums.swift) can replace the walk
-// behind the same two members, making a read O(changes since the last read).
+// One engine keeps a node's file summary and its property summaries (Summaries/FileSums.swift): a read of
+// `summary(of:)` is a read of the kept summary, O(changes since the last read), and a value set is announced
+// like a change of a file count: the parent's kept summary counts it at once (`keepFileContribution(of:)`),
+// and the parent is marked changed, so that the ancestors' logs name the path to it.
 
 extension ProgressNode {
     /// This node's value of `property`: `Property.defaultValue` until set. Setting it replaces the value
@@ -15,7 +14,9 @@ extension ProgressNode {
     /// A node that never sets a property pays no memory for it: the first value set allocates the node's
     /// storage for rarely used data, if it has none yet.
     ///
-    /// - Complexity: O(1) (a hashed look-up); takes this node's lock once.
+    /// - Complexity: O(log of its siblings): this node's lock, then its tree's refresh lock and its parent's
+    ///   lock, to count the value in the parent's kept summary at once (the first value set below a parent
+    ///   that keeps no summary yet starts one: O(its children), once).
     public subscript<Property: ProgressProperty>(property: Property.Type) -> Property.Value {
         get {
             state.withLock { state in
@@ -25,15 +26,25 @@ extension ProgressNode {
         set {
             PropertyGate.noteSet()  // before the value can be seen: folds look for it from here on
             let key = ObjectIdentifier(property)
-            state.withLock { state in
+            // The old value leaves the lock before it is released: its deinit may be user code.
+            let (replaced, parent) = state.withLock { state -> ((any Sendable)?, ProgressNode?) in
                 let extras = state.metadata.extrasForWriting()
+                var replaced: (any Sendable)?
                 if extras.properties[key] != nil {
+                    replaced = extras.properties[key]!.value
                     extras.properties[key]!.value = newValue
                 } else {
                     extras.properties[key] = PropertyEntry(
                         operations: PropertyOperationsOf<Property>.self, value: newValue)
                 }
+                // With the value, under the lock: whoever sees the bit clear sees no value (NodeFlags).
+                if flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
+                    flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
+                }
+                return (replaced, parentUnderOwnLock(state))
             }
+            withExtendedLifetime(replaced) {}
+            metadataChanged(affectsFiles: true, parent: parent)
         }
     }
 
@@ -45,12 +56,14 @@ extension ProgressNode {
     /// subtree's attached nodes and what left it. While other threads change it, each child counts once,
     /// attached or left behind, never both nor neither.
     ///
-    /// - Complexity: O(attached nodes in the subtree): a walk that takes each node's lock once, one at a
-    ///   time, iteratively (a 10,000-deep chain is fine).
+    /// - Complexity: that of `fractionCompleted`, plus O(nodes changed below this one since the last read
+    ///   of its summary, × log of their siblings): never O(children). The first read of a node is
+    ///   O(attached nodes in its subtree); children that left are O(1) in total (folded into their
+    ///   parent). The same read as `fileSummary`'s, which it keeps up to date too.
     public func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary {
-        let key = ObjectIdentifier(property)
-        return Self.summarize(propertyWalk(), merge: Property.merge) { entries, below in
-            PropertyOperationsOf<Property>.typedSummary(entries?[key], below: below)
+        if let kept = readFileSummary().properties?[ObjectIdentifier(property)] {
+            return kept.summary as! Property.Summary
         }
+        return PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
     }
 }

@@ -31,8 +31,10 @@
 /// identity (children finish and are merged in any order); reducing `defaultValue` into `defaultSummary`
 /// gives `defaultSummary` or a value that `merge` ignores (so that nodes that never set the property do not
 /// change the sum, whether they are still attached or already let go). The four functions and
-/// `summaryLeftBehind(_:by:)` should be pure and quick: they run outside the library's locks, on whichever
-/// thread sets a value, reads a summary, or finishes or fails a node. A function that traps is the
+/// `summaryLeftBehind(_:by:)` must be pure and quick, and must not call into ProgressTree: they run on
+/// whichever thread sets a value, reads a summary, or finishes or fails a node, `reduce` and `merge` inside
+/// the tree's refresh lock and a node's lock (a parent keeps its children's summaries up to date there, so
+/// that a read after a change costs O(log children), not O(children)). A function that traps is the
 /// program's bug.
 ///
 /// Thread safety: declare the property as a type with no state (an `enum` with no cases); its values and

@@ -75,6 +75,8 @@ protocol PropertyOperations: Sendable {
     static func nodeSummary(_ entry: PropertyEntry?, below: (any Sendable)?) -> any Sendable
     static func merge(_ a: any Sendable, _ b: any Sendable) -> any Sendable
     static func leftBehind(_ summary: any Sendable, by outcome: ProgressPropertyOutcome) -> (any Sendable)?
+    /// An empty total of this property over a kept summary's members (Summaries/PropertyTotal.swift).
+    static func makeTypedTotal() -> any PropertyTotal
 }
 
 /// `PropertyOperations` of `Property`.
@@ -99,6 +101,8 @@ enum PropertyOperationsOf<Property: ProgressProperty>: PropertyOperations {
     static func leftBehind(_ summary: any Sendable, by outcome: ProgressPropertyOutcome) -> (any Sendable)? {
         Property.summaryLeftBehind(summary as! Property.Summary, by: outcome)
     }
+
+    static func makeTypedTotal() -> any PropertyTotal { PropertyTotalOf<Property>() }
 }
 
 extension NodeState {

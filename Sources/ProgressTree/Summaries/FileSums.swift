@@ -61,10 +61,25 @@ import ProgressTreePlatform
 /// which orders every access, so the dynamic exclusivity checks are left out (`@exclusivity(unchecked)`):
 /// a settle of 100,000 fresh children paid one per member joined.
 final class FileSums {
+    /// What a member contributes: its files as of the read that last computed them, and the slot of its
+    /// property contributions in `propertyTotals`.
+    struct Member {
+        var files = ProgressNode.FileSummary()
+        let slot: Int32
+    }
+
     /// Each member's contribution (its summary as of the read that last computed it), by address.
-    @exclusivity(unchecked) private(set) var members: [UInt: ProgressNode.FileSummary] = [:]
-    /// The exact sum of `members`' contributions.
+    @exclusivity(unchecked) private(set) var members: [UInt: Member] = [:]
+    /// The exact sum of `members`' files.
     @exclusivity(unchecked) private(set) var total = ExactFileTotal()
+    /// For each property some member's subtree contributed, the merge of the members' summaries of it
+    /// (`nil` until one did: nodes without custom properties pay nothing for them). A member that does not
+    /// contribute a property holds its default there.
+    @exclusivity(unchecked) private(set) var propertyTotals: [ObjectIdentifier: any PropertyTotal]?
+    /// Slots of members that left, for the next to join (a member's slot is fixed while it is one).
+    @exclusivity(unchecked) private var freeSlots: [Int32] = []
+    /// The slots ever given out since the members were last empty.
+    @exclusivity(unchecked) private var slotEnd: Int32 = 0
     /// Members that joined since the last read (their contribution is still zero); a member may have left
     /// since.
     @exclusivity(unchecked) private var joined: [UInt] = []
@@ -97,35 +112,66 @@ final class FileSums {
         return addresses
     }
 
-    /// Adds the node at `address` as a member of contribution zero.
+    /// Adds the node at `address` as a member of contribution zero, in a free slot.
     private func insert(_ address: UInt) {
-        let replaced = members.updateValue(ProgressNode.FileSummary(), forKey: address)
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
+        } else {
+            slot = slotEnd
+            slotEnd += 1
+        }
+        let replaced = members.updateValue(Member(slot: slot), forKey: address)
         assert(replaced == nil, "a node joins one table once")
     }
 
     /// `node` leaves (its files are folded in the same critical section, or it failed); nothing when it was
     /// not a member (it joined no tracked table, or it left already).
     func leave(_ node: ProgressNode) {
-        guard let contribution = members.removeValue(forKey: Self.address(of: node)) else { return }
-        total.subtract(contribution)
+        guard let member = members.removeValue(forKey: Self.address(of: node)) else { return }
+        total.subtract(member.files)
+        if let propertyTotals {
+            for propertyTotal in propertyTotals.values { propertyTotal.set(Int(member.slot), to: nil) }
+        }
+        freeSlots.append(member.slot)
         // Memory follows the live children, as in `ChildTable`.
-        if members.isEmpty && members.capacity > 64 { members = [:] }
+        if members.isEmpty {
+            if members.capacity > 64 { members = [:] }
+            freeSlots = []
+            slotEnd = 0
+            if let propertyTotals { for propertyTotal in propertyTotals.values { propertyTotal.removeAll() } }
+        }
     }
 
     /// Replaces the contribution of the member at `address`, if it is still one (a read computed its
     /// summary, and it may have left meanwhile).
-    func update(_ address: UInt, to summary: ProgressNode.FileSummary) {
+    func update(_ address: UInt, to summary: SubtreeSummary) {
         guard let index = members.index(forKey: address) else { return }
         replace(at: index, by: summary)
     }
 
-    /// Replaces the contribution of the member at `index`, and the total with it.
-    private func replace(at index: [UInt: ProgressNode.FileSummary].Index, by summary: ProgressNode.FileSummary) {
+    /// Replaces the contribution of the member at `index`, and the totals with it.
+    private func replace(at index: [UInt: Member].Index, by summary: SubtreeSummary) {
         let old = members.values[index]
-        guard old != summary else { return }
-        total.subtract(old)
-        total.add(summary)
-        members.values[index] = summary
+        if old.files != summary.files {
+            total.subtract(old.files)
+            total.add(summary.files)
+            members.values[index].files = summary.files
+        }
+        if summary.properties != nil || propertyTotals != nil {
+            replaceProperties(inSlot: Int(old.slot), by: summary.properties ?? [:])
+        }
+    }
+
+    /// Puts `properties` in `slot` of every property total (creating the totals of properties no member
+    /// contributed before), and the default in the others.
+    private func replaceProperties(inSlot slot: Int, by properties: PropertySummaries) {
+        var totals = propertyTotals ?? [:]
+        for (key, property) in properties where totals[key] == nil {
+            totals[key] = property.operations.makeTypedTotal()
+        }
+        for (key, propertyTotal) in totals { propertyTotal.set(slot, to: properties[key]?.summary) }
+        propertyTotals = totals
     }
 
     /// The members that joined since the last call (some may have left since).
@@ -139,7 +185,7 @@ final class FileSums {
     /// Replaces the contribution of the member at `address` by `summary` when no other member waits to be
     /// computed (the one at `address` may: it is computed now), and returns `true`; otherwise changes
     /// nothing and returns `false` (not a member, or others joined: a read's work). One hashed look-up.
-    func replaceIfNoOtherJoined(_ address: UInt, by summary: ProgressNode.FileSummary) -> Bool {
+    func replaceIfNoOtherJoined(_ address: UInt, by summary: SubtreeSummary) -> Bool {
         guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
         joined.removeAll(keepingCapacity: true)
         replace(at: index, by: summary)
@@ -237,12 +283,14 @@ extension ExactFileTotal: Equatable {}
 #endif
 
 extension ProgressNode {
-    /// Whether this node's file summary may not be empty: it described files (`describesFiles`) or had
-    /// children (files below it, or folded). Without either, its summary is empty: no kind `.file`, no file
-    /// count, nothing folded, nothing attached (FileFacts.swift). Lock-free; a change after this load is
+    /// Whether this node's summary may not be empty: it described files (`describesFiles`), held a custom
+    /// property (`hasProperties`) or had children (files or properties below it, or folded). Without any,
+    /// its summary is empty: no kind `.file`, no file count, no property, nothing folded, nothing attached
+    /// (FileFacts.swift). Lock-free; a change after this load is
     /// announced to the parent's summary afterwards (a metadata setter's `keepFileContribution(of:)`, an
     /// attach's mark).
     var mayHaveFiles: Bool {
-        flags.load(ordering: .sequentiallyConsistent) & (NodeFlags.describesFiles | NodeFlags.hasHadChildren) != 0
+        flags.load(ordering: .sequentiallyConsistent)
+            & (NodeFlags.describesFiles | NodeFlags.hasHadChildren | NodeFlags.hasProperties) != 0
     }
 }

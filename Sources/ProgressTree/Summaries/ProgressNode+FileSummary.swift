@@ -34,9 +34,11 @@ extension ProgressNode {
         return (read.summary, read.hasFilesBelow)
     }
 
-    /// One read of a subtree's files.
+    /// One read of a subtree's files and custom properties.
     struct FileSummaryRead {
         var summary: FileSummary
+        /// The summaries of the properties set in the subtree (`nil`: none).
+        var properties: PropertySummaries?
         /// Whether any node below the one read (attached or finished) describes files.
         var hasFilesBelow: Bool
         /// The nodes whose summary the read computed, the one read included: the changed ones, and their
@@ -76,7 +78,7 @@ extension ProgressNode {
                     // Computed before this node's lock (one node lock at a time). A change of `child` after it
                     // is not lost: a metadata setter's own call waits for this domain lock and computes it
                     // again; a count change or an attach to `child` marks it, and a later read recomputes it.
-                    let summary = child.state.withLock { child.ownFileSummary(of: $0) }
+                    let summary = child.state.withLock { child.ownSubtreeSummary(of: $0) }
                     let done = state.withLock { state -> Bool in
                         settleFreshChildren(&state)
                         return state.fileSums?.replaceIfNoOtherJoined(address, by: summary) ?? false
@@ -99,7 +101,9 @@ extension ProgressNode {
         var frames: [FileSumsFrame] = []
         switch openFileSums(retaining: &visited, alsoComputing: extra) {
         case .done(let summary, let hasFilesBelow):
-            return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
+            return FileSummaryRead(
+                summary: summary.files, properties: summary.properties, hasFilesBelow: hasFilesBelow,
+                visitedNodes: count)
         case .descend(let members):
             frames.append(FileSumsFrame(node: .passUnretained(self), members: members))
         }
@@ -118,7 +122,9 @@ extension ProgressNode {
             let frame = frames.removeLast()
             let (summary, hasFilesBelow) = frame.node._withUnsafeGuaranteedRef { $0.closeFileSums(frame.computed) }
             guard !frames.isEmpty else {
-                return FileSummaryRead(summary: summary, hasFilesBelow: hasFilesBelow, visitedNodes: count)
+                return FileSummaryRead(
+                    summary: summary.files, properties: summary.properties, hasFilesBelow: hasFilesBelow,
+                    visitedNodes: count)
             }
             frames[frames.count - 1].computed.append((UInt(bitPattern: frame.node.toOpaque()), summary))
         }
@@ -143,8 +149,8 @@ extension ProgressNode {
                 sums = existing
             } else {
                 starts = true
-                guard !state.children.isEmpty else {
-                    let (summary, hasFilesBelow) = keptSummary(of: state, attached: FileSummary())
+                guard !state.hasNoChildren else {
+                    let (summary, hasFilesBelow) = keptSummary(of: state, attached: nil)
                     return .done(summary, hasFilesBelow: hasFilesBelow)
                 }
                 sums = FileSums()
@@ -185,7 +191,7 @@ extension ProgressNode {
                 members.append(member)
             }
             guard members.isEmpty else { return .descend(members) }
-            let (summary, hasFilesBelow) = keptSummary(of: state, attached: sums.total.summary)
+            let (summary, hasFilesBelow) = keptSummary(of: state, attached: sums)
             return .done(summary, hasFilesBelow: hasFilesBelow)
         }
     }
@@ -193,21 +199,24 @@ extension ProgressNode {
     /// The last look of a read at this node, once the members it opened with are computed: their new
     /// contributions (those that left meanwhile were folded or failed and are skipped), and the summary.
     /// Under the domain lock and this node's lock.
-    private func closeFileSums(_ computed: [(address: UInt, summary: FileSummary)]) -> (FileSummary, Bool) {
+    private func closeFileSums(_ computed: [(address: UInt, summary: SubtreeSummary)]) -> (SubtreeSummary, Bool) {
         state.withLock { state in
             guard let sums = state.fileSums else { preconditionFailure("a node a read descended into keeps a summary") }
             for member in computed { sums.update(member.address, to: member.summary) }
-            return keptSummary(of: state, attached: sums.total.summary)
+            return keptSummary(of: state, attached: sums)
         }
     }
 
-    /// This node's summary from its own facts and its members' total, with its finished children read in
-    /// the same critical section as the members (so that a child is counted attached or folded, never both
-    /// nor neither), and whether it has files below it. The caller holds this node's lock.
-    private func keptSummary(of state: NodeState, attached: FileSummary) -> (FileSummary, Bool) {
+    /// This node's summary from its own facts and its members' totals (`sums`; `nil`: no member), with its
+    /// finished children read in the same critical section as the members (so that a child is counted
+    /// attached or folded, never both nor neither), and whether it has files below it. The caller holds
+    /// this node's lock.
+    private func keptSummary(of state: NodeState, attached sums: FileSums?) -> (SubtreeSummary, Bool) {
+        let attached = sums?.total.summary ?? FileSummary()
         let facts = fileFacts(of: state, includingChildren: false)
         let below = facts.finishedChildren.fileTotalCount.addingSaturated(attached.fileTotalCount)
-        return (facts.summary(withChildren: attached), below > 0)
+        let properties = Self.propertySummaries(entries: state.propertyEntries, totals: sums?.propertyTotals)
+        return (SubtreeSummary(files: facts.summary(withChildren: attached), properties: properties), below > 0)
     }
 
     /// What a finished child hands to its parent's summary when it is released, decided under the child's
@@ -221,10 +230,18 @@ extension ProgressNode {
         return leaf.isEmpty ? .nothing : .summary(leaf)
     }
 
-    /// This node's summary counting none of its attached children: a leaf's whole summary. The caller holds
-    /// this node's lock (`state` is its state).
+    /// This node's file summary counting none of its attached children: a leaf's whole file summary. The
+    /// caller holds this node's lock (`state` is its state).
     func ownFileSummary(of state: NodeState) -> FileSummary {
         fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
+    }
+
+    /// This node's files and properties counting none of its attached children: a leaf's whole summary.
+    /// The caller holds this node's lock (`state` is its state).
+    func ownSubtreeSummary(of state: NodeState) -> SubtreeSummary {
+        SubtreeSummary(
+            files: ownFileSummary(of: state),
+            properties: Self.propertySummaries(entries: state.propertyEntries, totals: nil))
     }
 
     /// The summary a finished child hands to its parent, or `nil` when it has nothing to hand. Called
@@ -309,7 +326,7 @@ private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
 /// What a read does with a node it opens (`openFileSums`).
 private enum FileSumsStep {
     /// Its summary, with nothing to compute below it.
-    case done(ProgressNode.FileSummary, hasFilesBelow: Bool)
+    case done(SubtreeSummary, hasFilesBelow: Bool)
     /// The members whose summary the read computes first (retained by the read).
     case descend([Unmanaged<ProgressNode>])
 }
@@ -318,7 +335,7 @@ private enum FileSumsStep {
 private struct FileSumsFrame {
     let node: Unmanaged<ProgressNode>
     var members: [Unmanaged<ProgressNode>]
-    var computed: [(address: UInt, summary: ProgressNode.FileSummary)] = []
+    var computed: [(address: UInt, summary: SubtreeSummary)] = []
 }
 
 private struct SummaryFrame {

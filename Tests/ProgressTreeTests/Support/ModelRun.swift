@@ -645,26 +645,31 @@ enum ModelRate: ProgressProperty {
     }
 }
 
-/// Counts nodes (a default of 1, which the rules ask a property not to have): tells apart a subtree that
-/// leaves nothing (the property never set in it) from one that leaves its whole summary, unset nodes too.
-enum ModelNodes: ProgressProperty {
-    static var defaultValue: Int { 1 }
-    static var defaultSummary: Int { 0 }
-    static func reduce(into summary: inout Int, value: Int) { summary += value }
-    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+/// A maximum: `merge` cannot be undone, so a parent's kept summary re-merges its children's (a segment
+/// tree, Summaries/PropertyTotal.swift), where a sum could subtract.
+enum ModelMax: ProgressProperty {
+    static var defaultValue: Int { .min }
+    static var defaultSummary: Int { .min }
+    static func reduce(into summary: inout Int, value: Int) { summary = max(summary, value) }
+    static func merge(_ a: Int, _ b: Int) -> Int { max(a, b) }
 }
 
 /// The properties of model runs, by index.
 enum ModelProperties {
-    static let names = ["ModelSum", "ModelRate", "ModelNodes"]
-    static let defaultValues = [0, 0, 1]
+    static let names = ["ModelSum", "ModelRate", "ModelMax"]
+    static let defaultValues = [0, 0, Int.min]
+
+    /// `merge(_:_:)` of each.
+    static func merge(_ property: Int, _ a: Int, _ b: Int) -> Int {
+        property == 2 ? ModelMax.merge(a, b) : a + b
+    }
     static var count: Int { names.count }
 
     static func set(_ property: Int, of node: ProgressNode, to value: Int) {
         switch property {
         case 0: node[ModelSum.self] = value
         case 1: node[ModelRate.self] = value
-        default: node[ModelNodes.self] = value
+        default: node[ModelMax.self] = value
         }
     }
 
@@ -672,7 +677,7 @@ enum ModelProperties {
         switch property {
         case 0: node[ModelSum.self]
         case 1: node[ModelRate.self]
-        default: node[ModelNodes.self]
+        default: node[ModelMax.self]
         }
     }
 
@@ -680,7 +685,7 @@ enum ModelProperties {
         switch property {
         case 0: node.summary(of: ModelSum.self)
         case 1: node.summary(of: ModelRate.self)
-        default: node.summary(of: ModelNodes.self)
+        default: node.summary(of: ModelMax.self)
         }
     }
 
@@ -689,7 +694,7 @@ enum ModelProperties {
         switch property {
         case 0: ModelSum.summaryLeftBehind(summary, by: outcome)
         case 1: ModelRate.summaryLeftBehind(summary, by: outcome)
-        default: ModelNodes.summaryLeftBehind(summary, by: outcome)
+        default: ModelMax.summaryLeftBehind(summary, by: outcome)
         }
     }
 }

@@ -401,12 +401,12 @@ struct ReferenceModel {
     }
 
     /// Docs/Properties.md: each attached node's value (its default when unset) reduced, merged with what the
-    /// children that left it left behind, over the attached subtree (every model property sums).
+    /// children that left it left behind, over the attached subtree (a sum, or a maximum).
     func propertySummary(_ index: Int, _ property: Int) -> Int {
         let node = nodes[index]
         var summary = node.propertyValues[property] ?? ModelProperties.defaultValues[property]
-        summary += node.propertiesLeft[property] ?? 0
-        for child in children(index) { summary += propertySummary(child, property) }
+        if let left = node.propertiesLeft[property] { summary = ModelProperties.merge(property, summary, left) }
+        for child in children(index) { summary = ModelProperties.merge(property, summary, propertySummary(child, property)) }
         return summary
     }
 
@@ -422,7 +422,8 @@ struct ReferenceModel {
         for property in 0..<ModelProperties.count where propertyAppears(child, property) {
             let summary = propertySummary(child, property)
             if let left = ModelProperties.leftBehind(property, summary, by: outcome) {
-                nodes[parent].propertiesLeft[property, default: 0] += left
+                nodes[parent].propertiesLeft[property] =
+                    nodes[parent].propertiesLeft[property].map { ModelProperties.merge(property, $0, left) } ?? left
             }
         }
     }

@@ -1,0 +1,65 @@
+// The total of one custom property over the members of a node's kept summary (FileSums.swift): a segment
+// tree over the members' slots, so that replacing one member's contribution re-merges O(log members)
+// summaries, whatever `merge` is. A property's `merge` need not be invertible (a maximum, a set union), so
+// the total cannot subtract an old contribution the way the file total does.
+//
+// Invariant (under the node's lock, like the `FileSums` that holds it): `tree[1]` is the merge of every
+// leaf, each inner node the merge of its two children; a slot no member holds, and a member that never
+// contributed this property, hold `defaultSummary` (the identity of `merge`, by the protocol's
+// requirements). User code (`merge`) runs here, under the node's lock and its tree's domain lock: the
+// protocol asks it to be pure and not to call into the tree.
+
+/// A property's total over a kept summary's members, reached without the property's type.
+protocol PropertyTotal: AnyObject {
+    /// Replaces the contribution in `slot` by `summary` (a `Property.Summary`), or by the default when `nil`.
+    func set(_ slot: Int, to summary: (any Sendable)?)
+    /// The merge of every contribution (`defaultSummary` when there is none).
+    var total: any Sendable { get }
+    /// Forgets every contribution, and the memory they took.
+    func removeAll()
+    /// The property's functions.
+    var operations: any PropertyOperations.Type { get }
+}
+
+/// `PropertyTotal` for `Property`: the tree's leaves start at `capacity`, a power of two.
+final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
+    private var tree: [Property.Summary] = []
+    private var capacity = 0
+
+    func set(_ slot: Int, to summary: (any Sendable)?) {
+        let value = summary.map { $0 as! Property.Summary } ?? Property.defaultSummary
+        if slot >= capacity {
+            guard summary != nil else { return }  // beyond the leaves, every slot holds the default already
+            grow(toHold: slot)
+        }
+        var index = capacity + slot
+        tree[index] = value
+        while index > 1 {
+            index /= 2
+            tree[index] = Property.merge(tree[2 * index], tree[2 * index + 1])
+        }
+    }
+
+    var total: any Sendable { capacity == 0 ? Property.defaultSummary : tree[1] }
+
+    var operations: any PropertyOperations.Type { PropertyOperationsOf<Property>.self }
+
+    func removeAll() {
+        tree = []
+        capacity = 0
+    }
+
+    /// Doubles the leaves until `slot` is one, and merges the inner nodes again: O(leaves), amortized over
+    /// the members that made them necessary.
+    private func grow(toHold slot: Int) {
+        var newCapacity = max(capacity, 8)
+        while newCapacity <= slot { newCapacity *= 2 }
+        var newTree = [Property.Summary](repeating: Property.defaultSummary, count: 2 * newCapacity)
+        if capacity > 0 { newTree.replaceSubrange(newCapacity..<newCapacity + capacity, with: tree[capacity...]) }
+        for index in stride(from: newCapacity - 1, through: 1, by: -1) {
+            newTree[index] = Property.merge(newTree[2 * index], newTree[2 * index + 1])
+        }
+        tree = newTree
+        capacity = newCapacity
+    }
+}
