@@ -115,7 +115,8 @@ final class InternalChecksTests: XCTestCase {
         assertFound(
             violations(
                 while: {
-                    root.state.withLock { $0.fileSums?.update(member, to: SubtreeSummary(files: ProgressNode.FileSummary(fileTotalCount: 1))) }
+                    let counted = SubtreeSummary(files: ProgressNode.FileSummary(fileTotalCount: 1))
+                    root.state.withLock { $0.fileSums?.update(member, to: counted) }
                 },
                 { root.state.withLock { $0.fileSums?.update(member, to: SubtreeSummary()) } }),
             "may have no files, but counts some in its parent's file summary")

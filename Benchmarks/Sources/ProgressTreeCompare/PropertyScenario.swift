@@ -15,21 +15,38 @@ func runPropertyScenario(changes: Int, rounds: Int) {
     let reference = PN.chainWithProperty()
     let pairs = changes * 10
     let kinds: [(name: String, count: Int, run: () -> Void)] = [
-        ("20a sum: one change + a read, 100,000 children", changes, {
-            consume(PN.propertyReadsAfterOneChange(changes, root: wide.root, children: wide.children, largest: false))
-        }),
-        ("20a maximum: one change + a read, 100,000 children", changes, {
-            consume(PN.propertyReadsAfterOneChange(changes, root: wide.root, children: wide.children, largest: true))
-        }),
-        ("20a file summary: one advance + a read, 100,000", changes, {
-            consume(Double(PN.fileReadsAfterOneChange(changes, root: files.root, children: files.children)))
-        }),
-        ("20b leaf 8 deep: set + root summary", pairs, {
-            consume(PN.leafPropertyThenRootSummary(pairs, root: chain.root, leaf: chain.leaf))
-        }),
-        ("20b reference: advance + root fractionCompleted", pairs, {
-            consume(PN.leafAdvanceThenRootFraction(pairs, root: reference.root, leaf: reference.leaf))
-        }),
+        (
+            "20a sum: one change + a read, 100,000 children", changes,
+            {
+                consume(
+                    PN.propertyReadsAfterOneChange(changes, root: wide.root, children: wide.children, largest: false))
+            }
+        ),
+        (
+            "20a maximum: one change + a read, 100,000 children", changes,
+            {
+                consume(
+                    PN.propertyReadsAfterOneChange(changes, root: wide.root, children: wide.children, largest: true))
+            }
+        ),
+        (
+            "20a file summary: one advance + a read, 100,000", changes,
+            {
+                consume(Double(PN.fileReadsAfterOneChange(changes, root: files.root, children: files.children)))
+            }
+        ),
+        (
+            "20b leaf 8 deep: set + root summary", pairs,
+            {
+                consume(PN.leafPropertyThenRootSummary(pairs, root: chain.root, leaf: chain.leaf))
+            }
+        ),
+        (
+            "20b reference: advance + root fractionCompleted", pairs,
+            {
+                consume(PN.leafAdvanceThenRootFraction(pairs, root: reference.root, leaf: reference.leaf))
+            }
+        ),
     ]
     var best = Array(repeating: Double.infinity, count: kinds.count)
     let clock = ContinuousClock()
@@ -44,12 +61,14 @@ func runPropertyScenario(changes: Int, rounds: Int) {
     }
     print("20 custom properties, best of \(rounds) interleaved rounds (ns per change + read):")
     for (index, kind) in kinds.enumerated() {
-        print("  " + kind.name + String(repeating: " ", count: max(1, 52 - kind.name.count))
-            + String(format: "%9.1f ns", best[index] * 1e9))
+        print(
+            "  " + kind.name + String(repeating: " ", count: max(1, 52 - kind.name.count))
+                + String(format: "%9.1f ns", best[index] * 1e9))
     }
     let ratio = best[3] / best[4]
     print(
-        String(format: "  20a goal ≤ 10 µs: sum %.2f µs, maximum %.2f µs — %@", best[0] * 1e6, best[1] * 1e6,
+        String(
+            format: "  20a goal ≤ 10 µs: sum %.2f µs, maximum %.2f µs — %@", best[0] * 1e6, best[1] * 1e6,
             max(best[0], best[1]) <= 10e-6 ? "met" : "MISSED"))
     print(String(format: "  20b goal ≤ 2× the reference: %.2f× — %@", ratio, ratio <= 2 ? "met" : "MISSED"))
 }

@@ -21,13 +21,15 @@ extension ProgressNode {
     /// Announces a change of this node's metadata, made under its lock and released; `parent` is the parent
     /// it had then (retained), `affectsFiles` whether the change can move this node's files (its kind to or
     /// from `.file`, a file count). Called outside every lock: signalling may run user code.
-    func metadataChanged(affectsFiles: Bool, parent: ProgressNode?) {
+    /// `changedProperty`: the one custom property the change set, if that is the change (its parent then
+    /// recomputes that property's total only, besides the files).
+    func metadataChanged(affectsFiles: Bool, parent: ProgressNode?, changedProperty: ObjectIdentifier? = nil) {
         guard let parent else {
             // A root or a detached node: no parent to tell; its own mark signals its observers.
             markChanged()
             return
         }
-        if affectsFiles { parent.keepFileContribution(of: self) }
+        if affectsFiles { parent.keepFileContribution(of: self, changedProperty: changedProperty) }
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.observed != 0 {
             var signals: [any ChangeSignalReceiver]?
             collectObservers(into: &signals)

@@ -44,7 +44,7 @@ extension ProgressNode {
                 return (replaced, parentUnderOwnLock(state))
             }
             withExtendedLifetime(replaced) {}
-            metadataChanged(affectsFiles: true, parent: parent)
+            metadataChanged(affectsFiles: true, parent: parent, changedProperty: key)
         }
     }
 

@@ -150,15 +150,20 @@ final class FileSums {
         replace(at: index, by: summary)
     }
 
-    /// Replaces the contribution of the member at `index`, and the totals with it.
-    private func replace(at index: [UInt: Member].Index, by summary: SubtreeSummary) {
+    /// Replaces the contribution of the member at `index`, and the totals with it: every property's, or
+    /// only `onlyProperty`'s when the others are known unchanged.
+    private func replace(
+        at index: [UInt: Member].Index, by summary: SubtreeSummary, onlyProperty: ObjectIdentifier? = nil
+    ) {
         let old = members.values[index]
         if old.files != summary.files {
             total.subtract(old.files)
             total.add(summary.files)
             members.values[index].files = summary.files
         }
-        if summary.properties != nil || propertyTotals != nil {
+        if let onlyProperty {
+            replaceProperty(onlyProperty, inSlot: Int(old.slot), by: summary.properties?[onlyProperty])
+        } else if summary.properties != nil || propertyTotals != nil {
             replaceProperties(inSlot: Int(old.slot), by: summary.properties ?? [:])
         }
     }
@@ -174,6 +179,18 @@ final class FileSums {
         propertyTotals = totals
     }
 
+    /// Puts `property` in `slot` of its total (created if no member contributed it before; `nil`: the
+    /// default).
+    private func replaceProperty(_ key: ObjectIdentifier, inSlot slot: Int, by property: PropertySummary?) {
+        if let existing = propertyTotals?[key] {
+            existing.set(slot, to: property?.summary)
+        } else if let property {
+            let created = property.operations.makeTypedTotal()
+            created.set(slot, to: property.summary)
+            propertyTotals = (propertyTotals ?? [:]).merging([key: created]) { old, _ in old }
+        }
+    }
+
     /// The members that joined since the last call (some may have left since).
     func takeJoined() -> [UInt] {
         guard !joined.isEmpty else { return [] }
@@ -185,10 +202,14 @@ final class FileSums {
     /// Replaces the contribution of the member at `address` by `summary` when no other member waits to be
     /// computed (the one at `address` may: it is computed now), and returns `true`; otherwise changes
     /// nothing and returns `false` (not a member, or others joined: a read's work). One hashed look-up.
-    func replaceIfNoOtherJoined(_ address: UInt, by summary: SubtreeSummary) -> Bool {
+    /// `onlyProperty`: see `replace(at:by:onlyProperty:)`.
+    func replaceIfNoOtherJoined(
+        _ address: UInt, by summary: SubtreeSummary, onlyProperty: ObjectIdentifier? = nil
+    ) -> Bool {
         guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
+        let wasJoined = !joined.isEmpty  // joined with contribution zero: every property is new
         joined.removeAll(keepingCapacity: true)
-        replace(at: index, by: summary)
+        replace(at: index, by: summary, onlyProperty: wasJoined ? nil : onlyProperty)
         return true
     }
 

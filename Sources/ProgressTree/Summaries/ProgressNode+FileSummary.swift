@@ -68,8 +68,10 @@ extension ProgressNode {
     /// The usual case takes no allocation and one lock of each node: `child` has never had children, this
     /// node keeps a summary already, and no other member waits to be computed (`child` may have just
     /// joined). Then `child`'s summary, computed under its lock, replaces its contribution under this node's.
-    /// Anything else goes through the read.
-    func keepFileContribution(of child: ProgressNode) {
+    /// Anything else goes through the read. `changedProperty`: the only property of `child` that changed
+    /// (a value set), if that is the change: the usual case then replaces that property's contribution
+    /// only, besides the files (a concurrent set of another property makes its own call).
+    func keepFileContribution(of child: ProgressNode, changedProperty: ObjectIdentifier? = nil) {
         var visited: [ProgressNode] = []  // released after the domain lock: a `deinit` may run user code
         let address = FileSums.address(of: child)
         unretainedDomain._withUnsafeGuaranteedRef { domain in
@@ -81,7 +83,8 @@ extension ProgressNode {
                     let summary = child.state.withLock { child.ownSubtreeSummary(of: $0) }
                     let done = state.withLock { state -> Bool in
                         settleFreshChildren(&state)
-                        return state.fileSums?.replaceIfNoOtherJoined(address, by: summary) ?? false
+                        return state.fileSums?.replaceIfNoOtherJoined(
+                            address, by: summary, onlyProperty: changedProperty) ?? false
                     }
                     if done { return }
                 }

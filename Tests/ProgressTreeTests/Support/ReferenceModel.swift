@@ -406,7 +406,9 @@ struct ReferenceModel {
         let node = nodes[index]
         var summary = node.propertyValues[property] ?? ModelProperties.defaultValues[property]
         if let left = node.propertiesLeft[property] { summary = ModelProperties.merge(property, summary, left) }
-        for child in children(index) { summary = ModelProperties.merge(property, summary, propertySummary(child, property)) }
+        for child in children(index) {
+            summary = ModelProperties.merge(property, summary, propertySummary(child, property))
+        }
         return summary
     }
 

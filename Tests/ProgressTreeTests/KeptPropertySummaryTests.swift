@@ -1,0 +1,87 @@
+@testable import ProgressTree
+import XCTest
+
+/// A maximum: its `merge` cannot be undone, so a parent re-merges its children's summaries.
+private enum LargestFile: ProgressProperty {
+    static var defaultValue: Int { 0 }
+    static var defaultSummary: Int { 0 }
+    static func reduce(into summary: inout Int, value: Int) { summary = max(summary, value) }
+    static func merge(_ a: Int, _ b: Int) -> Int { max(a, b) }
+}
+
+/// Property summaries are kept by the engine of the file summaries (Summaries/FileSums.swift): a read after
+/// a change computes the changed nodes and their ancestors only, whatever the number of their siblings.
+final class KeptPropertySummaryTests: XCTestCase {
+    func test_a_read_after_one_value_set_computes_no_sibling() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1_000)
+        let children = (0..<1_000).map { _ in ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1) }
+        children[10][PhotosSkipped.self] = 2
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 2)
+        children[500][PhotosSkipped.self] = 5
+        // The setter counted the value in the root's kept summary: the read computes the root alone.
+        XCTAssertEqual(root.readFileSummary().visitedNodes, 1)
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 7)
+    }
+
+    func test_a_value_set_deep_is_read_through_its_path_only() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 100)
+        var folders: [ProgressNode] = []
+        for _ in 0..<100 {
+            let folder = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+            for _ in 0..<100 { _ = ProgressNode(totalUnitCount: 1, parent: folder, pendingUnitCount: 1) }
+            folders.append(folder)
+        }
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 0)
+        let leaf = ProgressNode(totalUnitCount: 1, parent: folders[42], pendingUnitCount: 0)
+        leaf[PhotosSkipped.self] = 3
+        // The root and the one folder whose child changed (the leaf's own value was counted by its setter).
+        XCTAssertEqual(root.readFileSummary().visitedNodes, 2)
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 3)
+        XCTAssertEqual(folders[42].summary(of: PhotosSkipped.self), 3)
+        XCTAssertEqual(folders[41].summary(of: PhotosSkipped.self), 0)
+    }
+
+    func test_a_maximum_falls_back_when_its_largest_child_is_lowered_or_fails() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 300)
+        let children = (0..<300).map { _ in ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1) }
+        for (index, child) in children.enumerated() { child[LargestFile.self] = index }
+        XCTAssertEqual(root.summary(of: LargestFile.self), 299)
+        children[299][LargestFile.self] = 7
+        XCTAssertEqual(root.summary(of: LargestFile.self), 298)
+        // A failed child leaves its summary by default: a maximum keeps it.
+        children[298].fail(NSErrorLike())
+        XCTAssertEqual(root.summary(of: LargestFile.self), 298)
+        // A finished child leaves its summary too; lowering the rest changes nothing then.
+        children[297].advance(by: 1)
+        for child in children[0..<297] { child[LargestFile.self] = 1 }
+        XCTAssertEqual(root.summary(of: LargestFile.self), 298)
+    }
+
+    func test_children_that_never_set_a_property_keep_no_storage_for_it() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 3)
+        let plain = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        let counted = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        counted[PhotosSkipped.self] = 4
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 4)
+        XCTAssertFalse(plain.state.withLock { $0.hasExtras })
+        XCTAssertEqual(plain.flags.load(ordering: .relaxed) & NodeFlags.hasProperties, 0)
+        XCTAssertNotEqual(counted.flags.load(ordering: .relaxed) & NodeFlags.hasProperties, 0)
+    }
+
+    func test_a_file_summary_read_keeps_the_property_summaries_current() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        let file = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+        file.kind = .file
+        let other = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        XCTAssertEqual(root.fileSummary.fileTotalCount, 1)
+        other[PhotosSkipped.self] = 6
+        file.advance(by: 50)
+        XCTAssertEqual(root.fileSummary.completedByteCount, 50)
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 6)
+        other.advance(by: 1)  // finishes: leaves its 6 in the root
+        XCTAssertEqual(root.fileSummary.fileTotalCount, 1)
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 6)
+    }
+}
+
+private struct NSErrorLike: Error {}
