@@ -10,7 +10,8 @@ extension ProgressNode {
     /// parent), with the given ids. Read-only: nothing is added to the update path.
     ///
     /// Throughput and time remaining are those set by the user (a reader mirroring the node estimates its
-    /// own from the counts); the terminal's json mode puts its estimates there instead.
+    /// own from the counts); the terminal's json mode puts its estimates there instead. `properties` are the
+    /// node's own values of its `WireProgressProperty` properties (`wireProperties()`).
     ///
     /// - Complexity: O(1) and a few lock acquisitions of this node, plus one read of `fractionCompleted`.
     package func wireRecord(id: Int, parentID: Int?) -> ProgressWireRecord {
@@ -43,6 +44,7 @@ extension ProgressNode {
         }
         record.isCancellable = cancellable
         record.isPausable = pausable
+        (record.properties, record.skippedProperties) = wireProperties()
         return record
     }
 }

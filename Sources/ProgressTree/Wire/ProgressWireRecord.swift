@@ -81,6 +81,16 @@ public struct ProgressWireRecord: Sendable, Equatable {
     public var isPausable: Bool
     /// Seconds since the writer started; informative only.
     public var time: Double?
+    /// The node's own values of its `WireProgressProperty` properties, by `wireName` (`"properties"`, an
+    /// addition to version 1; `Docs/WireFormat.md`, "Properties"). Empty when it set none: the line then
+    /// has no `properties` member at all. A value that is not `ProgressWireValue.isCrossable` is not
+    /// written.
+    public var properties: [String: ProgressWireValue] = [:]
+    /// How many property values were left out of `properties`, not part of the line: when the record was
+    /// read from a node, the values it set that cannot cross (not crossable, or an empty `wireName`); when
+    /// read from a line, a `properties` member that is not an object (1) or the entries of it that are not
+    /// crossable values (`null`, an object, an array of arrays).
+    public var skippedProperties = 0
 
     /// A record of a running node with the given counts and nothing else set.
     public init(
@@ -166,6 +176,7 @@ public struct ProgressWireRecord: Sendable, Equatable {
         writer.bool(isCancellable)
         writer.key("pausable")
         writer.bool(isPausable)
+        if !properties.isEmpty { appendProperties(to: &writer.out) }
         writer.raw("}")
         out = writer.out
     }
@@ -193,6 +204,22 @@ public struct ProgressWireRecord: Sendable, Equatable {
             && localizedDescription == other.localizedDescription
             && localizedAdditionalDescription == other.localizedAdditionalDescription && kind == other.kind
             && fileOperationKind == other.fileOperationKind && fileURL == other.fileURL
+            && properties == other.properties
+    }
+
+    /// `,"properties":{…}`: the crossable values, by name in ascending order (so that equal records write
+    /// equal lines); nothing when none is crossable.
+    private func appendProperties(to out: inout [UInt8]) {
+        var first = true
+        for name in properties.keys.sorted() {
+            guard let value = properties[name], value.isCrossable else { continue }
+            out.append(contentsOf: (first ? ",\"properties\":{" : ",").utf8)
+            first = false
+            out.append(contentsOf: Self.jsonString(name).utf8)
+            out.append(UInt8(ascii: ":"))
+            value.appendJSON(to: &out)
+        }
+        if !first { out.append(UInt8(ascii: "}")) }
     }
 
     /// A finite number as `jsonNumber` writes it: rounded to 6 decimals; `nil` for one not finite (`null`).

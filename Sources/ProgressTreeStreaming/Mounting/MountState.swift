@@ -47,8 +47,8 @@ struct MountReading {
     var announcedRootID: Int?
     var announcedRootFinal = false
 
-    init(root: ProgressNode, name: String, outputCount: Int) {
-        mirror = MountedNodeMap(root: root, name: name)
+    init(root: ProgressNode, name: String, outputCount: Int, properties: [any WireProgressProperty.Type] = []) {
+        mirror = MountedNodeMap(root: root, name: name, properties: properties)
         outputSplitters = Array(
             repeating: LineSplitter(maximumLineLength: ProgressMount.maximumOutputLineLength, longLines: .cut),
             count: outputCount)
@@ -65,6 +65,7 @@ extension ProgressMount.Diagnostics {
         cycleLines += other.cycleLines
         rejectedNodes += other.rejectedNodes
         cleanedStrings += other.cleanedStrings
+        skippedProperties += other.skippedProperties
         if let version = other.unsupportedVersion { unsupportedVersion = version }
     }
 }

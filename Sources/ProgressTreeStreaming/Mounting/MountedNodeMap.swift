@@ -51,10 +51,15 @@ struct MountedNodeMap {
 
     /// The mount's name, shown before the description of the stream's root.
     private let name: String
+    /// The properties the mount sets on mirrored nodes (`ProgressMount.Options.properties`), by wire name.
+    private let properties: [String: MountedProperty]
 
-    init(root: ProgressNode, name: String) {
+    init(root: ProgressNode, name: String, properties: [any WireProgressProperty.Type] = []) {
         self.root = root
         self.name = name
+        var byName: [String: MountedProperty] = [:]
+        for property in properties { byName[property.wireName] = MountedProperty(property) }
+        self.properties = byName
     }
 
     /// Applies one record. Returns the mirrored node it created, and its mirrored parent, if it created one
@@ -118,6 +123,8 @@ struct MountedNodeMap {
         }
         diagnostics.acceptedLines += 1
         applyMetadata(record, previous: entry.last, to: node)
+        // Before the counts: a node the line finishes leaves its parent with its values set.
+        applyProperties(record, previous: entry.last, to: node, diagnostics: &diagnostics)
         entry.last = record
         switch record.state {
         case .finished:
@@ -247,6 +254,25 @@ struct MountedNodeMap {
             node.isCancellable = record.isCancellable
         }
         if previous?.isPausable != record.isPausable || previous == nil { node.isPausable = record.isPausable }
+    }
+
+    /// Sets on `node` the values of the known properties that changed since `previous` (all of them for a
+    /// node's first line): a line is an absolute snapshot, so a value a line no longer carries is the
+    /// property's default again. A value that does not read as the property's `Value` leaves the node's as
+    /// it was, and is counted, as are the values the line's reading skipped.
+    private func applyProperties(
+        _ record: ProgressWireRecord, previous: ProgressWireRecord?, to node: ProgressNode,
+        diagnostics: inout ProgressMount.Diagnostics
+    ) {
+        diagnostics.skippedProperties += record.skippedProperties
+        let before = previous?.properties ?? [:]
+        guard !properties.isEmpty, !(record.properties.isEmpty && before.isEmpty), record.properties != before
+        else { return }
+        for (name, property) in properties {
+            let value = record.properties[name]
+            guard value != before[name] else { continue }
+            if !property.set(value, on: node) { diagnostics.skippedProperties += 1 }
+        }
     }
 
     private mutating func forget(_ id: Int) {

@@ -88,6 +88,12 @@ public final class ProgressMount: Sendable {
         public var rejectedNodes = 0
         /// Strings whose control characters or escape sequences were replaced by spaces.
         public var cleanedStrings = 0
+        /// Property values not set on a mirrored node, the rest of their line applied: a `properties`
+        /// member that is not an object (1 for the member), entries of it that are not crossable values
+        /// (`ProgressWireValue`), and values of a property the mount knows (`Options.properties`) that do
+        /// not read as its `Value` (the node keeps the value it had). Names the mount does not know are
+        /// ignored, not counted.
+        public var skippedProperties = 0
         /// The major version of a line this library does not read, if one came (the mount then stopped).
         public var unsupportedVersion: Int?
 
@@ -122,6 +128,13 @@ public final class ProgressMount: Sendable {
         /// `Docs/Mounting.md`, "Scale"). Set it to `false` to have every line at the publisher's own
         /// interval whatever it costs.
         public var pacesPublisher = true
+        /// The properties set on the mirrored nodes from the lines' `properties` (`Docs/WireFormat.md`,
+        /// "Properties"), so that `summary(of:)` in this process counts the mounted program's values:
+        /// `[PhotosSkipped.self, UploadRate.self]`. Each is found by its `WireProgressProperty.wireName`;
+        /// names not in this list are ignored (a program may publish properties its readers do not use).
+        /// Empty by default: a mount sets no property it was not told of. Two properties with one name: the
+        /// last one listed is set.
+        public var properties: [any WireProgressProperty.Type] = []
         /// The default options; change its properties to customize them.
         public init() {}
     }
@@ -171,7 +184,8 @@ public final class ProgressMount: Sendable {
         self.processIdentifier = processIdentifier
         self.options = options
         self.shared = Lock(MountShared())
-        self.reading = Lock(MountReading(root: node, name: name, outputCount: outputs.count))
+        self.reading = Lock(
+            MountReading(root: node, name: name, outputCount: outputs.count, properties: options.properties))
         node.localizedDescription = name
     }
 

@@ -257,6 +257,23 @@ public final class ProgressPublisher: Sendable {
         }
     }
 
+    /// What the publisher left out of the lines it wrote, for logs and tests.
+    public struct Diagnostics: Sendable, Equatable {
+        /// Property values left out of the lines written (`WireProgressProperty`): a value that is not
+        /// `ProgressWireValue.isCrossable` (a number that is not finite, an integer beyond ±(2^53 − 1)),
+        /// or a property with an empty `wireName`. Counted once for each line written without it; the rest
+        /// of the line is written.
+        public var skippedProperties = 0
+
+        /// Nothing left out.
+        public init() {}
+    }
+
+    /// What the publisher left out of the lines it wrote so far.
+    public var diagnostics: Diagnostics {
+        state.withLock { $0.diagnostics }
+    }
+
     /// Whether publishing stopped because the reader went away (or was cut off).
     public var isDisconnected: Bool {
         state.withLock { $0.disconnection != nil }
@@ -459,6 +476,7 @@ struct PublisherState: ~Copyable {
     var walker: WireTreeWalker
     var isStarted = false
     var isFinished = false
+    var diagnostics = ProgressPublisher.Diagnostics()
     /// Why publishing stopped for the reader; `nil` while it goes on.
     var disconnection: ProgressPublisher.Disconnection?
     var output = PendingOutput()
@@ -493,6 +511,7 @@ struct PublisherState: ~Copyable {
             }
         }
         for record in records {
+            diagnostics.skippedProperties += record.skippedProperties
             record.appendLine(to: &bytes)
             bytes.append(0x0A)
         }

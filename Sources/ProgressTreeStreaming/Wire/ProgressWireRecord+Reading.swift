@@ -102,6 +102,13 @@ extension ProgressWireRecord {
         isCancellable = try bool(.cancellable, default: true)
         isPausable = try bool(.pausable, default: false)
         time = try double(.time)
+        switch value(.properties) {
+        case nil, .null?: break
+        case .properties(let values, let skipped)?:
+            properties = values
+            skippedProperties = skipped
+        default: skippedProperties = 1  // not an object: left out, the rest of the line kept
+        }
     }
 }
 
@@ -202,7 +209,7 @@ struct WireMembers {
     private var version, time, id, parent, pending, name, completed, total, fraction, state: WireValue?
     private var indeterminate, throughput, timeRemaining, reason, failedBelow, cancelledBelow: WireValue?
     private var description, additionalDescription, kind, fileOperationKind, fileURL, fileTotalCount: WireValue?
-    private var fileCompletedCount, cancellable, pausable: WireValue?
+    private var fileCompletedCount, cancellable, pausable, properties: WireValue?
 
     subscript(field: WireField) -> WireValue? {
         get {
@@ -232,6 +239,7 @@ struct WireMembers {
             case .fileCompletedCount: fileCompletedCount
             case .cancellable: cancellable
             case .pausable: pausable
+            case .properties: properties
             }
         }
         set {
@@ -261,6 +269,7 @@ struct WireMembers {
             case .fileCompletedCount: fileCompletedCount = newValue
             case .cancellable: cancellable = newValue
             case .pausable: pausable = newValue
+            case .properties: properties = newValue
             }
         }
     }
@@ -270,7 +279,7 @@ struct WireMembers {
 enum WireField: Int, CaseIterable {
     case version, time, id, parent, pending, name, completed, total, fraction, state, indeterminate, throughput
     case timeRemaining, reason, failedBelow, cancelledBelow, description, additionalDescription, kind
-    case fileOperationKind, fileURL, fileTotalCount, fileCompletedCount, cancellable, pausable
+    case fileOperationKind, fileURL, fileTotalCount, fileCompletedCount, cancellable, pausable, properties
 
     /// The member's name in a line.
     var name: String {
@@ -300,6 +309,7 @@ enum WireField: Int, CaseIterable {
         case .fileCompletedCount: "fileCompletedCount"
         case .cancellable: "cancellable"
         case .pausable: "pausable"
+        case .properties: "properties"
         }
     }
 
@@ -320,7 +330,7 @@ enum WireField: Int, CaseIterable {
             case 7: named("pending", .pending) ?? named("fileURL", .fileURL)
             case 8: named("fraction", .fraction) ?? named("pausable", .pausable)
             case 9: named("completed", .completed)
-            case 10: named("throughput", .throughput)
+            case 10: named("throughput", .throughput) ?? named("properties", .properties)
             case 11:
                 named("failedBelow", .failedBelow) ?? named("description", .description)
                     ?? named("cancellable", .cancellable)

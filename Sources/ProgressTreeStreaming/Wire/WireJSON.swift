@@ -1,6 +1,8 @@
+import ProgressTree
 import ProgressTreePlatform
 
-// A small JSON reader for the wire format: one object per line, scalars kept, nested values skipped.
+// A small JSON reader for the wire format: one object per line, scalars kept, nested values skipped except
+// the top-level `properties` object, whose crossable values are kept (`WireValue.properties`).
 //
 // Invariants: it reads at most the bytes it is given (a line is already bounded by the reader, see
 // `LineSplitter`), nests at most `maximumDepth` levels (deeper input is malformed, so recursion is bounded),
@@ -13,6 +15,9 @@ enum WireValue: Equatable, Sendable {
     case number(Double, integer: Int64?)
     case string(String)
     case nested
+    /// The top-level member `properties`, an object: its crossable values by name, and how many of its
+    /// entries were not crossable values (skipped).
+    case properties([String: ProgressWireValue], skipped: Int)
 }
 
 enum WireJSON {
@@ -75,8 +80,9 @@ enum WireJSON {
             parser.index = nameEnd + 1
             parser.skipSpace()
             try parser.expect(UInt8(ascii: ":"))
-            let value = try parser.value(depth: 1)
-            try visit(UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<nameEnd]), value, start..<parser.index)
+            let name = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<nameEnd])
+            let value = try parser.topLevelValue(isProperties: Parser.isPropertiesName(name))
+            try visit(name, value, start..<parser.index)
             if parser.index == span.upperBound { return }
             parser.skipSpace()
             try parser.expect(UInt8(ascii: ","))
@@ -126,7 +132,15 @@ enum WireJSON {
                 }
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
-                let value = try self.value(depth: depth + 1)
+                let value: WireValue
+                if depth > 0 {
+                    value = try self.value(depth: depth + 1)
+                } else if let spelled {
+                    value = try topLevelValue(isProperties: spelled.elementsEqual("properties".utf8))
+                } else {
+                    let name = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(plainEnd ?? nameStart)])
+                    value = try topLevelValue(isProperties: Self.isPropertiesName(name))
+                }
                 if let spelled {
                     let span = memberStart..<index
                     let result = spelled.withUnsafeBytes { name in
@@ -176,6 +190,89 @@ enum WireJSON {
                 end += 1
             }
             return nil
+        }
+
+        /// Whether a member's (unescaped) name is `properties`.
+        static func isPropertiesName(_ name: UnsafeRawBufferPointer) -> Bool {
+            let properties: StaticString = "properties"
+            return UnsafeRawBufferPointer(start: properties.utf8Start, count: properties.utf8CodeUnitCount)
+                .hasSameBytes(as: name)
+        }
+
+        /// The value of a member of the top-level object: `properties` (`isProperties`) read with its values
+        /// when it is an object, any other member as `value(depth:)` reads it.
+        mutating func topLevelValue(isProperties: Bool) throws(Failure) -> WireValue {
+            skipSpace()
+            guard isProperties, peek == UInt8(ascii: "{") else { return try value(depth: 1) }
+            var values: [String: ProgressWireValue] = [:]
+            var skipped = 0
+            try expect(UInt8(ascii: "{"))
+            skipSpace()
+            if peek == UInt8(ascii: "}") {
+                index += 1
+                return .properties(values, skipped: 0)
+            }
+            while true {
+                skipSpace()
+                let key = try string()
+                skipSpace()
+                try expect(UInt8(ascii: ":"))
+                if let crossable = try crossableValue() {
+                    values[key] = crossable
+                } else {
+                    values[key] = nil  // a name repeated keeps its last value, even a skipped one
+                    skipped += 1
+                }
+                skipSpace()
+                if peek == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                try expect(UInt8(ascii: "}"))
+                return .properties(values, skipped: skipped)
+            }
+        }
+
+        /// A property's value (depth 2), `nil` when it is valid JSON but no crossable value: `null`, an
+        /// object, an array holding an array, an object or `null`, an integer beyond
+        /// `ProgressWireValue.maximumInteger`.
+        mutating func crossableValue() throws(Failure) -> ProgressWireValue? {
+            skipSpace()
+            guard peek == UInt8(ascii: "[") else { return Self.crossable(try value(depth: 2)) }
+            try expect(UInt8(ascii: "["))
+            var elements: [ProgressWireValue] = []
+            var isCrossable = true
+            skipSpace()
+            if peek == UInt8(ascii: "]") {
+                index += 1
+                return .array([])
+            }
+            while true {
+                if let element = Self.crossable(try value(depth: 3)) {
+                    elements.append(element)
+                } else {
+                    isCrossable = false
+                }
+                skipSpace()
+                if peek == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                try expect(UInt8(ascii: "]"))
+                return isCrossable ? .array(elements) : nil
+            }
+        }
+
+        /// A scalar as a crossable value; `nil` for `null`, a nested value or an integer out of range.
+        static func crossable(_ value: WireValue) -> ProgressWireValue? {
+            switch value {
+            case .bool(let flag): return .bool(flag)
+            case .string(let text): return .string(text)
+            case .number(_, let integer?):
+                return integer.magnitude <= UInt64(ProgressWireValue.maximumInteger) ? .integer(integer) : nil
+            case .number(let number, nil): return .number(number)
+            case .null, .nested, .properties: return nil
+            }
         }
 
         mutating func value(depth: Int) throws(Failure) -> WireValue {
