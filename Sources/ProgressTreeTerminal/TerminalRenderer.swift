@@ -341,7 +341,7 @@ public final class TerminalRenderer: Sendable {
                     depthLimit: options.plainLogDepth, childLimit: options.plainLoggedChildren,
                     reportsCollapsedChildren: true, reportsDepartedFailures: true
                 ) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth)
+                    node, depth, _ in NodeReader.content(of: node, depth: depth, readsProperties: true)
                 }
             state.tick += 1
             switch mode {

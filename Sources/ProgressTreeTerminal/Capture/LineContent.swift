@@ -28,4 +28,7 @@ struct LineContent: Equatable, Sendable {
     /// json mode only: the node's wire-format line as read (pending count, metadata); the composer
     /// overrides its ids, time and what this content says (state, label, estimates).
     var wire: ProgressWireRecord?
+    /// plain mode only: the node's own values of its `WireProgressProperty` properties, by wire name, as
+    /// the wire carries them (`ProgressNode.wireProperties()`).
+    var properties: [String: ProgressWireValue] = [:]
 }

@@ -9,8 +9,11 @@ enum NodeReader {
     /// `localizedAdditionalDescription`; other nodes show their unit counts (or a description set by the
     /// user).
     ///
-    /// With `forWire` (json mode), the content also carries the node's wire-format record.
-    static func content(of node: ProgressNode, depth: Int, forWire: Bool = false) -> LineContent {
+    /// With `forWire` (json mode), the content also carries the node's wire-format record; with
+    /// `readsProperties` (plain mode), the node's own values of the properties that cross the wire.
+    static func content(
+        of node: ProgressNode, depth: Int, forWire: Bool = false, readsProperties: Bool = false
+    ) -> LineContent {
         let snapshot = node.snapshot
         let status = LineStatus(snapshot)
         let isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
@@ -26,6 +29,7 @@ enum NodeReader {
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
+        if readsProperties { content.properties = node.wireProperties().values }
         content.readsEstimates = depth == 0 || node.describesFiles
         guard content.readsEstimates else {
             content.describedCounts = node.additionalDescriptionOverride
@@ -57,6 +61,7 @@ enum NodeReader {
         content.failureReason = record.failureReason.map(LabelSanitizer.sanitized)
         content.outcomes = ProgressNode.DescendantOutcomes(
             failedCount: record.failedBelow, cancelledCount: record.cancelledBelow)
+        content.properties = record.properties
         return content
     }
 }

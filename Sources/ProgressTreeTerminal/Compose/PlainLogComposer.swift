@@ -2,6 +2,10 @@ import ProgressTree
 
 /// Decides which lines plain mode prints: readable in CI logs, no escape codes, never a flood.
 ///
+/// A line shows the node's own values of its `WireProgressProperty` properties last, as `name=value`, the
+/// value spelled as in the wire format (`skipped=2`, `rate=2.5`, `status="copying"`), by name. A property
+/// that changes prints no line by itself (it is not progress); the next line shows it.
+///
 /// A node gets a line when it first appears, when it finishes, fails, is cancelled, paused or resumed, and in
 /// between, at most once per `minimumSpacing`, when its progress crossed another `step` (10% by default)
 /// or, if it moved at all, when `interval` has passed since its last line.
@@ -101,6 +105,11 @@ struct PlainLogComposer {
         if let throughput = content.throughputText { details.append(throughput) }
         if let remaining = content.timeRemainingLogText {
             details.append(remaining)
+        }
+        // The node's own property values, as the wire spells them, by name: `photosSkipped=2`.
+        for name in content.properties.keys.sorted() {
+            guard let value = content.properties[name]?.jsonText else { continue }
+            details.append(LabelSanitizer.sanitized(name) + "=" + value)
         }
         if !event.isEmpty { details.insert(event, at: 0) }
         if !details.isEmpty { line += ": " + details.joined(separator: ", ") }
