@@ -21,7 +21,30 @@ import ProgressTreePlatform
 // show the regions between `// BEGIN snippet:` and `// END snippet:` verbatim. `print` is shadowed by a
 // closure that records the lines.
 
+/// Docs/Properties.md's count of skipped photos.
+private enum PhotosSkipped: ProgressProperty {
+    static var defaultValue: Int { 0 }
+    static var defaultSummary: Int { 0 }
+    static func reduce(into summary: inout Int, value: Int) { summary += value }
+    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+}
+
 final class FoundationGuideSnippetsTests: XCTestCase {
+    /// Docs/Properties.md: a property's summary put in a Foundation `userInfo` by hand, under a key of the
+    /// program's own; the node's metadata is not touched.
+    func test_guide_properties_foundation() {
+        let album = ProgressNode(totalUnitCount: 2)
+        let photo = ProgressNode(totalUnitCount: 1, parent: album, pendingUnitCount: 1)
+        photo[PhotosSkipped.self] = 3
+        // BEGIN snippet: properties-foundation
+        let progress = album.foundationProgress  // the same object for as long as it is held
+        let key = Foundation.ProgressUserInfoKey("com.example.photosSkipped")
+        progress.setUserInfoObject(album.summary(of: PhotosSkipped.self), forKey: key)  // again when it changes
+        // END snippet: properties-foundation
+        XCTAssertEqual(progress.userInfo[key] as? Int, 3)
+        XCTAssertNil(album.fileCompletedCount)
+    }
+
     func test_guide_getting_started_urlsession() throws {
         let server = try SilentServer()  // accepts the connection and never answers: the transfer waits
         defer { server.stop() }

@@ -7,7 +7,7 @@ import ProgressTree
 import ProgressTreePlatform
 
 /// A count that crosses the wire.
-enum SkippedPhotos: WireProgressProperty {
+enum PhotosSkipped: WireProgressProperty {
     static let wireName = "photosSkipped"
     static var defaultValue: Int { 0 }
     static var defaultSummary: Int { 0 }
@@ -67,7 +67,7 @@ final class WirePropertiesTests: XCTestCase {
     func rawMount(under parent: ProgressNode) throws -> (ProgressMount, Int32) {
         let (a, b) = try Sockets.pair()
         var options = ProgressMount.Options()
-        options.properties = [SkippedPhotos.self, BytesPerSecond.self, WarningWords.self]
+        options.properties = [PhotosSkipped.self, BytesPerSecond.self, WarningWords.self]
         return (parent.mount(fileDescriptor: b, pendingUnitCount: 1, name: "raw", options: options), a)
     }
 
@@ -108,7 +108,7 @@ final class WirePropertiesTests: XCTestCase {
         photo.localizedDescription = "IMG_0001.jpg"
         photo.completedUnitCount = 1
         photo[BytesPerSecond.self] = 2_500_000
-        photo[SkippedPhotos.self] = 1
+        photo[PhotosSkipped.self] = 1
         photo[WarningWords.self] = ["disk almost full"]
         XCTAssertEqual(photo.wireRecord(id: 2, parentID: 1).line, String(example))
         let read = try ProgressWireRecord(line: Array(example.utf8))
@@ -155,8 +155,8 @@ final class WirePropertiesTests: XCTestCase {
     func test_a_node_writes_its_own_values_of_wire_properties_only() {
         let root = ProgressNode(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
-        root[SkippedPhotos.self] = 2
-        child[SkippedPhotos.self] = 3
+        root[PhotosSkipped.self] = 2
+        child[PhotosSkipped.self] = 3
         root[WarningWords.self] = ["disk"]
         root[LocalOnly.self] = 7
         let record = root.wireRecord(id: 1, parentID: nil)
@@ -168,7 +168,7 @@ final class WirePropertiesTests: XCTestCase {
     func test_a_value_that_cannot_cross_is_left_out_counted_and_the_line_still_written() throws {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1)
         root[BytesPerSecond.self] = .nan
-        root[SkippedPhotos.self] = 1 << 60  // beyond ±(2^53 − 1)
+        root[PhotosSkipped.self] = 1 << 60  // beyond ±(2^53 − 1)
         root[WarningWords.self] = ["ok"]
         let record = root.wireRecord(id: 1, parentID: nil)
         XCTAssertEqual(record.properties, ["warnings": .array([.string("ok")])])
@@ -195,46 +195,76 @@ final class WirePropertiesTests: XCTestCase {
     func test_a_mounted_trees_values_summarize_in_the_mounting_parent() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 2)
         let local = ProgressNode(totalUnitCount: 1, parent: parent, pendingUnitCount: 1)
-        local[SkippedPhotos.self] = 100
+        local[PhotosSkipped.self] = 100
         let remote = ProgressNode.discreteProgress(totalUnitCount: 3)
         let first = ProgressNode(totalUnitCount: 1, parent: remote, pendingUnitCount: 1)
         let second = ProgressNode(totalUnitCount: 1, parent: remote, pendingUnitCount: 1)
         let third = ProgressNode(totalUnitCount: 1, parent: remote, pendingUnitCount: 1)
-        remote[SkippedPhotos.self] = 1
-        first[SkippedPhotos.self] = 2
-        second[SkippedPhotos.self] = 5
+        remote[PhotosSkipped.self] = 1
+        first[PhotosSkipped.self] = 2
+        second[PhotosSkipped.self] = 5
         second[BytesPerSecond.self] = 1_000
         third[BytesPerSecond.self] = 250.5
         third[WarningWords.self] = ["slow"]  // published, not known to the mount: ignored
         first[LocalOnly.self] = 9  // not published
         let (publisher, mount, socket) = try connect(
-            remote, under: parent, properties: [SkippedPhotos.self, BytesPerSecond.self])
+            remote, under: parent, properties: [PhotosSkipped.self, BytesPerSecond.self])
         publisher.publishChanges()
         wait("the four lines") { mount.diagnostics.acceptedLines >= 4 }
-        XCTAssertEqual(parent.summary(of: SkippedPhotos.self), 108)
-        XCTAssertEqual(mount.node.summary(of: SkippedPhotos.self), 8)
+        XCTAssertEqual(parent.summary(of: PhotosSkipped.self), 108)
+        XCTAssertEqual(mount.node.summary(of: PhotosSkipped.self), 8)
         XCTAssertEqual(parent.summary(of: BytesPerSecond.self), 1_250.5)
         XCTAssertEqual(parent.summary(of: WarningWords.self), [])
         XCTAssertEqual(parent.summary(of: LocalOnly.self), 0)
         // A value that changes, then children that finish: the count stays, the rate of a finished one goes.
-        first[SkippedPhotos.self] = 4
+        first[PhotosSkipped.self] = 4
         publisher.publishChanges()
-        wait("the new value") { mount.node.summary(of: SkippedPhotos.self) == 10 }
+        wait("the new value") { mount.node.summary(of: PhotosSkipped.self) == 10 }
         first.completedUnitCount = 1
         second.completedUnitCount = 1
         publisher.publishChanges()
         wait("two children finished") { mount.node.children.count == 1 }
-        XCTAssertEqual(parent.summary(of: SkippedPhotos.self), 110)
+        XCTAssertEqual(parent.summary(of: PhotosSkipped.self), 110)
         XCTAssertEqual(parent.summary(of: BytesPerSecond.self), 250.5)
         third.completedUnitCount = 1
         publisher.finish()
         wait("the mount ended") { mount.hasEnded }
         XCTAssertTrue(mount.node.isFinished)
-        XCTAssertEqual(parent.summary(of: SkippedPhotos.self), 110)
+        XCTAssertEqual(parent.summary(of: PhotosSkipped.self), 110)
         XCTAssertEqual(parent.summary(of: BytesPerSecond.self), 0)
         XCTAssertEqual(mount.diagnostics.skippedProperties, 0)
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
         FileDescriptor.close(socket)
+    }
+
+    /// Docs/Properties.md's mount: the properties a mount is given summarize in the mounting program.
+    func test_guide_properties_mount() throws {
+        let remote = ProgressNode.discreteProgress(totalUnitCount: 1)
+        remote[PhotosSkipped.self] = 4
+        remote[WarningWords.self] = ["not mounted"]
+        let (theirs, socket) = try Sockets.pair()
+        var publisherOptions = ProgressPublisher.Options()
+        publisherOptions.publishesOnTimer = false
+        let publisher = ProgressPublisher(
+            remote, fileDescriptor: theirs, commandDescriptor: theirs, options: publisherOptions)
+        // BEGIN snippet: properties-mount
+        let album = ProgressNode(totalUnitCount: 2)
+        var options = ProgressMount.Options()
+        options.properties = [PhotosSkipped.self, BytesPerSecond.self]  // set on the mirrored nodes
+        let worker = album.mount(
+            fileDescriptor: socket, commandDescriptor: socket, pendingUnitCount: 1, name: "worker 1",
+            options: options)
+        // END snippet: properties-mount
+        publisher.publishChanges()
+        wait("the root's line") { worker.diagnostics.acceptedLines == 1 }
+        XCTAssertEqual(album.summary(of: PhotosSkipped.self), 4)
+        XCTAssertEqual(album.summary(of: WarningWords.self), [])
+        remote.completedUnitCount = 1
+        publisher.finish()
+        wait("the mount ended") { worker.hasEnded }
+        XCTAssertEqual(album.summary(of: PhotosSkipped.self), 4)
+        XCTAssertEqual(album.completedUnitCount, 1)
+        FileDescriptor.close(theirs)
     }
 
     func test_a_mount_skips_and_counts_values_it_cannot_take_and_applies_the_rest_of_the_line() throws {
@@ -242,7 +272,7 @@ final class WirePropertiesTests: XCTestCase {
         let (mount, socket) = try rawMount(under: parent)
         write(socket, Self.base + #","properties":{"photosSkipped":2,"warnings":["a"]}}"# + "\n")
         wait("the first line") { mount.diagnostics.acceptedLines == 1 }
-        XCTAssertEqual(parent.summary(of: SkippedPhotos.self), 2)
+        XCTAssertEqual(parent.summary(of: PhotosSkipped.self), 2)
         // A string for a count: the node keeps its 2; a malformed member: the line's counts still apply.
         write(
             socket,
@@ -250,7 +280,7 @@ final class WirePropertiesTests: XCTestCase {
                 + #","properties":{"photosSkipped":"many","warnings":["a"],"other":{"x":1}}}"# + "\n")
         wait("the second line") { mount.diagnostics.acceptedLines == 2 }
         XCTAssertEqual(mount.node.completedUnitCount, 1)
-        XCTAssertEqual(parent.summary(of: SkippedPhotos.self), 2)
+        XCTAssertEqual(parent.summary(of: PhotosSkipped.self), 2)
         XCTAssertEqual(mount.diagnostics.skippedProperties, 2)
         write(socket, Self.base + #","properties":"photosSkipped=3"}"# + "\n")
         wait("the third line") { mount.diagnostics.acceptedLines == 3 }
@@ -258,7 +288,7 @@ final class WirePropertiesTests: XCTestCase {
         XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
         XCTAssertEqual(mount.diagnostics.outOfRangeLines, 0)
         // A line without the member: an absolute snapshot, the node holds the default again.
-        XCTAssertEqual(mount.node[SkippedPhotos.self], 0)
+        XCTAssertEqual(mount.node[PhotosSkipped.self], 0)
         XCTAssertEqual(mount.node[WarningWords.self], [])
         mount.close()
         mount.waitUntilEnded()

@@ -554,6 +554,26 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(printed.lines, ["1", "2500000.0", "500000.0", "1 skipped"])
     }
 
+    func test_guide_properties_wire() {
+        // BEGIN snippet: properties-wire
+        /// Photos an import skipped, with a name on the wire: published, logged, and set by a mount.
+        enum PhotosSkipped: WireProgressProperty {
+            static let wireName = "photosSkipped"  // stable: other programs read it
+            static var defaultValue: Int { 0 }
+            static var defaultSummary: Int { 0 }
+            static func reduce(into summary: inout Int, value: Int) { summary += value }
+            static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+        }
+
+        let photo = ProgressNode(totalUnitCount: 1)
+        photo[PhotosSkipped.self] = 2
+        // json, ProgressPublisher: {"v":1,…,"pausable":false,"properties":{"photosSkipped":2}}
+        // plain:                   [  0%] …: started, 0 of 1, photosSkipped=2
+        // END snippet: properties-wire
+        XCTAssertTrue(
+            photo.wireRecord(id: 1, parentID: nil).line.hasSuffix(#""pausable":false,"properties":{"photosSkipped":2}}"#))
+    }
+
     // MARK: The guides show the snippets verbatim
 
     /// The guides written with this file; every `swift` code block in them is a snippet (the package
@@ -570,6 +590,7 @@ final class GuideSnippetsTests: XCTestCase {
         "Tests/ProgressTreePresentationTests/StepFlowTests.swift",
         "Tests/ProgressTreeTerminalTests/TerminalGuideSnippetsTests.swift",
         "Tests/ProgressTreeFoundationTests/FoundationGuideSnippetsTests.swift",
+        "Tests/ProgressTreeStreamingTests/WirePropertiesTests.swift",
     ]
 
     func test_guide_snippets_match_the_guides() throws {
