@@ -16,7 +16,8 @@ import ProgressTreePlatform
 ///   value is always stored and announced.
 /// - What a delivery announced is announced once more by the next one (scheduled one interval later), for
 ///   code that read the property before the first announcement and began tracking after it.
-/// - Only properties read at least once (`tracked`) are read from the node.
+/// - Only properties read at least once (`tracked`) are read from the node; so are the summaries of custom
+///   properties (`followedSummaries`, see `FollowedSummary`), stored, compared and announced as they are.
 /// - The bridge holds neither the node nor the companion (the node holds the bridge in its observers, the
 ///   companion holds the node and the bridge), so a companion nobody holds goes away, and its `deinit`
 ///   takes the bridge out of the node's observers.
@@ -96,6 +97,11 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         var tracked = Properties()
         /// What the last delivery announced as changed: the next delivery announces it again.
         var echo = Properties()
+        /// The summaries of custom properties read at least once (`ObservableProgress.summary(of:)`), by
+        /// property: kept up to date by the deliveries, as `tracked` properties are.
+        var followedSummaries: [ObjectIdentifier: any FollowedSummary] = [:]
+        /// The summaries the last delivery announced as changed: the next delivery announces them again.
+        var summaryEcho: Set<ObjectIdentifier> = []
         var lastDelivery: ContinuousClock.Instant?
         var isStopped = false
     }
@@ -145,6 +151,31 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     /// The properties kept up to date: those read at least once.
     var trackedProperties: Properties { state.withLock { $0.tracked } }
 
+    /// The summary of `property` for `ObservableProgress.summary(of:)`. Its first read reads the node and
+    /// starts following it (a delivery follows, which catches a change made meanwhile), as `value(_:)` does.
+    func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary
+    where Property.Summary: Equatable {
+        let key = ObjectIdentifier(property)
+        // The stored entry is of this type: only this method adds one for `key`, and `reread` keeps its type.
+        if let known = state.withLock({ $0.followedSummaries[key] }) {
+            return (known as! FollowedSummaryOf<Property>).value
+        }
+        guard let node else { return Property.defaultSummary }
+        let fresh = FollowedSummaryOf<Property>(reading: node)
+        let followed = state.withLock { state -> any FollowedSummary in
+            if let known = state.followedSummaries[key] { return known }
+            state.followedSummaries[key] = fresh
+            return fresh
+        }
+        signal()
+        return (followed as! FollowedSummaryOf<Property>).value
+    }
+
+    /// The custom properties whose summaries are kept up to date: those read at least once.
+    var followedSummaryProperties: Set<ObjectIdentifier> {
+        state.withLock { Set($0.followedSummaries.keys) }
+    }
+
     // MARK: Deliveries
 
     func signal() {
@@ -167,13 +198,14 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     private func deliver() {
         // The interval is counted from here, before the pending mark is cleared: a signal from here on
         // schedules the next delivery an interval after this one.
-        let taken = state.withLock { state -> (tracked: Properties, fresh: Values)? in
+        let taken = state.withLock {
+            state -> (tracked: Properties, fresh: Values, summaries: [ObjectIdentifier: any FollowedSummary])? in
             state.lastDelivery = .now
             guard !state.isStopped else { return nil }
             // Moved out, not copied: the delivery writes into the spare's storage.
             let spare = state.spare
             state.spare = .initial
-            return (state.tracked, spare)
+            return (state.tracked, spare, state.followedSummaries)
         }
         // Cleared before the node is read: a change made after the read schedules another delivery.
         // Sequentially consistent: a store followed by reads of the node, against an update's write of the
@@ -183,6 +215,23 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         let tracked = taken.tracked
         var fresh = taken.fresh
         fresh.read(tracked, of: node)
+        // Empty, without an allocation, unless a summary is followed.
+        let freshSummaries = taken.summaries.mapValues { $0.reread(node) }
+        let (changedSummaries, announcedSummaries) =
+            freshSummaries.isEmpty
+            ? ([], [])
+            : state.withLock {
+                state -> (Set<ObjectIdentifier>, Set<ObjectIdentifier>) in
+                var changed = Set<ObjectIdentifier>()
+                for (key, summary) in freshSummaries
+                where state.followedSummaries[key].map({ !summary.isSame(as: $0) }) ?? false {
+                    state.followedSummaries[key] = summary
+                    changed.insert(key)
+                }
+                let announced = changed.union(state.summaryEcho)
+                state.summaryEcho = changed
+                return (changed, announced)
+            }
         let (changed, announced, heldBack) = state.withLock { state -> (Properties, Properties, Bool) in
             // A final outcome is stored one delivery after it was first found, so that the values leading to
             // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
@@ -203,9 +252,12 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             state.spare = fresh
             return (changed, announced, !heldBack.isEmpty)
         }
-        if !announced.isEmpty, let companion { companion.announce(announced) }
+        if let companion {
+            if !announced.isEmpty { companion.announce(announced) }
+            if !announcedSummaries.isEmpty { companion.announceSummaries(announcedSummaries) }
+        }
         // The echo of what changed, and a final outcome held back, one interval later.
-        if !changed.isEmpty || heldBack { signal() }
+        if !changed.isEmpty || !changedSummaries.isEmpty || heldBack { signal() }
     }
 
     /// Whether a delivery is scheduled and has not begun (for tests).
