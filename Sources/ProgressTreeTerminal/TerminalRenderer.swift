@@ -31,7 +31,8 @@ import ProgressTreePlatform
 /// node lock), never the reverse: nothing in the library calls a renderer under its locks.
 ///
 /// User code that runs under the renderer's lock: the `TerminalOutput` passed in (`write`, `size()`), the
-/// `ProgressClock` (`now`), and the `deinit` of anything held only by a finished node, which the renderer
+/// `ProgressClock` (`now`), the words of a summary shown with `show(_:_:)` and its property's functions,
+/// and the `deinit` of anything held only by a finished node, which the renderer
 /// releases while it draws (its handlers, its metadata). Such code may read and update nodes (that is the
 /// lock order above), but must not call this renderer (`print`, `drawFrame`, `start`, `stop`, `run`): its
 /// lock is not recursive, and the call would trap; nor wait for a thread that is calling it.
@@ -288,6 +289,33 @@ public final class TerminalRenderer: Sendable {
         return false
     }
 
+    /// Shows the summary of your own property (`ProgressProperty`) over the tree on the root's line, after
+    /// its label, in the words `text` gives it: one line of code.
+    ///
+    /// ```swift
+    /// renderer.show(PhotosSkipped.self) { $0 == 0 ? nil : "\($0) skipped" }
+    /// // • Importing 12 photos · 2 skipped  ████████▎░░░░░░░  52% 6 of 12  3.7 MB/s  5s
+    /// ```
+    ///
+    /// Live mode shows it in the label column, after the name and before a count of failures ("Importing
+    /// 12 photos · 2 skipped · 1 failed"); a narrow terminal cuts the name before it, as it cuts a name
+    /// before its failure. Plain mode adds it to the root's lines after the counts ("[ 50%] Importing 12
+    /// photos: 6 of 12, 2 skipped"). The json mode and a renderer that publishes to a parent process show
+    /// nothing: the wire format carries the properties themselves (`Docs/WireFormat.md`).
+    ///
+    /// `text` returns `nil` (or `""`) to show nothing, for example while the count is 0. Its text is shown
+    /// as given, control characters as spaces. Call it once per property, before `start()` or at any time
+    /// after (from the next frame on); summaries shown together are separated by " · ", in the order given.
+    ///
+    /// The summary is read from the root when a frame is drawn, under the renderer's lock: `text` and the
+    /// property's functions run there (see the thread safety notes of `TerminalRenderer`), so they must not
+    /// call the renderer.
+    public func show<Property: ProgressProperty>(
+        _ property: Property.Type, _ text: @escaping @Sendable (Property.Summary) -> String?
+    ) {
+        state.withLock { $0.shownSummaries.append(ShownSummaryOf<Property>(wording: text)) }
+    }
+
     /// `message` as lines without control characters.
     static func printableLines(_ message: String) -> [String] {
         var lines = message.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
@@ -331,17 +359,19 @@ public final class TerminalRenderer: Sendable {
             // and the cursor's.
             let hint = mode == .live && !final && size.rows > 2 ? options.hint.map(LabelSanitizer.sanitized) : nil
             let capacity = max(1, size.rows - 1 - (hint == nil ? 0 : 1))
+            let summaries = state.shownSummaries
             let capture =
                 mode == .live
                 ? state.mirror.update(rowLimit: capacity, childLimit: capacity, reservesMoreLine: true) {
                     node, depth, _ in
-                    NodeReader.content(of: node, depth: depth)
+                    NodeReader.content(of: node, depth: depth, summaries: summaries)
                 }
                 : state.mirror.update(
                     depthLimit: options.plainLogDepth, childLimit: options.plainLoggedChildren,
                     reportsCollapsedChildren: true, reportsDepartedFailures: true
                 ) {
-                    node, depth, _ in NodeReader.content(of: node, depth: depth, readsProperties: true)
+                    node, depth, _ in
+                    NodeReader.content(of: node, depth: depth, readsProperties: true, summaries: summaries)
                 }
             state.tick += 1
             switch mode {
@@ -423,6 +453,8 @@ struct RendererState {
     var startTime: Duration?
     var tick = 0
     var printed: [String] = []
+    /// The summaries the root's line shows (`show(_:_:)`), in the order they were added.
+    var shownSummaries: [any ShownSummary] = []
     /// `SignalRestoration.continuations` when the last live frame was drawn.
     var continuations = SignalRestoration.continuations.load(ordering: .relaxed)
     var timer: (any DispatchSourceTimer)?

@@ -20,6 +20,9 @@ struct LineContent: Equatable, Sendable {
     var timeRemaining: Double?
     /// Why the node failed (`status == .failed`), control characters shown as spaces; `nil` otherwise.
     var failureReason: String?
+    /// The summaries of custom properties the line shows after its name (`TerminalRenderer.show(_:_:)`), as
+    /// the program worded them, control characters shown as spaces: the root's line only.
+    var summaries: [String] = []
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
     /// Whether the line is read with its estimates (the root, and nodes that describe files): with a size,

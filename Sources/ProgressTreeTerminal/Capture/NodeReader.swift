@@ -11,8 +11,10 @@ enum NodeReader {
     ///
     /// With `forWire` (json mode), the content also carries the node's wire-format record; with
     /// `readsProperties` (plain mode), the node's own values of the properties that cross the wire.
+    /// `summaries` are read on the root's line (depth 0) only.
     static func content(
-        of node: ProgressNode, depth: Int, forWire: Bool = false, readsProperties: Bool = false
+        of node: ProgressNode, depth: Int, forWire: Bool = false, readsProperties: Bool = false,
+        summaries: [any ShownSummary] = []
     ) -> LineContent {
         let snapshot = node.snapshot
         let status = LineStatus(snapshot)
@@ -28,6 +30,7 @@ enum NodeReader {
             describedCounts: nil)
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
+        if depth == 0, !summaries.isEmpty { content.summaries = ShownSummaries.texts(of: summaries, for: node) }
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
         if readsProperties { content.properties = node.wireProperties().values }
         content.readsEstimates = depth == 0 || node.describesFiles

@@ -99,6 +99,7 @@ struct PlainLogComposer {
         var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
         var details: [String] = []
         if !content.counts.isEmpty { details.append(content.counts) }
+        details.append(contentsOf: content.summaries)
         if content.outcomes.failedCount > 0, content.status != .failed {
             details.append("\(content.outcomes.failedCount) failed")
         }

@@ -125,7 +125,8 @@ struct ColumnPlan {
         // (children not shown yet) stay readable too.
         self.readableLabelWidth = max(readableLabelWidth, 2 + layout.minimumLabelWidth)
         let labelMinimum = min(width, self.readableLabelWidth)
-        let whole = lines.map { Self.lead($0, layout: layout) + DisplayWidth.of($0.name) }.max() ?? 0
+        // A label shown whole with its summaries ("Importing 12 photos · 2 skipped"); a failure takes no room.
+        let whole = lines.map { Self.lead($0, layout: layout) + DisplayWidth.of($0.name + $0.summaryText) }.max() ?? 0
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }

@@ -2,9 +2,17 @@ import ProgressTree
 
 /// How the values of a captured line read on screen and in logs: the one place they are formatted.
 extension LineContent {
-    /// The label column's text: the name, then the failure's reason ("IMG_0005.jpg — failed: timed out")
-    /// or, on a line whose node did not fail itself, how many nodes below it failed ("Importing · 1 failed").
-    var shownLabel: String { name + failureText }
+    /// The label column's text: the name, the summaries the program shows ("Importing · 2 skipped"), then
+    /// the failure's reason ("IMG_0005.jpg — failed: timed out") or, on a line whose node did not fail
+    /// itself, how many nodes below it failed ("Importing · 1 failed").
+    var shownLabel: String { name + summaryText + failureText }
+
+    /// The summaries after the label: `" · 2 skipped"` (`"2 skipped"` without a label), `" · "` between
+    /// two; `""` when none.
+    var summaryText: String {
+        guard !summaries.isEmpty else { return "" }
+        return (label.isEmpty ? "" : " · ") + summaries.joined(separator: " · ")
+    }
 
     /// The label as the line shows it: a line whose work ended (finished, failed, cancelled) drops the
     /// label's trailing ellipsis, which says the work goes on ("✓ Copying 8 files", not "Copying 8 files…").
@@ -13,14 +21,15 @@ extension LineContent {
         return String(label.dropLast())
     }
 
-    /// What the line says about failure, after the label: `" — failed: reason"` (`"failed: reason"` without a
-    /// label), `" · 2 failed"` (`"2 failed"`), or `""` when nothing failed.
+    /// What the line says about failure, after the label and its summaries: `" — failed: reason"`
+    /// (`"failed: reason"` with neither), `" · 2 failed"` (`"2 failed"`), or `""` when nothing failed.
     var failureText: String {
+        let alone = label.isEmpty && summaries.isEmpty
         if let failureReason {
-            return (label.isEmpty ? "failed: " : Self.failedLead) + shownReason(failureReason)
+            return (alone ? "failed: " : Self.failedLead) + shownReason(failureReason)
         }
         guard outcomes.failedCount > 0 else { return "" }
-        return (label.isEmpty ? "" : " · ") + "\(outcomes.failedCount) failed"
+        return (alone ? "" : " · ") + "\(outcomes.failedCount) failed"
     }
 
     /// The reason without a leading "label: " (an error that names its file, "IMG_0004.jpg: timed out",

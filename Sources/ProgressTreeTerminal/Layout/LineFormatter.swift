@@ -143,28 +143,50 @@ struct LineFormatter {
         let (mark, markStyle) = self.mark(line, tick: tick)
         // A mark is one column, except spinner frames, which may be wide (emoji are two).
         let room = max(0, labelRoom(line, width: width, tick: tick))
-        let text = DisplayWidth.pad(Self.fit(line, toColumns: room), toColumns: room)
+        let text = DisplayWidth.pad(
+            Self.fit(line, toColumns: room, readable: layout.minimumLabelWidth), toColumns: room)
         let labelStyle: TerminalStyle = line.status == .finished ? layout.colors.secondary : .plain
         return indent + style(mark, markStyle) + " " + style(text, labelStyle)
     }
 
     /// The label column's text cut to `columns`. The name is cut so that it stays readable (see
-    /// `cut(_:toColumns:)`). On a line that tells of a failure, the name is cut before the failure: the
-    /// name keeps what the failure leaves, but at least as much as the reason gets after " — failed: " (or
-    /// its own width).
-    static func fit(_ line: LineContent, toColumns columns: Int) -> String {
+    /// `cut(_:toColumns:)`). On a line that tells of a failure, the name and its summaries are cut before
+    /// the failure: they keep what the failure leaves, but at least as much as the reason gets after
+    /// " — failed: " (or their own width). Summaries come after the name's readability: see
+    /// `nameAndSummaries(_:toColumns:readable:)`.
+    static func fit(_ line: LineContent, toColumns columns: Int, readable: Int) -> String {
         let whole = line.shownLabel
         guard DisplayWidth.of(whole) > columns else { return whole }
         guard line.showsFailure, !line.name.isEmpty else {
             return line.name.isEmpty
-                ? DisplayWidth.truncate(whole, toColumns: columns) : cut(line.name, toColumns: columns)
+                ? DisplayWidth.truncate(whole, toColumns: columns)
+                : nameAndSummaries(line, toColumns: columns, readable: readable)
         }
         let failure = line.failureText
         let lead = DisplayWidth.of(line.failureReason == nil ? failure : LineContent.failedLead)
-        let nameRoom = min(
-            DisplayWidth.of(line.name), max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
-        let name = cut(line.name, toColumns: nameRoom)
-        return name + DisplayWidth.truncate(failure, toColumns: columns - DisplayWidth.of(name))
+        let headRoom = min(
+            DisplayWidth.of(line.name + line.summaryText),
+            max(columns - DisplayWidth.of(failure), (columns - lead) / 2))
+        let head = nameAndSummaries(line, toColumns: headRoom, readable: readable)
+        return head + DisplayWidth.truncate(failure, toColumns: columns - DisplayWidth.of(head))
+    }
+
+    /// The name and the summaries that fit after it in `columns`: the name keeps `readable` columns (or all
+    /// of a shorter name) first; then each summary, in order, is shown whole if it fits after it, the name
+    /// cut to leave it room; the summaries that do not fit whole are left out (a count cut in the middle
+    /// would say another number).
+    static func nameAndSummaries(_ line: LineContent, toColumns columns: Int, readable: Int) -> String {
+        let keeps = min(DisplayWidth.of(line.name), readable)
+        var shown: [String] = []
+        var used = 0
+        for summary in line.summaries {
+            let width = DisplayWidth.of(" · " + summary)
+            guard keeps + used + width <= columns else { break }
+            shown.append(summary)
+            used += width
+        }
+        let summaries = shown.map { " · " + $0 }.joined()
+        return cut(line.name, toColumns: columns - used) + summaries
     }
 
     /// `name` cut to `columns` so that what tells it apart stays: in a label that quotes a name
