@@ -9,7 +9,8 @@ struct Importer: Sendable {
     /// Says what was saved (the renderer's `print`: above the live area, or to a parent process).
     var report: @Sendable (String) -> Void = { _ in }
 
-    /// How an import ended.
+    /// How an import ended. The photos skipped are not counted here: the album's summary of
+    /// `PhotosSkipped` counts them.
     struct Outcome: Sendable {
         var imported = 0
         var failed = 0
@@ -23,7 +24,7 @@ struct Importer: Sendable {
     }
 
     private enum PhotoResult: Sendable {
-        case imported, failed, cancelled
+        case imported, skipped, failed, cancelled
     }
 
     /// Imports every photo into `album`; returns how many were imported and how many failed. A photo that
@@ -42,6 +43,12 @@ struct Importer: Sendable {
                 photo.localizedDescription = Self.fileName(index)
                 photo.localizedAdditionalDescription = ""  // its units (9 + 1) mean nothing to a person
                 group.addTask {
+                    if isInLibrary(index) {
+                        // Nothing to download: the photo says so, and is done. It leaves its 1 in the album.
+                        photo[PhotosSkipped.self] = 1
+                        photo.completedUnitCount = photo.totalUnitCount
+                        return .skipped
+                    }
                     do {
                         try await photo.withCancellationLink { try await importPhoto(index, into: photo) }
                         return .imported
@@ -60,12 +67,17 @@ struct Importer: Sendable {
                 switch result {
                 case .imported: outcome.imported += 1
                 case .failed: outcome.failed += 1
-                case .cancelled: break
+                case .skipped, .cancelled: break
                 }
                 startNext()
             }
             return outcome
         }
+    }
+
+    /// Whether the photo at `index` is in the library already (`--skip-every N`: every Nth photo).
+    private func isInLibrary(_ index: Int) -> Bool {
+        options.skipEvery.map { (index + 1) % $0 == 0 } ?? false
     }
 
     private func importPhoto(_ index: Int, into photo: ProgressNode) async throws {

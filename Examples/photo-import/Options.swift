@@ -9,6 +9,8 @@ struct Options: ExampleOptions, Sendable {
     var concurrentImports = 3
     /// Every Nth photo's download fails half way (`nil`: none).
     var failEvery: Int?
+    /// Every Nth photo is in the library already and is skipped (`nil`: none).
+    var skipEvery: Int?
     var progress = TerminalRenderer.Mode.auto
     var showHelp = false
     /// `--workers N`: import in N worker processes of this program, shown as one tree.
@@ -25,8 +27,9 @@ struct Options: ExampleOptions, Sendable {
     }
 
     static let usage = """
-        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--workers N]
-                            [--destination DIR] [--progress auto|live|plain|json|none]
+        usage: photo-import [--photos N] [--speed X] [--fail-every N] [--skip-every N]
+                            [--workers N] [--destination DIR]
+                            [--progress auto|live|plain|json|none]
 
           --photos N        how many photos to import (default 12)
           --speed X         how fast the simulated work goes (default 1.0; 10 is ten
@@ -34,6 +37,8 @@ struct Options: ExampleOptions, Sendable {
           --fail-every N    make every Nth photo's download fail half way: that photo
                             is marked failed, the others are imported, and the exit
                             status is 1
+          --skip-every N    every Nth photo is in the library already: it is skipped,
+                            and the album's line and the summary count it (3 skipped)
           --workers N       import in N worker processes of this program (each its
                             share of the album), shown as one tree: keys and Ctrl-C
                             reach every worker; a worker that dies is shown failed
@@ -64,6 +69,7 @@ struct Options: ExampleOptions, Sendable {
             case "--photos": photos = try reader.integer(of: argument, in: 0...10_000)
             case "--speed": speed = try reader.positiveNumber(of: argument)
             case "--fail-every": failEvery = try reader.integer(of: argument, in: 1...10_000)
+            case "--skip-every": skipEvery = try reader.integer(of: argument, in: 1...10_000)
             case "--progress": progress = try reader.progressMode(of: argument)
             case "--workers": workers = try reader.integer(of: argument, in: 1...64)
             case "--destination":

@@ -5,8 +5,8 @@
 // implicit, task-local composition (`withCurrent`), as in Apple's PhotoProgress sample. The album's node
 // composes the photos and the terminal renderer shows the whole tree live.
 //
-//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--workers N] [--destination DIR]
-//                          [--progress auto|live|plain|json|none]
+//   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--skip-every N] [--workers N]
+//                          [--destination DIR] [--progress auto|live|plain|json|none]
 //
 // `--workers N` imports in N worker processes of this same program, each its share of the album, and shows
 // one live tree: each worker is a child of the album standing for its photos (`mountProcess`); its own
@@ -23,6 +23,11 @@
 // `--fail-every N` makes every Nth download fail half way: that photo is marked failed (its download and
 // filter are cancelled), the import goes on with the others, and at the end the album is failed too, since
 // it is incomplete: "Imported 11 photos, 1 failed", exit status 1.
+//
+// `--skip-every N` makes every Nth photo one the library has already: it is skipped, and counted through a
+// custom property (`PhotosSkipped`, a `ProgressProperty`) that the photo sets and leaves in the album when
+// it finishes. The album's line shows it with one line of code (`renderer.show`), "Importing 12 photos ·
+// 3 skipped", and so does the summary: "Imported 9 photos, 3 skipped, in 1.4 s".
 
 import Dispatch
 import ExampleSupport
@@ -52,6 +57,7 @@ struct PhotoImport {
                 files?.discardAll()  // and no partial photo stays behind
             })
         let renderer = display.renderer
+        renderer.show(PhotosSkipped.self, PhotosSkipped.words)  // "Importing 12 photos · 3 skipped"
 
         let start = ContinuousClock.now
         if let workers = options.workers {
@@ -96,16 +102,14 @@ struct PhotoImport {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
             if !quiet { display.report("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported") }
             exit(display.exitStatusAfterCancelling)
-        } else if outcome.failed > 0 {
-            if !quiet {
-                display.report(
-                    "Imported \(imported) \(imported == 1 ? "photo" : "photos"), \(outcome.failed) failed, in \(seconds(elapsed)) s"
-                )
-            }
-            exit(1)
-        } else if !quiet {
-            display.report("Imported \(imported) \(imported == 1 ? "photo" : "photos") in \(seconds(elapsed)) s")
         }
+        // "Imported 9 photos, 3 skipped, in 1.4 s": the album's summary of the property, worded as on its line.
+        var parts = ["Imported \(imported) \(imported == 1 ? "photo" : "photos")"]
+        if let skipped = PhotosSkipped.words(album.summary(of: PhotosSkipped.self)) { parts.append(skipped) }
+        if outcome.failed > 0 { parts.append("\(outcome.failed) failed") }
+        let said = parts.joined(separator: ", ") + (parts.count > 1 ? ", in " : " in ") + "\(seconds(elapsed)) s"
+        if !quiet { display.report(said) }
+        if outcome.failed > 0 { exit(1) }
     }
 
     /// How an import with worker processes ended.
@@ -129,6 +133,7 @@ struct PhotoImport {
                 "--worker", "\(index)/\(count)", "--photos", "\(options.photos)", "--speed", "\(options.speed)",
             ]
             if let failEvery = options.failEvery { arguments += ["--fail-every", "\(failEvery)"] }
+            if let skipEvery = options.skipEvery { arguments += ["--skip-every", "\(skipEvery)"] }
             if let destination = options.destination { arguments += ["--destination", destination] }
             do {
                 // What a worker prints (its renderer's `print`, or its standard error) shows above the live
