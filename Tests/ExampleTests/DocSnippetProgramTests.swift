@@ -47,6 +47,9 @@ final class DocSnippetProgramTests: XCTestCase {
         "composition-overshoot": .lines(["1.0", "15", "1.0"]),
         "composition-progress-reporting": .lines(["0.125"]),
         "properties-photo-import": .lines(["1", "2500000.0", "500000.0", "1 skipped"]),
+        "properties-showing": .lines([
+            "[100%] Importing 4 photos: done, 4 of 4, 2 skipped", "Imported 2 photos, 2 skipped",
+        ]),
         "Cancellation.md: album.cancellationHandler = { print(\"import cancelled\") }":
             .nothing(because: "a fragment: `album` is the node of the text around it"),
         "cancellation-guide": .nothing(because: "it declares functions, which the guide's prose calls"),
@@ -143,9 +146,12 @@ struct SnippetCompiler: Sendable {
     }
 
     static let modules = [
-        "ProgressTreePlatform", "ProgressTree", "ProgressTreePresentation", "ProgressTreeTerminal",
-        "ProgressTreeFoundation",
+        "ProgressTreePlatform", "ProgressTree", "ProgressTreePresentation", "ProgressTreeStreaming",
+        "ProgressTreeTerminal", "ProgressTreeFoundation",
     ]
+    /// The library modules each module links against besides the model (the terminal publishes to a parent
+    /// process through the streaming module).
+    static let dependencies = ["ProgressTreeTerminal": ["ProgressTreeStreaming"]]
     /// Linked into every program: the model, and the platform module under it and under presentation.
     static let alwaysLinked: Set = ["ProgressTreePlatform", "ProgressTree"]
     /// The C target under the platform module: its module map for the compiler (the platform module
@@ -235,7 +241,9 @@ struct SnippetCompiler: Sendable {
         let executable = directory.appendingPathComponent("program")
         var arguments = Self.compiler + ["-swift-version", "6", "main.swift", "-I", modulesPath] + cModuleMap
         // ProgressTree's objects, and those of the other modules the snippet imports (linking fewer is faster).
-        let linked = Self.modules.filter { Self.alwaysLinked.contains($0) || lines.contains("import \($0)") }
+        let imported = Self.modules.filter { lines.contains("import \($0)") }
+        let needed = Set(imported + imported.flatMap { Self.dependencies[$0] ?? [] })
+        let linked = Self.modules.filter { Self.alwaysLinked.contains($0) || needed.contains($0) }
         arguments += ["-o", executable.path] + linked.flatMap { objects[$0]! }
         arguments.append(products.appendingPathComponent("\(Self.cTarget).build/\(Self.cTarget).c.o").path)
         if Self.isThreadSanitized { arguments.append("-sanitize=thread") }
