@@ -298,9 +298,11 @@ public final class TerminalRenderer: Sendable {
     /// ```
     ///
     /// Live mode shows it in the label column, after the name and before a count of failures ("Importing
-    /// 12 photos · 2 skipped · 1 failed"); a narrow terminal cuts the name before it, as it cuts a name
-    /// before its failure. Plain mode adds it to the root's lines after the counts ("[ 50%] Importing 12
-    /// photos: 6 of 12, 2 skipped"). The json mode and a renderer that publishes to a parent process show
+    /// 12 photos · 2 skipped · 1 failed"). It comes after the name's readable part
+    /// (`TerminalLayout.minimumLabelWidth`): the name is cut to leave it room when it can keep that part,
+    /// and otherwise the summary gives way, whole (a count cut in the middle would say another number), as
+    /// the counts do on a narrow terminal. Plain mode adds it to the root's lines after the counts ("[ 50%]
+    /// Importing 12 photos: 6 of 12, 2 skipped"). The json mode and a renderer that publishes to a parent process show
     /// nothing: the wire format carries the properties themselves (`Docs/WireFormat.md`).
     ///
     /// `text` returns `nil` (or `""`) to show nothing, for example while the count is 0. Its text is shown
@@ -309,7 +311,7 @@ public final class TerminalRenderer: Sendable {
     ///
     /// The summary is read from the root when a frame is drawn, under the renderer's lock: `text` and the
     /// property's functions run there (see the thread safety notes of `TerminalRenderer`), so they must not
-    /// call the renderer.
+    /// call the renderer. A frame then costs one `ProgressNode.summary(of:)` of the root per summary shown.
     public func show<Property: ProgressProperty>(
         _ property: Property.Type, _ text: @escaping @Sendable (Property.Summary) -> String?
     ) {
