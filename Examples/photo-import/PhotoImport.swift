@@ -98,14 +98,17 @@ struct PhotoImport {
 
         let elapsed = start.duration(to: .now)
         let quiet = renderer.isPublishing  // a worker: its parent shows the tree and the summary
+        // "3 skipped": the album's summary of the property, worded as on its line; nil when none was.
+        let skipped = PhotosSkipped.words(album.summary(of: PhotosSkipped.self))
         if album.isCancelled {
             let percent = Int((album.fractionCompleted * 100).rounded(.down))
-            if !quiet { display.report("Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported") }
+            let said = "Cancelled at \(percent)%: \(imported) of \(options.photos) photos imported"
+            if !quiet { display.report(said + (skipped.map { ", " + $0 } ?? "")) }
             exit(display.exitStatusAfterCancelling)
         }
-        // "Imported 9 photos, 3 skipped, in 1.4 s": the album's summary of the property, worded as on its line.
+        // "Imported 9 photos, 3 skipped, in 1.4 s".
         var parts = ["Imported \(imported) \(imported == 1 ? "photo" : "photos")"]
-        if let skipped = PhotosSkipped.words(album.summary(of: PhotosSkipped.self)) { parts.append(skipped) }
+        if let skipped { parts.append(skipped) }
         if outcome.failed > 0 { parts.append("\(outcome.failed) failed") }
         let said = parts.joined(separator: ", ") + (parts.count > 1 ? ", in " : " in ") + "\(seconds(elapsed)) s"
         if !quiet { display.report(said) }

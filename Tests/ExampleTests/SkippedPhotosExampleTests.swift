@@ -37,4 +37,18 @@ final class SkippedPhotosExampleTests: XCTestCase {
         XCTAssertTrue(result.standardOutput.hasPrefix("Imported 2 photos in "), result.standardOutput)
         XCTAssertFalse(result.standardError.contains("skipped"), result.standardError)
     }
+
+    /// Cancelled with Ctrl-C once some photos were skipped, the summary still says how many.
+    func test_photo_import_cancelled_says_how_many_it_skipped() throws {
+        let child = try ExampleProcess(
+            "photo-import", ["--photos", "100", "--speed", "5", "--skip-every", "2", "--progress", "plain"])
+        XCTAssertTrue(child.waitForOutput(containing: " skipped"), child.outputText)
+        child.send(SIGINT)
+        XCTAssertEqual(child.waitForExit()?.status, 130)
+        let summary = try XCTUnwrap(
+            child.outputText.split(separator: "\n").last { $0.hasPrefix("Cancelled at ") }, child.outputText)
+        XCTAssertNotNil(
+            summary.wholeMatch(of: #/Cancelled at [0-9]{1,2}%: [0-9]{1,2} of 100 photos imported, [0-9]{1,2} skipped/#),
+            String(summary))
+    }
 }
