@@ -34,6 +34,20 @@ final class ObservableSummaryTests: XCTestCase {
         XCTAssertEqual(progress.summary(of: PhotosSkipped.self), 1, "stored before the change is announced")
     }
 
+    /// Setting a value is a change its node's observers and its ancestors' hear of, with no count moving.
+    func test_a_value_set_alone_is_announced() {
+        let album = ProgressNode(totalUnitCount: 2)
+        let folder = ProgressNode(totalUnitCount: 1, parent: album, pendingUnitCount: 1)
+        let photo = ProgressNode(totalUnitCount: 1, parent: folder, pendingUnitCount: 1)
+        let progress = album.observable
+        let tracked = track { progress.summary(of: PhotosSkipped.self) }
+        XCTAssertEqual(tracked.value, 0)
+        photo[PhotosSkipped.self] = 4
+        XCTAssertEqual(tracked.changed.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(progress.summary(of: PhotosSkipped.self), 4)
+        XCTAssertEqual(album.fractionCompleted, 0, "no count moved")
+    }
+
     /// A delivery that finds the summary unchanged does not announce it: a view that shows only the
     /// summary is not re-rendered when a count moves.
     func test_a_delivery_that_leaves_the_summary_equal_does_not_announce_it() {

@@ -17,8 +17,7 @@ extension ObservableProgress {
     /// The summary is followed from its first read on (the first read reads the node), and re-read at each
     /// delivery after that, so following one costs a `summary(of:)` per delivery (at most one per
     /// `coalescingInterval`). A delivery follows a change of the node's subtree that its observers hear of:
-    /// counts, states, metadata, a child finishing or failing. In this version setting a value alone is not
-    /// such a change: the new summary arrives with the next one (in an import, the photo finishing).
+    /// counts, states, metadata, a property value set, a child finishing or failing.
     ///
     /// - Complexity: O(1) once followed (the stored summary).
     public func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary
