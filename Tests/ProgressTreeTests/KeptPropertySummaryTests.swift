@@ -1,3 +1,4 @@
+import Dispatch
 @testable import ProgressTree
 import XCTest
 
@@ -34,10 +35,16 @@ final class KeptPropertySummaryTests: XCTestCase {
         XCTAssertEqual(root.summary(of: PhotosSkipped.self), 0)
         let leaf = ProgressNode(totalUnitCount: 1, parent: folders[42], pendingUnitCount: 0)
         leaf[PhotosSkipped.self] = 3
-        // The root and the one folder whose child changed (the leaf's own value was counted by its setter).
-        XCTAssertEqual(root.readFileSummary().visitedNodes, 2)
+        // The root, the folder and the leaf, which joined the folder since the last read (its setter counted
+        // its value on the path, but a member that joined is computed whole by the next read).
+        XCTAssertEqual(root.readFileSummary().visitedNodes, 3)
         XCTAssertEqual(root.summary(of: PhotosSkipped.self), 3)
-        XCTAssertEqual(folders[42].summary(of: PhotosSkipped.self), 3)
+        // Once it is a member, a value set is counted on the path by the setter: the read computes nothing
+        // below the root.
+        leaf[PhotosSkipped.self] = 5
+        XCTAssertEqual(root.readFileSummary().visitedNodes, 1)
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 5)
+        XCTAssertEqual(folders[42].summary(of: PhotosSkipped.self), 5)
         XCTAssertEqual(folders[41].summary(of: PhotosSkipped.self), 0)
     }
 
@@ -55,6 +62,51 @@ final class KeptPropertySummaryTests: XCTestCase {
         children[297].advance(by: 1)
         for child in children[0..<297] { child[LargestFile.self] = 1 }
         XCTAssertEqual(root.summary(of: LargestFile.self), 298)
+    }
+
+    /// Values set on deep leaves from several threads while readers read the root and the folders, and
+    /// leaves finish: the final summaries are exact (the setters' path updates and the readers' logs never
+    /// lose or double a change).
+    func test_values_set_deep_from_many_threads_while_readers_read_are_exact() {
+        let threads = 4
+        let leavesPerFolder = 50
+        let root = ProgressNode.discreteProgress(totalUnitCount: Int64(threads))
+        let folders = (0..<threads).map { _ in
+            ProgressNode(totalUnitCount: Int64(leavesPerFolder), parent: root, pendingUnitCount: 1)
+        }
+        let leaves = folders.map { folder in
+            (0..<leavesPerFolder).map { _ in
+                let group = ProgressNode(totalUnitCount: 1, parent: folder, pendingUnitCount: 1)
+                return ProgressNode(totalUnitCount: 1, parent: group, pendingUnitCount: 1)
+            }
+        }
+        XCTAssertEqual(root.summary(of: LargestFile.self), 0)
+        DispatchQueue.concurrentPerform(iterations: threads + 2) { thread in
+            guard thread < threads else {
+                for round in 0..<300 {
+                    _ = root.summary(of: PhotosSkipped.self)
+                    _ = folders[round % threads].summary(of: LargestFile.self)
+                }
+                return
+            }
+            for round in 1...20 {
+                for (index, leaf) in leaves[thread].enumerated() {
+                    leaf[PhotosSkipped.self] = round
+                    leaf[LargestFile.self] = thread * 1_000 + round * 10 + index % 7
+                }
+            }
+            // Every other leaf finishes, leaving its values in its group, which finishes into the folder.
+            for (index, leaf) in leaves[thread].enumerated() where index % 2 == 0 { leaf.advance(by: 1) }
+        }
+        XCTAssertEqual(root.summary(of: PhotosSkipped.self), threads * leavesPerFolder * 20)
+        XCTAssertEqual(root.summary(of: LargestFile.self), (threads - 1) * 1_000 + 200 + 6)
+        for (thread, folder) in folders.enumerated() {
+            XCTAssertEqual(folder.summary(of: PhotosSkipped.self), leavesPerFolder * 20)
+            XCTAssertEqual(folder.summary(of: LargestFile.self), thread * 1_000 + 206)
+        }
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        root.checkInvariants()
+        #endif
     }
 
     func test_children_that_never_set_a_property_keep_no_storage_for_it() {

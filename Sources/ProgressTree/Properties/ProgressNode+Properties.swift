@@ -2,9 +2,9 @@
 // (`summary(of:)`). The rules are at `ProgressProperty`; storage and folds in PropertyStore.swift.
 //
 // One engine keeps a node's file summary and its property summaries (Summaries/FileSums.swift): a read of
-// `summary(of:)` is a read of the kept summary, O(changes since the last read), and a value set is announced
-// like a change of a file count: the parent's kept summary counts it at once (`keepFileContribution(of:)`),
-// and the parent is marked changed, so that the ancestors' logs name the path to it.
+// `summary(of:)` is a read of the kept summary, O(changes since the last read). A value set counts at once
+// in the kept summaries of the path above it, as far as they are kept (ProgressNode+PropertyPath.swift), so
+// the writer pays for its change and the next read of an ancestor finds nothing to compute.
 
 extension ProgressNode {
     /// This node's value of `property`: `Property.defaultValue` until set. Setting it replaces the value
@@ -14,9 +14,10 @@ extension ProgressNode {
     /// A node that never sets a property pays no memory for it: the first value set allocates the node's
     /// storage for rarely used data, if it has none yet.
     ///
-    /// - Complexity: O(log of its siblings): this node's lock, then its tree's refresh lock and its parent's
-    ///   lock, to count the value in the parent's kept summary at once (the first value set below a parent
-    ///   that keeps no summary yet starts one: O(its children), once).
+    /// - Complexity: O(depth × log of the siblings on the path): this node's lock, then its tree's refresh
+    ///   lock and each ancestor's lock, one at a time, to count the value in the ancestors' kept summaries
+    ///   at once (the first value set below a parent that keeps no summary yet starts one: O(its
+    ///   children), once).
     public subscript<Property: ProgressProperty>(property: Property.Type) -> Property.Value {
         get {
             state.withLock { state in
@@ -44,7 +45,7 @@ extension ProgressNode {
                 return (replaced, parentUnderOwnLock(state))
             }
             withExtendedLifetime(replaced) {}
-            metadataChanged(affectsFiles: true, parent: parent, changedProperty: key)
+            propertyValueChanged(key, parent: parent)
         }
     }
 
@@ -61,9 +62,40 @@ extension ProgressNode {
     ///   O(attached nodes in its subtree); children that left are O(1) in total (folded into their
     ///   parent). The same read as `fileSummary`'s, which it keeps up to date too.
     public func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary {
-        if let kept = readFileSummary().properties?[ObjectIdentifier(property)] {
-            return kept.summary as! Property.Summary
+        let key = ObjectIdentifier(property)
+        if case .current(let kept) = keptPropertySummaryIfCurrent(key) {
+            return (kept?.summary).map { $0 as! Property.Summary }
+                ?? PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
         }
+        if let kept = readFileSummary().properties?[key] { return kept.summary as! Property.Summary }
         return PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
     }
+
+    /// This node's summary of the property `key` when its kept summary has nothing to compute (it keeps
+    /// one, no member waits and its log is empty, once refreshed: the usual case after a value set, which
+    /// counted it on the path, see ProgressNode+PropertyPath.swift), from its entry and its members' total
+    /// for that one property; `.stale` when a read has work to do.
+    private func keptPropertySummaryIfCurrent(_ key: ObjectIdentifier) -> KeptPropertyRead {
+        _ = refresh()  // records the children queued since, noting them in the log
+        guard let sums = childSums.unretained() else { return .stale }
+        return unretainedDomain._withUnsafeGuaranteedRef { domain in
+            domain.withRepresentativeLock { _ -> KeptPropertyRead in
+                // The log belongs to the domain lock, held here.
+                guard sums._withUnsafeGuaranteedRef({ $0.fileChanges?.isEmpty ?? false }) else { return .stale }
+                return state.withLock { state -> KeptPropertyRead in
+                    settleFreshChildren(&state)  // a fresh child joins: then there is work
+                    guard let kept = state.fileSums, kept.hasNoneJoined else { return .stale }
+                    return .current(Self.propertySummary(key, of: state))
+                }
+            }
+        }
+    }
+}
+
+/// What `keptPropertySummaryIfCurrent` found.
+private enum KeptPropertyRead {
+    /// The summary, current (`nil`: the property is nowhere in the subtree).
+    case current(PropertySummary?)
+    /// A read must compute first.
+    case stale
 }

@@ -191,6 +191,14 @@ final class FileSums {
         }
     }
 
+    /// Replaces the member at `address`'s contribution of the property `key` by `summary` (`nil`: the
+    /// default), if it is a member; returns whether it is (see Properties/ProgressNode+PropertyPath.swift).
+    func replaceProperty(_ key: ObjectIdentifier, ofMember address: UInt, by summary: PropertySummary?) -> Bool {
+        guard let member = members[address] else { return false }
+        replaceProperty(key, inSlot: Int(member.slot), by: summary)
+        return true
+    }
+
     /// The members that joined since the last call (some may have left since).
     func takeJoined() -> [UInt] {
         guard !joined.isEmpty else { return [] }
@@ -212,6 +220,9 @@ final class FileSums {
         replace(at: index, by: summary, onlyProperty: wasJoined ? nil : onlyProperty)
         return true
     }
+
+    /// Whether no member waits to be computed by a read.
+    var hasNoneJoined: Bool { joined.isEmpty }
 
     /// Whether the member at `address` is one: under the node's lock, it is then a live node.
     func isMember(_ address: UInt) -> Bool { members[address] != nil }
@@ -246,6 +257,9 @@ final class FileChangeLog {
             addresses = []
         }
     }
+
+    /// Whether nothing was noted since the last `take()`.
+    var isEmpty: Bool { addresses.isEmpty && !overflowed }
 
     /// The addresses noted since the last call, or `nil` when more were noted than it keeps (every member
     /// must then be computed again); empties the log.
