@@ -554,6 +554,17 @@ final class GuideSnippetsTests: XCTestCase {
         XCTAssertEqual(printed.lines, ["1", "2500000.0", "500000.0", "1 skipped"])
     }
 
+    func test_guide_properties_file_counts() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        // BEGIN snippet: properties-file-counts
+        folder[ProgressNode.FileTotalCount.self] = 10                 // as `folder.fileTotalCount = 10`
+        let files = root.summary(of: ProgressNode.FileTotalCount.self)  // as `root.fileSummary.fileTotalCount`
+        // END snippet: properties-file-counts
+        XCTAssertEqual(files, 10)
+        XCTAssertEqual(folder.fileTotalCount, 10)
+    }
+
     func test_guide_properties_wire() {
         // BEGIN snippet: properties-wire
         /// Photos an import skipped, with a name on the wire: published, logged, and set by a mount.

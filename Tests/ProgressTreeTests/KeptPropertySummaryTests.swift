@@ -109,6 +109,27 @@ final class KeptPropertySummaryTests: XCTestCase {
         #endif
     }
 
+    /// The file counts are properties of the same kind: one storage with `fileTotalCount` and `userInfo`,
+    /// and the file summary's rules for the summary.
+    func test_the_file_counts_read_and_set_as_properties() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 3)
+        let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        folder[ProgressNode.FileTotalCount.self] = 10
+        folder[ProgressNode.FileCompletedCount.self] = 4
+        XCTAssertEqual(folder.fileTotalCount, 10)
+        XCTAssertEqual(folder.userInfo[.fileCompletedCountKey] as? Int, 4)
+        let file = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+        file.kind = .file
+        let done = ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)
+        done.kind = .file
+        done.completedUnitCount = 100
+        XCTAssertEqual(root.summary(of: ProgressNode.FileTotalCount.self), 12)
+        XCTAssertEqual(root.summary(of: ProgressNode.FileCompletedCount.self), 5)
+        XCTAssertEqual(root.summary(of: ProgressNode.FileTotalCount.self), root.fileSummary.fileTotalCount)
+        XCTAssertEqual(file[ProgressNode.FileTotalCount.self], 0, "a value is what the node set")
+        XCTAssertEqual(folder[ProgressNode.FileTotalCount.self], 10)
+    }
+
     func test_children_that_never_set_a_property_keep_no_storage_for_it() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 3)
         let plain = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)

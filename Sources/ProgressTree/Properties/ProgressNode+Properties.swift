@@ -20,11 +20,16 @@ extension ProgressNode {
     ///   children), once).
     public subscript<Property: ProgressProperty>(property: Property.Type) -> Property.Value {
         get {
-            state.withLock { state in
+            if let key = Self.builtInFileCountKey(property) { return builtInFileCount(key) as! Property.Value }
+            return state.withLock { state in
                 state.propertyEntries?[ObjectIdentifier(property)]?.value.map { $0 as! Property.Value }
             } ?? Property.defaultValue
         }
         set {
+            if let key = Self.builtInFileCountKey(property) {
+                setUserInfoObject(newValue, forKey: key)  // one storage with `fileTotalCount`
+                return
+            }
             PropertyGate.noteSet()  // before the value can be seen: folds look for it from here on
             let key = ObjectIdentifier(property)
             // The old value leaves the lock before it is released: its deinit may be user code.
@@ -62,6 +67,9 @@ extension ProgressNode {
     ///   O(attached nodes in its subtree); children that left are O(1) in total (folded into their
     ///   parent). The same read as `fileSummary`'s, which it keeps up to date too.
     public func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary {
+        if let builtIn = Self.builtInFileCountKey(property) {
+            return builtInFileCountSummary(builtIn) as! Property.Summary
+        }
         let key = ObjectIdentifier(property)
         if case .current(let kept) = keptPropertySummaryIfCurrent(key) {
             return (kept?.summary).map { $0 as! Property.Summary }
