@@ -14,7 +14,7 @@ struct Options: ExampleOptions, Sendable {
 
         Downloads each URL (http or https) with URLSession into DIR (default: the
         current directory), saved under the last component of its path ("index.html"
-        when it has none).
+        when it has none or ends with "/").
 
           --output DIR    where to save the files; it must exist
           --progress M    how to show progress (default auto: live on a terminal, plain
@@ -57,9 +57,12 @@ struct Options: ExampleOptions, Sendable {
         }
     }
 
-    /// The name `url` is saved under: the last component of its path, or "index.html".
+    /// The name `url` is saved under: the last component of its path, or "index.html" when its path names
+    /// a folder (it ends with "/", or is empty, "." or "..": `lastPathComponent` would say the folder's
+    /// name, "sub" for `http://host/sub/`).
     static func fileName(of url: URL) -> String {
         let name = url.lastPathComponent
-        return name.isEmpty || name == "/" || name == "." || name == ".." ? "index.html" : name
+        let namesFolder = url.hasDirectoryPath || name.isEmpty || name == "/" || name == "." || name == ".."
+        return namesFolder ? "index.html" : name
     }
 }
