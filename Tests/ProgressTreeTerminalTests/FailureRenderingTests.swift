@@ -152,6 +152,30 @@ final class FailureRenderingTests: XCTestCase {
         XCTAssertFalse(output.writes.joined().contains("\u{1B}"), "plain mode writes no escape codes")
     }
 
+    /// In a log the root's outcome comes last: a root that fails in the frame its children end gets its
+    /// failed line after theirs, as a finished root gets its done line.
+    func test_plain_mode_prints_a_failed_roots_line_after_its_childrens_final_lines() {
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let (root, first, second) = makeSyncTree()
+        let renderer = makeTestRenderer(root, mode: .plain, output: output)
+        renderer.drawFrame()
+        first.fail(Reason(description: "not found"))
+        second.completedUnitCount = 10
+        root.fail(Reason(description: "1 of 2 failed"))
+        renderer.stop()
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 2",
+                "[  0%] Sync › a.txt: started, 0 of 10",
+                "[  0%] Sync › b.txt: started, 0 of 10",
+                "[  0%] Sync › a.txt: failed: not found, 0 of 10",
+                "[100%] Sync › b.txt: done, 10 of 10",
+                "[ 50%] Sync: failed: 1 of 2 failed, 1 of 2",
+                "1 failed: not found",
+            ])
+    }
+
     /// A child that appears and fails between two frames gets its failed line, with its reason, as one
     /// seen failing does: read from the node while something holds it, from what its parent kept after.
     func test_plain_mode_prints_failed_with_the_reason_for_a_child_that_appears_and_fails_between_two_frames() {

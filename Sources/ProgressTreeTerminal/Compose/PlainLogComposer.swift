@@ -66,7 +66,12 @@ struct PlainLogComposer {
             guard let event else { continue }
             logs[row.id] = NodeLog(fraction: content.fraction, status: content.status, time: now)
             let line = Self.format(content, path: path, event: event)
-            if content.status == .finished || content.status == .cancelled {
+            // A finished or cancelled line waits for its subtree's lines, and so does the root's failed
+            // line: in a log the root's outcome comes last, as the json writer orders it. A failed node below
+            // the root comes first: the nodes its failure cancelled follow it, as effects of the cause.
+            if content.status == .finished || content.status == .cancelled
+                || (content.status == .failed && row.parentID == nil)
+            {
                 ending.append((content.depth, line))
             } else {
                 output.append(line)
