@@ -54,13 +54,19 @@ final class FileHistory: Sendable {
         set { state.withLock { $0.fileCount = newValue } }
     }
 
-    /// The line of file `number` (1-based) of `path`, `size` bytes: "   3/8  sub/medium.bin  (20 MB)".
+    /// The line of file `number` (1-based) of `path`, `size` bytes: "    3/8  sub/medium.bin  (20 MB)".
     func label(number: Int, path: String, size: Int64) -> String {
-        let fileCount = self.fileCount
+        "  " + Self.aligned(ProgressFormat.count(number), of: fileCount) + "/" + ProgressFormat.count(fileCount)
+            + "  " + TerminalText.printable(path) + "  (" + Self.bytes(size) + ")"
+    }
+
+    /// `position` (a file number, or a range "5–7") right-aligned to the width of the widest range of
+    /// `fileCount` files, so that the "/" and what follows it keep their column on every line, whatever
+    /// the numbers ("  3–9/2,003" and "  3–831/2,003" start their words at the same column).
+    static func aligned(_ position: String, of fileCount: Int) -> String {
         let digits = ProgressFormat.count(fileCount).count
-        let position = ProgressFormat.count(number)
-        return "  " + String(repeating: " ", count: max(0, digits - position.count)) + position + "/"
-            + ProgressFormat.count(fileCount) + "  " + TerminalText.printable(path) + "  (" + Self.bytes(size) + ")"
+        let width = 2 * digits + 1  // "2,002–2,003"
+        return String(repeating: " ", count: max(0, width - position.count)) + position
     }
 
     /// Records that file `number` of `size` bytes started (files start in order); returns whether to offer
@@ -138,13 +144,14 @@ final class FileHistory: Sendable {
         }
     }
 
-    /// "  5–7/8  3 more files (450 KB)".
+    /// "  5–7/8  3 more files (450 KB)", the range aligned as the labels' numbers are.
     private func moreFiles(first: Int, count: Int, bytes: Int64, of fileCount: Int) -> String {
         let last = first + count - 1
         let range =
             first == last ? ProgressFormat.count(first) : "\(ProgressFormat.count(first))–\(ProgressFormat.count(last))"
         let files = count == 1 ? "1 more file" : "\(ProgressFormat.count(count)) more files"
-        return "  \(range)/\(ProgressFormat.count(fileCount))  \(files) (\(Self.bytes(bytes)))"
+        return
+            "  \(Self.aligned(range, of: fileCount))/\(ProgressFormat.count(fileCount))  \(files) (\(Self.bytes(bytes)))"
     }
 
     /// A byte count as the summaries say it ("0 bytes" for nothing).

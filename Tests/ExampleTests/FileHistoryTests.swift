@@ -6,7 +6,7 @@ import XCTest
 /// file-copy's lines above the live area (`FileHistory`): the pacer shows some files' lines, and the
 /// history accounts for the files it did not show, so that every file is named or counted once, in order.
 final class FileHistoryTests: XCTestCase {
-    /// Eight files of 150 KB: "   1/8  f1.bin  (150 KB)".
+    /// Eight files of 150 KB: "    1/8  f1.bin  (150 KB)".
     private func eightFiles(offerInterval: Duration = .zero) -> (FileHistory, [String]) {
         let history = FileHistory(offerInterval: offerInterval)
         history.fileCount = 8
@@ -25,17 +25,36 @@ final class FileHistoryTests: XCTestCase {
 
     func test_a_label_has_the_files_number_its_path_and_its_size() {
         let (_, labels) = eightFiles()
-        XCTAssertEqual(labels[2], "  3/8  f3.bin  (150 KB)")
+        XCTAssertEqual(labels[2], "    3/8  f3.bin  (150 KB)")
+    }
+
+    /// The words after the numbers keep their column as the numbers grow: a range is right-aligned to the
+    /// widest one, and a file's number with it.
+    func test_ranges_and_numbers_keep_the_columns_of_the_words_after_them() {
+        let history = FileHistory(offerInterval: .zero)
+        history.fileCount = 2_003
+        let first = history.label(number: 1, path: "a.bin", size: 1_000)
+        let ninth = history.label(number: 9, path: "b.bin", size: 1_000)
+        let late = history.label(number: 832, path: "c.bin", size: 1_000)
+        for number in 1...832 {
+            if history.started(number: number, size: 1_000), [1, 9, 832].contains(number) {
+                history.offered(number: number, label: number == 1 ? first : number == 9 ? ninth : late)
+            }
+        }
+        XCTAssertEqual(history.lines(showing: first), ["            1/2,003  a.bin  (1 KB)"])
+        XCTAssertEqual(history.lines(showing: ninth), ["          2–8/2,003  7 more files (7 KB)", ninth])
+        XCTAssertEqual(history.lines(showing: late), ["       10–831/2,003  822 more files (822 KB)", late])
+        XCTAssertEqual(late, "          832/2,003  c.bin  (1 KB)")
     }
 
     func test_the_files_the_pacer_skipped_are_one_line_with_their_range_count_and_bytes() {
         let (history, labels) = eightFiles()
         for number in 1...8 { start(history, number, labels) }
-        XCTAssertEqual(history.lines(showing: labels[0]), ["  1/8  f1.bin  (150 KB)"])
+        XCTAssertEqual(history.lines(showing: labels[0]), ["    1/8  f1.bin  (150 KB)"])
         XCTAssertEqual(
-            history.lines(showing: labels[3]), ["  2–3/8  2 more files (300 KB)", "  4/8  f4.bin  (150 KB)"])
+            history.lines(showing: labels[3]), ["  2–3/8  2 more files (300 KB)", "    4/8  f4.bin  (150 KB)"])
         XCTAssertEqual(
-            history.lines(showing: labels[7]), ["  5–7/8  3 more files (450 KB)", "  8/8  f8.bin  (150 KB)"])
+            history.lines(showing: labels[7]), ["  5–7/8  3 more files (450 KB)", "    8/8  f8.bin  (150 KB)"])
         XCTAssertEqual(history.remainingLines(), [])
     }
 
@@ -47,7 +66,7 @@ final class FileHistoryTests: XCTestCase {
         XCTAssertTrue(start(history, 3, labels, size: 2 << 20), "a file of a chunk or more is always offered")
         XCTAssertTrue(start(history, 4, labels, size: 2 << 20))
         XCTAssertEqual(history.lines(showing: labels[0]), [labels[0]])
-        XCTAssertEqual(history.lines(showing: labels[2]), ["  2/8  1 more file (150 KB)", labels[2]])
+        XCTAssertEqual(history.lines(showing: labels[2]), ["    2/8  1 more file (150 KB)", labels[2]])
         XCTAssertTrue(start(history, 5, labels, size: 2 << 20))
         XCTAssertEqual(history.lines(showing: labels[4]), [labels[3], labels[4]])
     }
