@@ -27,7 +27,8 @@
 // Files are written under a temporary name (".name.file-copy-partial", shortened for a long name, never
 // one that exists: see `PartialFile.create`) in their destination folder and renamed, without ever
 // replacing an entry (`renameat2` with `RENAME_NOREPLACE`), when complete. Ctrl-C (or `c`) cancels: the
-// files already copied stay, being complete; the one being copied is removed (130, or 3 for `c`).
+// files already copied stay, being complete; the one being copied is removed (130, or 3 for `c`); a copy
+// stopped before its first file removes the DEST it created (folders only), so the command runs again.
 // A second Ctrl-C, SIGTERM and SIGHUP exit at once, also removing it (130, 143, 129).
 // An error (a file that cannot be read or written) stops the copy: the file's node fails with the error
 // (the renderer marks it `!` with the reason), then the root; its partial copy is removed, the files
@@ -145,12 +146,21 @@ struct FileCopy {
             "\(ProgressFormat.count(outcome.filesCopied)) of \(ProgressFormat.count(plan.fileCount)) files "
             + "(\(bytes(outcome.bytesCopied)))"
         let removed = outcome.interruptedFile.map { "; the partial copy of \($0) was removed" } ?? ""
+        // A stopped copy that copied no file takes back the folders it made, so that the same command works
+        // again; one that copied some keeps them, and says how to go on (file-copy never overwrites).
+        let stopped = outcome.error != nil || outcome.isCancelled
+        let next =
+            !stopped
+            ? ""
+            : outcome.filesCopied == 0 && removeFoldersOnly(plan.destination)
+                ? " Nothing was copied: \(plan.destination) was removed, run the same command to start again."
+                : " To copy again, remove \(plan.destination) or give another destination."
         if let error = outcome.error {
-            fail("\(error)\n\(copied) were copied to \(plan.destination)\(removed).", status: 1)
+            fail("\(error)\n\(copied) were copied to \(plan.destination)\(removed).\(next)", status: 1)
         }
         if outcome.isCancelled {
             let percent = Int((root.fractionCompleted * 100).rounded(.down))  // as the bar shows it
-            display.report("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).")
+            display.report("Cancelled at \(percent)%: \(copied) copied to \(plan.destination)\(removed).\(next)")
             exit(display.exitStatusAfterCancelling)
         }
         let elapsed = start.duration(to: .now)
@@ -165,6 +175,18 @@ struct FileCopy {
             let some = plan.skipped.prefix(3).joined(separator: ", ")
             display.report("Skipped \(plan.skipped.count) special files (sockets, FIFOs, devices): \(some)")
         }
+    }
+
+    /// Removes `destination`, which this run created, if it holds folders only (no file, link or other
+    /// entry: nothing was copied into it); returns whether it is gone. Anything else is left as it is.
+    static func removeFoldersOnly(_ destination: String) -> Bool {
+        let files = FileManager.default
+        guard let entries = files.enumerator(atPath: destination)?.allObjects as? [String] else { return false }
+        for entry in entries {
+            let type = (try? files.attributesOfItem(atPath: destination + "/" + entry))?[.type] as? FileAttributeType
+            guard type == .typeDirectory else { return false }
+        }
+        return (try? files.removeItem(atPath: destination)) != nil
     }
 
     /// Finds what to copy, on a thread of its own, writing the count found so far into `root`'s label;

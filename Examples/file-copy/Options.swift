@@ -35,9 +35,11 @@ struct Options: ExampleOptions, Sendable {
         renamed when complete, so DEST never holds a partially written file. Keys while
         live: p pause, r resume, c cancel. Ctrl-C cancels: the files already copied
         stay, the one being copied is removed (also on a second Ctrl-C, SIGTERM and
-        SIGHUP, which end it at once). An error (a file that cannot be read or written)
-        stops the copy: that file is marked failed with the error, its partial copy is
-        removed, and the files already copied stay.
+        SIGHUP, which end it at once); a copy stopped before its first file removes
+        the DEST it created, so that the same command runs again. An error (a file
+        that cannot be read or written) stops the copy: that file is marked failed
+        with the error, its partial copy is removed, and the files already copied
+        stay.
         Where it goes: progress on standard error, the summary on standard output.
           file-copy SOURCE DEST 2>&1 | cat            plain lines, as --progress plain
           file-copy SOURCE DEST --progress json | jq  the JSON lines alone on standard

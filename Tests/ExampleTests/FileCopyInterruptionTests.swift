@@ -55,13 +55,8 @@ final class FileCopyInterruptionTests: XCTestCase {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        var said = Data()
-        while !String(decoding: said, as: UTF8.self).contains("paused after") {
-            let data = errors.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            said.append(data)
-        }
-        XCTAssertTrue(String(decoding: said, as: UTF8.self).contains("paused after 1048576 bytes"))
+        let said = FileCopyProcess.read(errors, until: "paused after")
+        XCTAssertTrue(said.contains("paused after 1048576 bytes"), said)
         XCTAssertEqual(
             try FileManager.default.contentsOfDirectory(atPath: folders.destination.path),
             [".big.bin.file-copy-partial"])

@@ -55,6 +55,18 @@ enum FileCopyProcess {
             standardError: String(decoding: errorData.get(), as: UTF8.self))
     }
 
+    /// Reads `pipe` until what it read contains `text` or the pipe ends (the process ended without saying
+    /// it); returns what it read. No sleeping: the process waits for the test (a test hook pauses it).
+    static func read(_ pipe: Pipe, until text: String) -> String {
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains(text) {
+            let data = pipe.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            said.append(data)
+        }
+        return String(decoding: said, as: UTF8.self)
+    }
+
     /// Where SwiftPM put the build products (the test bundle's folder).
     static var productsDirectory: URL {
         #if os(macOS)

@@ -90,13 +90,7 @@ final class FileCopyTests: XCTestCase {
         try process.run()
 
         // Wait for the hook's line: no sleeping, the copy waits for us.
-        var said = Data()
-        while !String(decoding: said, as: UTF8.self).contains("paused after") {
-            let data = errors.fileHandleForReading.availableData
-            if data.isEmpty { break }  // end of file: the process ended without pausing
-            said.append(data)
-        }
-        let saidText = String(decoding: said, as: UTF8.self)
+        let saidText = FileCopyProcess.read(errors, until: "paused after")
         XCTAssertTrue(saidText.contains("paused after"), saidText)
         // The copy of the big file is under way, under its temporary name.
         let partial = destination.appendingPathComponent("media/video/.big.bin.file-copy-partial")
