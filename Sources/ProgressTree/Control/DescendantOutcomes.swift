@@ -52,6 +52,10 @@ struct OutcomeState {
     /// This node's share in its parent when it failed (`pendingUnitCount × fraction`), until the parent's
     /// sums hold it (`ChildSums.failedUnits`; see `ProgressNode.retire(_:crediting:failedShare:)`).
     var shareAtFailure: Double = 0
+    /// The units of this node that its failed children will never do: for each child that failed and left
+    /// it, its pending units less its share at failure. Not work remaining: the time-remaining estimate
+    /// leaves it out (Estimates/ProgressNode+Estimates.swift).
+    var failedRemainder: Double = 0
     /// The failed children that left this node most recently (see `FailedChildren.swift`).
     var failedChildren = FailedChildren()
 

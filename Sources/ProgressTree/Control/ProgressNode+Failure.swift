@@ -87,7 +87,8 @@ extension ProgressNode {
         // update to that same check; neither publishes other memory, so both are relaxed. (The counts
         // themselves stay sequentially consistent where they are stored, for `pause()`: see
         // `ControlFlags.swift`.)
-        let failed = state.withLock { state -> (parent: ProgressNode?, share: Double, children: [ProgressNode])? in
+        let failed = state.withLock {
+            state -> (parent: ProgressNode?, share: Double, remainder: Double, children: [ProgressNode])? in
             guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]),
                 state.link.kind != .detached,  // it finished into its parent: finished for good
                 !FractionMath.isFinished(
@@ -103,6 +104,7 @@ extension ProgressNode {
             state.control.pauseWaiters = [:]
             var parent: ProgressNode?
             var share = 0.0
+            var remainder = 0.0
             if state.link.detach() {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
@@ -117,10 +119,11 @@ extension ProgressNode {
                     total: totalStorage.load(ordering: .relaxed),
                     childUnits: recentChildUnits)
                 share = Double(pending) * fraction
+                remainder = max(0, Double(pending) - share)  // the parent's units it will never do
                 state.control.outcomes.shareAtFailure = share
             }
             settleFreshChildren(&state)  // after marking it failed: see ProgressNode+FreshChildren.swift
-            return (parent, share, state.children.entries.map(\.node))
+            return (parent, share, remainder, state.children.entries.map(\.node))
         }
         guard let failed else { return }
         effects.changedNodes.append(self)
@@ -147,6 +150,7 @@ extension ProgressNode {
                 state.fileSums?.leave(self)  // its files leave the summary (Summaries/FileSums.swift)
                 state.foldPropertiesLeftBehind(leftProperties)  // with the removal, as a finished child's
                 state.control.outcomes.failedChildren.record(departure)
+                state.control.outcomes.failedRemainder += failed.remainder
                 state.control.outcomes.record(
                     failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
                 let emptied = parent.isHeld && state.children.isEmpty
@@ -171,7 +175,7 @@ extension ProgressNode {
     /// of the two does it.
     func releaseChildThatFailedBeforeLinking(_ child: ProgressNode) {
         guard child.isFailed else { return }
-        let left = child.state.withLock { state -> (share: Double, description: String?)? in
+        let left = child.state.withLock { state -> (share: Double, remainder: Double, description: String?)? in
             guard child.flags.load(ordering: .relaxed) & NodeFlags.attached != 0 else { return nil }
             _ = state.link.detach()
             child.flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
@@ -181,9 +185,10 @@ extension ProgressNode {
                 completed: child.completedStorage.load(ordering: .relaxed),
                 total: child.totalStorage.load(ordering: .relaxed),
                 childUnits: child.recentChildUnits)
-            let share = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
+            let pending = Double(child.pendingInParent.load(ordering: .relaxed))
+            let share = pending * fraction
             state.control.outcomes.shareAtFailure = share
-            return (share, state.control.outcomes.failureDescription)
+            return (share, max(0, pending - share), state.control.outcomes.failureDescription)
         }
         guard let left else { return }
         let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
@@ -195,6 +200,7 @@ extension ProgressNode {
             state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
             state.foldPropertiesLeftBehind(leftProperties)
             state.control.outcomes.failedChildren.record(departure)
+            state.control.outcomes.failedRemainder += left.remainder
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock(state) : nil, isHeld && state.children.isEmpty)
         }

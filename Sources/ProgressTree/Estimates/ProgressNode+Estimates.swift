@@ -86,8 +86,12 @@ extension ProgressNode {
             var estimates = Estimates()
             if let work {
                 estimation.work.record(work, at: now)
+                // The work its failed children left undone is not remaining: it never will be done. A node
+                // whose running work is all done but for that has 0 s left (it ends failed, or is ended).
+                let undone = state.hasExtras ? state.control.outcomes.failedRemainder : 0
+                let remaining = max(0, Double(input.total) - work - undone)
                 estimates.secondsRemaining =
-                    finished ? 0 : estimation.work.timeRemaining(for: Double(input.total) - work, at: now)
+                    finished ? 0 : estimation.work.timeRemaining(for: remaining, at: now)
             } else if finished {
                 estimates.secondsRemaining = 0
             }
