@@ -96,7 +96,8 @@ let package = Package(
         // What a line of the wire format costs each side, in one process (not a product: a measuring tool).
         .executableTarget(
             name: "wire-cost", dependencies: ["ProgressTree", "ProgressTreeStreaming"], path: "Tools/wire-cost"),
-        // What several test targets share: the guides' Swift blocks, a model of a terminal screen.
+        // What several test targets share: the guides' Swift blocks, a model of a terminal screen, an HTTP
+        // server on 127.0.0.1.
         .target(
             name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeTerminal"],
             path: "Tests/TestSupport"),
@@ -116,7 +117,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ProgressTreeFoundationTests",
-            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeFoundation"]),
+            dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeFoundation", "TestSupport"]),
         // Runs the built examples (the executables must be built: it depends on them), and the guides'
         // snippets as programs, compiled against the built library modules.
         .testTarget(

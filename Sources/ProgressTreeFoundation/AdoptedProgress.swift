@@ -12,7 +12,7 @@ import Synchronization
 /// The mirror ends when the Progress finishes or is cancelled, or when the node finishes, is cancelled,
 /// fails (the Progress is then cancelled: a failed node's work stops) or is held by nobody else. It then lets the
 /// Progress go; the node's handlers stay, and do nothing.
-final class AdoptedProgress: Sendable {
+final class AdoptedProgress: SampledMirror {
     private struct State {
         /// `nil` once the mirror ended.
         var progress: Progress?
@@ -60,6 +60,9 @@ final class AdoptedProgress: Sendable {
         _ = mirror.sample(readingMetadata: false)
         return (mirror, node)
     }
+
+    /// Observed on Apple platforms, sampled by the timer on Linux only.
+    var needsTicksEverywhere: Bool { false }
 
     /// Reads the Progress and brings the node up to date; `false` once the mirror has ended.
     ///

@@ -53,11 +53,13 @@ extension ProgressNode {
         return (mirror, node)
     }
 
-    /// Reads every adopted Foundation `Progress` now and returns once their nodes show what they hold:
-    /// for when you know a Progress changed and the tree must show it before you go on — a
+    /// Reads every adopted Foundation `Progress` and `URLSessionTask` now and returns once their nodes show
+    /// what they hold: for when you know a Progress changed and the tree must show it before you go on — a
     /// `URLSessionDelegate` told you a transfer completed, and you are about to fail the parent (which
     /// would cancel a child that has not been seen to finish). Otherwise a change shows within 50 ms on
-    /// Linux, and as soon as key-value observation reports it on Apple platforms.
+    /// Linux (and for a task everywhere), and as soon as key-value observation reports it on Apple
+    /// platforms. (A task is seen completed only once its state is: on Linux, after its completion handler
+    /// and its delegate's `didCompleteWithError` have returned.)
     ///
     /// Writes to a Progress made on this thread before the call are read by it. Do not call it while
     /// holding a lock that code run by the nodes' handlers or deinitializers takes.

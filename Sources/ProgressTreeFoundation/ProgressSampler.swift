@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Where adopted Progress objects are read: one serial queue, and on Linux one timer for all of them.
+/// Where adopted Progress objects and `URLSessionTask`s are read: one serial queue, and one timer for all
+/// of them (on Apple platforms only while a task is adopted).
 ///
 /// **Why a timer.** swift-corelibs-foundation's `Progress` has no key-value observation and no change
 /// hook, so on Linux the mirrors are sampled: every `interval` (1/20 s), one `DispatchSourceTimer` reads
@@ -10,7 +11,9 @@ import Synchronization
 /// 50 ms, and its observers within one frame of the terminal renderer (1/15 s). An idle Progress costs one
 /// read of five values and a comparison per tick (Docs/Performance.md, "Adopted Foundation.Progress
 /// objects", has the measurements). The timer runs only while something is adopted. On Apple platforms, key-value observation
-/// schedules a sample on the same queue when a Progress changes, and the timer is never started.
+/// schedules a sample on the same queue when a Progress changes, and the timer starts only for an adopted
+/// `URLSessionTask` (`AdoptedTask`), which has no change notification on any platform that this library can
+/// rely on; it then samples every mirror until none is left.
 ///
 /// **Why reading another thread's Progress is sound enough.** That `Progress` has no lock: its owner (a
 /// `URLSessionTask` updates its progress on the task's own queue) writes it with no synchronization, so
@@ -41,21 +44,21 @@ final class ProgressSampler: Sendable {
     }
 
     private struct State {
-        var mirrors: [AdoptedProgress] = []
+        var mirrors: [any SampledMirror] = []
         var timer: (any DispatchSourceTimer)?
     }
 
     private let state = Mutex(State())
 
-    /// Samples `mirror` on every tick until it ends. The timer runs only on Linux: on Apple platforms the
-    /// mirror schedules its samples (`schedule(_:)`), and is sampled by ticks only when asked
-    /// (`sampleNow()`).
-    func add(_ mirror: AdoptedProgress) {
+    /// Samples `mirror` on every tick until it ends. On Linux the timer runs while anything is adopted. On
+    /// Apple platforms an adopted Progress schedules its samples (`schedule(_:)`) and is sampled by ticks
+    /// only when asked (`sampleNow()`) or while a task is adopted too; an adopted task starts the timer.
+    func add(_ mirror: any SampledMirror) {
         state.withLock { state in
             state.mirrors.append(mirror)
             #if canImport(ObjectiveC)
-            return
-            #else
+            guard mirror.needsTicksEverywhere else { return }
+            #endif
             guard state.timer == nil else { return }
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let nanoseconds = Int(Self.interval.components.attoseconds / 1_000_000_000)
@@ -65,7 +68,6 @@ final class ProgressSampler: Sendable {
             timer.setEventHandler { [weak self] in self?.tick() }
             timer.resume()
             state.timer = timer
-            #endif
         }
     }
 
@@ -81,7 +83,7 @@ final class ProgressSampler: Sendable {
     /// Samples `mirror` now, on the sampler's queue, and returns when it is done: writes made to its
     /// Progress on this thread before the call are read. (From code the sampler itself runs — a handler
     /// called by a sample — it samples in place.)
-    func sampleNow(_ mirror: AdoptedProgress) {
+    func sampleNow(_ mirror: any SampledMirror) {
         if DispatchQueue.getSpecific(key: Self.queueKey) != nil {
             _ = mirror.sample()
         } else {

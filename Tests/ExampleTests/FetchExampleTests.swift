@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The fetch example against a real HTTP server on 127.0.0.1 that each test starts and stops

@@ -8,23 +8,28 @@ import ProgressTree
 import Synchronization
 import ProgressTreePlatform
 
-/// A small HTTP/1.1 server on 127.0.0.1 for the fetch example's tests, started and stopped by the test:
-/// `GET /name` answers with the file of that name (with a Content-Length), anything else with 404. Each
-/// file is sent in `chunkSize` pieces with `pause` between them, so a test can act in the middle of a
-/// transfer; the server records what it sent and whether the client closed the connection before the end.
+/// A small HTTP/1.1 server on 127.0.0.1 for the tests of the fetch example and of adopted URLSession
+/// tasks, started and stopped by the test: `GET /name` answers with the file of that name (with a
+/// Content-Length, or chunked with none for a name in `chunked`), anything else with 404. A request with a
+/// body (an upload) has it read to its end and is answered `200 OK`, "stored". Each file is sent in
+/// `chunkSize` pieces with `pause` between them, so a test can act in the middle of a transfer; the server
+/// records what it sent and received and whether the client closed the connection before the end.
 /// `stop()` ends it (call it in a `defer`): nothing is left running.
-final class TestHTTPServer: Sendable {
+package final class TestHTTPServer: Sendable {
     /// What happened to one request.
-    struct Transfer: Sendable, Equatable {
-        var path: String
-        var bytesSent = 0
-        var completed = false
+    package struct Transfer: Sendable, Equatable {
+        package var path: String
+        package var bytesSent = 0
+        /// The bytes of the request's body read.
+        package var bytesReceived = 0
+        package var completed = false
         /// The client closed the connection before the whole body was sent.
-        var closedByClient = false
+        package var closedByClient = false
     }
 
-    let port: UInt16
+    package let port: UInt16
     private let files: [String: Data]
+    private let chunked: Set<String>
     private let chunkSize: Int
     private let pause: Duration
     private let listener: Int32
@@ -32,8 +37,11 @@ final class TestHTTPServer: Sendable {
     private let connections = DispatchGroup()
     private let isStopping = Atomic<Bool>(false)
 
-    init(files: [String: Data], chunkSize: Int = 1 << 20, pause: Duration = .zero) throws {
+    package init(
+        files: [String: Data], chunked: Set<String> = [], chunkSize: Int = 1 << 20, pause: Duration = .zero
+    ) throws {
         self.files = files
+        self.chunked = chunked
         self.chunkSize = chunkSize
         self.pause = pause
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -76,7 +84,7 @@ final class TestHTTPServer: Sendable {
     }
 
     /// Stops listening, waits for the connections being served to end, and closes the listener.
-    func stop() {
+    package func stop() {
         guard !isStopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         _ = connections.wait(timeout: .now() + 30)
@@ -84,30 +92,57 @@ final class TestHTTPServer: Sendable {
     }
 
     /// The requests served so far, in the order they came.
-    var served: [Transfer] { transfers.withLock { $0 } }
+    package var served: [Transfer] { transfers.withLock { $0 } }
 
     /// The URL of `path` on this server.
-    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+    package func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
 
     /// Whether `path` has had at least `bytes` of its body sent.
-    func hasSent(_ bytes: Int, of path: String) -> Bool {
+    package func hasSent(_ bytes: Int, of path: String) -> Bool {
         transfers.withLock { $0.contains { $0.path == path && $0.bytesSent >= bytes } }
     }
 
     private func serve(_ connection: Int32) {
         defer { close(connection) }
         var request = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !request.ends(with: [13, 10, 13, 10]) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var headerEnd: Int?
+        while headerEnd == nil {
             let count = read(connection, &buffer, buffer.count)
             guard count > 0 else { return }
             request += buffer[0..<count]
+            headerEnd = request.endOfHeader
         }
+        let header = String(decoding: request[..<headerEnd!], as: UTF8.self).lowercased()
         let line = String(decoding: request.prefix { $0 != 13 }, as: UTF8.self).split(separator: " ")
         let path = line.count >= 2 ? String(line[1].dropFirst()) : ""
         let index = transfers.withLock { transfers in
             transfers.append(Transfer(path: path))
             return transfers.count - 1
+        }
+        if let length = header.contentLength, length > 0 {
+            if header.contains("expect: 100-continue") {
+                guard send(connection, "HTTP/1.1 100 Continue\r\n\r\n") else { return }
+            }
+            var received = request.count - headerEnd!
+            transfers.withLock { $0[index].bytesReceived = received }
+            while received < length {
+                let count = read(connection, &buffer, min(buffer.count, length - received))
+                guard count > 0 else {
+                    transfers.withLock { $0[index].closedByClient = true }
+                    return
+                }
+                received += count
+                transfers.withLock { $0[index].bytesReceived = received }
+            }
+            let message = "stored\n"
+            if send(
+                connection,
+                "HTTP/1.1 200 OK\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)")
+            {
+                transfers.withLock { $0[index].completed = true }
+            }
+            return
         }
         guard let body = files[path] else {
             let message = "not here\n"
@@ -117,7 +152,9 @@ final class TestHTTPServer: Sendable {
             )
             return
         }
-        guard send(connection, "HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n") else {
+        let isChunked = chunked.contains(path)
+        let length = isChunked ? "Transfer-Encoding: chunked" : "Content-Length: \(body.count)"
+        guard send(connection, "HTTP/1.1 200 OK\r\n\(length)\r\nConnection: close\r\n\r\n") else {
             return
         }
         var offset = 0
@@ -127,13 +164,20 @@ final class TestHTTPServer: Sendable {
                     forTimeInterval: Double(pause.components.attoseconds) * 1e-18 + Double(pause.components.seconds))
             }
             let end = min(offset + chunkSize, body.count)
-            let sent = body[offset..<end].withUnsafeBytes { send(connection, $0) }
+            let sent =
+                (!isChunked || send(connection, String(end - offset, radix: 16) + "\r\n"))
+                && body[offset..<end].withUnsafeBytes { send(connection, $0) }
+                && (!isChunked || send(connection, "\r\n"))
             guard sent else {
                 transfers.withLock { $0[index].closedByClient = true }
                 return
             }
             offset = end
             transfers.withLock { $0[index].bytesSent = offset }
+        }
+        if isChunked && !send(connection, "0\r\n\r\n") {
+            transfers.withLock { $0[index].closedByClient = true }
+            return
         }
         transfers.withLock { $0[index].completed = true }
     }
@@ -156,7 +200,7 @@ final class TestHTTPServer: Sendable {
     }
 
     /// A port on 127.0.0.1 where nothing listens: bound, then closed.
-    static func refusingPort() throws -> UInt16 {
+    package static func refusingPort() throws -> UInt16 {
         let server = try TestHTTPServer(files: [:])
         server.stop()
         return server.port
@@ -170,7 +214,20 @@ private let systemSend = Darwin.send
 #endif
 
 private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool {
-        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    /// The index just past the blank line that ends a request's header, if it has come.
+    var endOfHeader: Int? {
+        guard count >= 4 else { return nil }
+        let blankLine: [UInt8] = [13, 10, 13, 10]
+        return (0...(count - 4)).first { self[$0..<($0 + 4)].elementsEqual(blankLine) }.map { $0 + 4 }
+    }
+}
+
+private extension String {
+    /// The value of a lowercased header's `content-length`, if it has one.
+    var contentLength: Int? {
+        for line in split(separator: "\r\n") where line.hasPrefix("content-length:") {
+            return Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
     }
 }
