@@ -1,10 +1,5 @@
 // swift-format-ignore-file
 // (The guides show this file's snippets verbatim, their end-of-line comments aligned by hand.)
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,6 +7,7 @@ import FoundationNetworking
 import ProgressTree
 import ProgressTreeFoundation
 import Synchronization
+import TestSupport
 import XCTest
 import ProgressTreePlatform
 
@@ -45,34 +41,29 @@ final class FoundationGuideSnippetsTests: XCTestCase {
         XCTAssertNil(album.fileCompletedCount)
     }
 
-    func test_guide_getting_started_urlsession() throws {
-        let server = try SilentServer()  // accepts the connection and never answers: the transfer waits
+    func test_guide_getting_started_urlsession() async throws {
+        let server = try TestHTTPServer(files: ["photo.jpg": Data(repeating: 7, count: 300_000)])
         defer { server.stop() }
-        let photoURL = URL(string: "http://127.0.0.1:\(server.port)/photo.jpg")!
+        let photoURL = URL(string: server.url("photo.jpg"))!
         let printed = SnippetLines()
-        let completed = expectation(description: "the completion handler printed")
-        let print: @Sendable (Any) -> Void = {
-            printed.append($0)
-            if printed.lines.count == 2 { completed.fulfill() }
-        }
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
         // BEGIN snippet: getting-started-urlsession
         let downloads = ProgressNode(totalUnitCount: 1)
-        let ended = DispatchSemaphore(value: 0)
-        let task = URLSession.shared.downloadTask(with: photoURL) { _, _, error in
-            print((error as? URLError)?.code == .cancelled)  // true: cancelled through its progress
-            ended.signal()
+        let task = URLSession.shared.downloadTask(with: photoURL) { location, response, error in
+            // move the file at `location` where it belongs, before returning
         }
-        let download = downloads.addChild(task.progress, withPendingUnitCount: 1)
-        download.kind = .file                                // the node that mirrors it is yours to label
+        let download = downloads.addChild(task, withPendingUnitCount: 1)  // follows the task's bytes
+        download.kind = .file                                // the node it returns is yours to label
         download.fileOperationKind = .downloading
         download.fileURL = URL(fileURLWithPath: "photo.jpg")
         print(download.localizedDescription!)                // Downloading “photo.jpg”…
         task.resume()
-        downloads.cancel()                                   // reaches task.progress: the task is cancelled
-        ended.wait()                                         // its completion handler has run
+        for await _ in downloads.snapshots {}                // until the tree ends, with the task
+        print(downloads.isFinished)                          // true
         // END snippet: getting-started-urlsession
-        wait(for: [completed], timeout: 30)
         XCTAssertEqual(printed.lines, ["Downloading “photo.jpg”…", "true"])
+        XCTAssertEqual(download.completedUnitCount, 300_000, "the length the server gave")
+        XCTAssertEqual(task.error == nil, true)
     }
 
     func test_guide_migrating_adopt_progress() {
@@ -143,29 +134,3 @@ private final class SnippetLines: Sendable {
     var lines: [String] { storage.withLock { $0 } }
 }
 
-/// A listener on 127.0.0.1 that accepts connections into its backlog and never answers them, so that a
-/// transfer to it waits until it is cancelled. `stop()` closes it.
-private final class SilentServer: Sendable {
-    let port: UInt16
-    private let socketDescriptor: Int32
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ready = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && listen(descriptor, 4) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard descriptor >= 0, ready else { throw POSIXError(.EADDRNOTAVAIL) }
-        socketDescriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    func stop() {
-        close(socketDescriptor)
-    }
-}
