@@ -11,11 +11,12 @@ import FoundationNetworking
 
 /// The downloads, one `URLSessionDownloadTask` each, and their session's delegate.
 ///
-/// Each task's own `progress` is adopted as a child of the root (`addChild(_:withPendingUnitCount:)`):
-/// the node that mirrors it is labelled "Downloading “name”…" (kind `.file`, with the destination's URL)
-/// and shows its bytes; cancelling the root cancels the task through its progress, which closes the
-/// connection. A download that fails (an HTTP status other than 2xx, a refused connection, a file that
-/// exists) has its node failed with the reason.
+/// Each task is adopted as a child of the root (`addChild(_:withPendingUnitCount:failsOnHTTPStatus:)`):
+/// the node that follows it is labelled "Downloading “name”…" (kind `.file`, with the destination's URL)
+/// and shows its bytes of the Content-Length; it finishes when the task completes, fails with the task's
+/// error (a refused connection) or its HTTP status (400 and above), and cancelling the root cancels the
+/// task, which closes the connection. A download that fails here (another status than 2xx below 400, a
+/// file that exists) has its node failed by fetch with the reason.
 final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
     /// How one download ended.
     enum Outcome: Sendable, Equatable {
@@ -44,7 +45,7 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         for url in urls {
             let destination = folder.appendingPathComponent(Options.fileName(of: url))
             let task = session.downloadTask(with: url)
-            let node = root.addChild(task.progress, withPendingUnitCount: 1)
+            let node = root.addChild(task, withPendingUnitCount: 1, failsOnHTTPStatus: true)
             node.kind = .file
             node.fileOperationKind = .downloading
             node.fileURL = destination
@@ -69,10 +70,15 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         session.withLock { $0 }?.finishTasksAndInvalidate()
     }
 
-    /// Waits for every download started to end.
+    /// Waits for every download started to end, and for its node to show how: the node of a task ends
+    /// once the task is completed, which swift-corelibs-foundation marks only after the delegate's last
+    /// call has returned. (Failing the root before would cancel a node not yet seen finished.)
     func wait() async {
         await withCheckedContinuation { continuation in
             finished.notify(queue: .global()) { continuation.resume() }
+        }
+        for node in downloads.withLock({ $0.values.map(\.node) }) {
+            for await _ in node.snapshots {}
         }
     }
 
@@ -83,26 +89,12 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
 
     // MARK: URLSessionDownloadDelegate
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
-    ) {
-        #if !(os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS))
-        // swift-corelibs-foundation computes the task progress's total from the size the client expects
-        // (not from the response's Content-Length), so without this it stays indeterminate.
-        if downloadTask.countOfBytesClientExpectsToReceive <= 0 && totalBytesExpectedToWrite > 0 {
-            downloadTask.countOfBytesClientExpectsToReceive = totalBytesExpectedToWrite
-        }
-        #endif
-    }
-
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
         let id = downloadTask.taskIdentifier
         guard let destination = downloads.withLock({ $0[id]?.destination }) else { return }
         let outcome: Outcome
         if let response = downloadTask.response as? HTTPURLResponse, !(200..<300).contains(response.statusCode) {
-            outcome = .failed(
-                "HTTP \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))")
+            outcome = .failed(HTTPStatusError(statusCode: response.statusCode).description)
             // The error page is not kept. swift-corelibs-foundation leaves the file in the temporary folder
             // after this method returns (Apple's URLSession removes it); removing it is right on both.
             try? FileManager.default.removeItem(at: location)
@@ -128,23 +120,12 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
             }
             return downloads[id]
         }
-        if let download {
-            switch download.outcome {
-            case .saved(let saved)?:
-                // The transfer is over: no other writer of its progress is left. swift-corelibs-foundation
-                // may leave it short of finished (a response without a Content-Length, or one that arrived
-                // before the expected size took effect); finish it at the size saved.
-                let progress = task.progress
-                if !progress.isFinished {
-                    let bytes = max(saved, progress.completedUnitCount, 1)
-                    progress.totalUnitCount = bytes
-                    progress.completedUnitCount = bytes
-                }
-                // Seen finished now, before `main` may fail the root (which cancels unfinished children).
-                ProgressNode.sampleAdoptedFoundationProgress()
-            case .failed(let reason)?: download.node.fail(Failure(description: reason))
-            case .cancelled?, nil: break
-            }
+        guard let download else { return }  // a task never started (its file exists), cancelled with its node
+        // The task's own outcomes (its error, an HTTP status of 400 and above) reach its node through the
+        // adoption; fetch fails the node for its own.
+        let status = (task.response as? HTTPURLResponse)?.statusCode ?? 200
+        if error == nil, case .failed(let reason)? = download.outcome, status < 400 {
+            download.node.fail(Failure(description: reason))
         }
         finished.leave()
     }

@@ -1,18 +1,19 @@
-// fetch — downloads URLs with URLSession, each task's own progress a child of the tree shown.
+// fetch — downloads URLs with URLSession, each task a child of the tree shown.
 //
 //   swift run fetch URL… [--output DIR] [--progress auto|live|plain|json|none]
 //
-// The root stands for the downloads, one unit each. Each download is a `URLSessionDownloadTask`, and its
-// `progress` (a `Foundation.Progress`) is adopted as the root's child with ProgressTreeFoundation's
-// `addChild(_:withPendingUnitCount:)`: on Linux the mirror samples it 20 times a second (Foundation there
-// cannot be observed), on Apple platforms it follows it by key-value observation. The mirror node is
-// labelled with the file's name and shows the bytes, throughput and time remaining.
+// The root stands for the downloads, one unit each. Each download is a `URLSessionDownloadTask`, adopted
+// as the root's child with ProgressTreeFoundation's `addChild(_:withPendingUnitCount:failsOnHTTPStatus:)`:
+// the node it returns follows the task's bytes received of the Content-Length (read 20 times a second, on
+// Linux as on Apple platforms: on Linux the task's own `progress` is never updated), and finishes, fails
+// (a refused connection, an HTTP status of 400 and above) or is cancelled with the task. It is labelled
+// with the file's name and shows the bytes, throughput and time remaining.
 //
 // Cancelling (Ctrl-C: exit status 130, or `c` while live: 3) cancels the root; the cancellation reaches
-// each task's progress, whose cancellation handler (URLSession's own) cancels the task and closes its
-// connection. A file appears under its name only once complete (see `SavedFile`), and an existing file is
-// never overwritten. URLSession downloads into a temporary folder of fetch's own, removed when it ends
-// (see `DownloadsFolder`).
+// each task's node, whose cancellation handler cancels the task and closes its connection. A file appears
+// under its name only once complete (see `SavedFile`), and an existing file is never overwritten.
+// URLSession downloads into a temporary folder of fetch's own, removed when it ends (see
+// `DownloadsFolder`).
 
 import ExampleSupport
 import Foundation

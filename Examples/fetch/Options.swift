@@ -22,7 +22,7 @@ struct Options: ExampleOptions, Sendable {
 
         An existing file is never overwritten: that download fails ("already exists")
         and the others go on. A file appears under its name only once complete. Each
-        transfer's own URLSession progress is a child of the tree shown.
+        transfer (its URLSession task) is a child of the tree shown.
         Where it goes: progress on standard error, the summary on standard output.
           fetch URL 2>&1 | cat            plain lines, as --progress plain
           fetch URL --progress json | jq  the JSON lines alone on standard output
