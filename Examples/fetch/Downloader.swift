@@ -80,6 +80,8 @@ final class Downloader: NSObject, URLSessionDownloadDelegate, Sendable {
         for node in downloads.withLock({ $0.values.map(\.node) }) {
             for await _ in node.snapshots {}
         }
+        // Returns after the sample that ended the last node has credited the root too.
+        ProgressNode.sampleAdoptedFoundationProgress()
     }
 
     /// How the downloads started ended, in the order they were added.

@@ -65,6 +65,7 @@ final class URLSessionTaskAdoptionTests: XCTestCase {
         XCTAssertEqual(last.completedUnitCount, 5_000_000)
         XCTAssertEqual(node.totalUnitCount, 5_000_000)
         XCTAssertEqual(node.completedUnitCount, 5_000_000)
+        ProgressSampler.shared.sampleNow()  // after the tick that finished the node and credited the parent
         XCTAssertEqual(root.completedUnitCount, 1, "the parent credited its one unit")
         for snapshot in snapshots.dropLast() {
             XCTAssertTrue([-1, 5_000_000].contains(snapshot.totalUnitCount), "\(snapshot)")
@@ -113,6 +114,7 @@ final class URLSessionTaskAdoptionTests: XCTestCase {
         XCTAssertTrue(last.isFinished)
         XCTAssertEqual(last.completedUnitCount, 600_000)
         XCTAssertEqual(last.totalUnitCount, 600_000)
+        ProgressSampler.shared.sampleNow()  // after the tick that finished the node and credited the parent
         XCTAssertEqual(root.fractionCompleted, 1)
         waitUntilCompleted(task)
     }
@@ -201,6 +203,26 @@ final class URLSessionTaskAdoptionTests: XCTestCase {
         XCTAssertTrue(last.isCancelled)
         XCTAssertFalse(last.isFailed)
         XCTAssertFalse(root.isCancelled, "cancellation goes down the tree, never up")
+    }
+
+    func test_failing_the_node_cancels_the_task_and_stops_following_it() throws {
+        let server = try TestHTTPServer(
+            files: ["big.bin": bytes(5_000_000)], chunkSize: 32_768, pause: .milliseconds(20))
+        defer { server.stop() }
+        let ended = DispatchSemaphore(value: 0)
+        let task = session.dataTask(with: URL(string: server.url("big.bin"))!) { _, _, _ in ended.signal() }
+        let root = ProgressNode(totalUnitCount: 1)
+        let node = root.addChild(task, withPendingUnitCount: 1)
+        task.resume()
+        XCTAssertTrue(poll(seconds: 30) { server.hasSent(131_072, of: "big.bin") }, "the transfer began")
+        node.fail(CancellationError())
+        ProgressSampler.shared.sampleNow()  // the next tick sees the node failed
+        XCTAssertEqual(ProgressSampler.shared.status.mirrors, 0, "no longer followed")
+        XCTAssertFalse(ProgressSampler.shared.status.isTimerRunning, "the timer stopped with the node")
+        XCTAssertEqual(ended.wait(timeout: .now() + 30), .success, "the completion handler ran")
+        waitUntilCompleted(task)
+        XCTAssertEqual((task.error as? URLError)?.code, .cancelled, "a failed node's work stops")
+        XCTAssertTrue(node.isFailed, "still failed, not cancelled over it")
     }
 
     func test_an_upload_task_counts_the_bytes_it_sends() throws {
