@@ -44,7 +44,7 @@ package final class TestHTTPServer: Sendable {
         self.chunked = chunked
         self.chunkSize = chunkSize
         self.pause = pause
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, streamType, 0)
         guard listener >= 0 else { throw POSIXError(.EIO) }
         self.listener = listener
         var address = sockaddr_in()
@@ -74,6 +74,10 @@ package final class TestHTTPServer: Sendable {
                     if errno == EINTR { continue }
                     return  // the listener was shut down
                 }
+                #if canImport(Darwin)
+                var on: Int32 = 1  // Darwin has no MSG_NOSIGNAL: the socket itself raises no SIGPIPE
+                setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+                #endif
                 connections.enter()
                 Thread.detachNewThread { [self] in
                     defer { connections.leave() }
@@ -186,7 +190,7 @@ package final class TestHTTPServer: Sendable {
     private func send(_ connection: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let count = systemSend(connection, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            let count = systemSend(connection, bytes.baseAddress! + sent, bytes.count - sent, noSignal)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return false }
             sent += count
@@ -209,8 +213,13 @@ package final class TestHTTPServer: Sendable {
 
 #if canImport(Glibc)
 private let systemSend = Glibc.send
+/// `SOCK_STREAM`: a case of an enumeration in Glibc, a number in Darwin.
+private let streamType = Int32(SOCK_STREAM.rawValue)
+private let noSignal = Int32(MSG_NOSIGNAL)
 #else
 private let systemSend = Darwin.send
+private let streamType = SOCK_STREAM
+private let noSignal: Int32 = 0  // SO_NOSIGPIPE is set on each connection instead
 #endif
 
 private extension Array where Element == UInt8 {
