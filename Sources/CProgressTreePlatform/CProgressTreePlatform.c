@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +43,10 @@
 static void run_child(const char *path, char *const argv[], char *const envp[], const int *copies,
                       const int *targets, int count, int parent_death_signal, pid_t parent,
                       int reset_broken_pipe, int error_pipe) {
+    // A process group of its own, led by the program: what it starts joins it, and the group is what its
+    // watcher ends. Before execve, which the parent waits for (the error pipe), so the watcher it starts
+    // next finds the group.
+    if (setpgid(0, 0) == -1) goto failed;
 #if defined(__linux__)
     if (parent_death_signal > 0) {
         if (prctl(PR_SET_PDEATHSIG, parent_death_signal) == -1) goto failed;
@@ -73,9 +79,66 @@ failed:;
     _exit(127);
 }
 
+/// Closes every descriptor but `kept`: two system calls where Linux has close_range (5.9 and later; a raw
+/// system call, async-signal-safe), else one `close` per possible descriptor below `limit` (measured
+/// before `fork`, since `getrlimit` is not async-signal-safe).
+static void close_all_but(int kept, int limit) {
+#if defined(__linux__) && defined(SYS_close_range)
+    int done = 1;
+    if (kept > 0 && syscall(SYS_close_range, 0u, (unsigned)kept - 1, 0u) != 0) done = 0;
+    if (done && syscall(SYS_close_range, (unsigned)kept + 1, ~0u, 0u) != 0) done = 0;
+    if (done) return;
+#endif
+    for (int descriptor = 0; descriptor < limit; descriptor++) {
+        if (descriptor != kept) close(descriptor);
+    }
+}
+
+/// The watcher of process group `group`, in a process forked from this multi-threaded one without
+/// `execve`: async-signal-safe calls only (`setpgid`, `prctl`, `sigaction`, `close`, `read`, `poll`,
+/// `kill`, `_exit`), no allocation, no lock, no Swift.
+///
+/// It joins the group, so that the group's id cannot be taken by another group while it waits (a group
+/// id is free again only once its last member is gone): its `kill(-group, …)` can only reach the mounted
+/// program's group. It keeps no descriptor but the read end of its pipe — one held open here would keep
+/// a stream of the mount, or another watcher's pipe, from ending — and ignores the signals a terminal or
+/// the group's own end sends, so that SIGKILL alone ends it. When the pipe's write end is closed (the
+/// mount ended the group, or the process that holds it ended, however: the system closes a dead process's
+/// descriptors) or written to, it sends SIGTERM (and SIGCONT, for a stopped member) to the group, waits
+/// `grace_milliseconds`, and sends SIGKILL to whatever is left, itself included.
+static void run_watcher(pid_t group, int watch_pipe, int descriptor_limit, int grace_milliseconds) {
+    if (setpgid(0, group) == -1) _exit(0);  // the group ended and its leader was reaped: nothing to guard
+#if defined(__linux__)
+    // Its command line is its parent's (no execve): the name says what it is in `ps -o comm` and `top`.
+    prctl(PR_SET_NAME, "progresstree-wd");
+#endif
+    struct sigaction ignore;
+    ignore.sa_handler = SIG_IGN;
+    ignore.sa_flags = 0;
+    sigemptyset(&ignore.sa_mask);
+    const int ignored[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2};
+    for (unsigned index = 0; index < sizeof ignored / sizeof ignored[0]; index++) {
+        sigaction(ignored[index], &ignore, NULL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    close_all_but(watch_pipe, descriptor_limit);
+    char byte;
+    ssize_t got;
+    do {
+        got = read(watch_pipe, &byte, 1);
+    } while (got < 0 && errno == EINTR);
+    kill(-group, SIGTERM);
+    kill(-group, SIGCONT);
+    poll(NULL, 0, grace_milliseconds);
+    kill(-group, SIGKILL);
+    _exit(0);
+}
+
 int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
                        const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
-                       pid_t *pid) {
+                       int grace_milliseconds, pid_t *pid, pid_t *watcher, int *watcher_descriptor) {
     if (count < 0 || count > MAXIMUM_PAIRS) return EINVAL;
     int highest = 2;
     for (int index = 0; index < count; index++) {
@@ -132,9 +195,36 @@ int progresstree_spawn(const char *path, char *const argv[], char *const envp[],
         int status;
         while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
         result = code;
-    } else {
-        *pid = child;
+        goto done;
     }
+    // The program runs: it made its group before execve, so the watcher finds the group to join.
+    int watch_pipe[2];
+    struct rlimit limit;
+    int descriptor_limit = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 1048576) {
+        descriptor_limit = (int)limit.rlim_cur;
+    }
+    result = progresstree_pipe(watch_pipe);
+    if (result == 0) {
+        pid_t guard = fork();
+        if (guard == 0) run_watcher(child, watch_pipe[0], descriptor_limit, grace_milliseconds);
+        if (guard < 0) result = errno;
+        close(watch_pipe[0]);
+        if (guard < 0) {
+            close(watch_pipe[1]);
+        } else {
+            *watcher = guard;
+            *watcher_descriptor = watch_pipe[1];
+        }
+    }
+    if (result != 0) {
+        // No watcher: the program is not started, since nothing would end its group.
+        kill(-child, SIGKILL);
+        int status;
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        goto done;
+    }
+    *pid = child;
 done:
     for (int index = 0; index < made; index++) {
         if (copies[index] >= 0) close(copies[index]);
@@ -146,7 +236,10 @@ done:
 
 int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
                        const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
-                       pid_t *pid) {
+                       int grace_milliseconds, pid_t *pid, pid_t *watcher, int *watcher_descriptor) {
+    (void)grace_milliseconds;
+    (void)watcher;
+    (void)watcher_descriptor;
     (void)path;
     (void)argv;
     (void)envp;

@@ -11,12 +11,21 @@
 /// `parent_death_signal` (Linux only; 0: none) is the signal the new process gets when the thread that
 /// calls this function ends, which is when this process ends if that thread lives as long as it.
 ///
-/// Returns 0 and the process's id in `pid`, or the `errno` of what failed (`fork`, or `execve` in the new
-/// process, which then exits without running anything); `ENOTSUP` on tvOS and watchOS, which start no
-/// process.
+/// The new process leads a process group of its own (its id is `pid`), which the processes it starts
+/// join unless they leave it. A second new process, the group's watcher (`watcher`, a child of this one
+/// that runs no program), joins that group and waits on a pipe whose only write end is
+/// `watcher_descriptor` (close-on-exec, held by this process alone). When that descriptor is closed —
+/// by the caller, or by the system when this process ends, however it ends — the watcher sends SIGTERM
+/// and SIGCONT to the group, then SIGKILL `grace_milliseconds` later, which ends it too. The caller
+/// reaps both processes (`waitpid`).
+///
+/// Returns 0, the process's id in `pid` and the watcher's in `watcher` and `watcher_descriptor`, or the
+/// `errno` of what failed (`fork`, or `execve` in the new process, which then exits without running
+/// anything; a program whose watcher cannot be started is killed and reaped); `ENOTSUP` on tvOS and
+/// watchOS, which start no process.
 int progresstree_spawn(const char *path, char *const argv[], char *const envp[], const int *sources,
                        const int *targets, int count, int parent_death_signal, int reset_broken_pipe,
-                       pid_t *pid);
+                       int grace_milliseconds, pid_t *pid, pid_t *watcher, int *watcher_descriptor);
 
 /// A descriptor that becomes readable when process `pid` (a child of this one) ends, close-on-exec; -1
 /// where the system has none (Linux before 5.3, other systems).

@@ -44,10 +44,17 @@ extension ProgressMount {
     }
 
     func installHandlers(on mirrored: ProgressNode, remoteID: Int?, mirrorParent: ProgressNode?) {
+        let isRoot = remoteID == nil && mirrorParent == nil
         mirrored.cancellationHandler = { [weak self, weak mirrorParent] in
             // A cancellation that came down from a mirrored parent was sent for that parent already.
             if let parent = mirrorParent, parent.isCancelled { return }
-            self?.send(.cancel, remoteID: remoteID)
+            guard let self else { return }
+            self.send(.cancel, remoteID: remoteID)
+            // Cancelled here (not by a line of the publisher's, whose program then ends on its own): the
+            // program's process group ends, the program given a moment to end by the command first.
+            if isRoot, started != nil, !(applying.load(ordering: .relaxed) && StreamReactor.shared.isCurrent) {
+                endProcessGroup(after: Self.cancelGrace)
+            }
         }
         mirrored.pausingHandler = { [weak self, weak mirrorParent] in
             if let parent = mirrorParent, parent.isPaused { return }

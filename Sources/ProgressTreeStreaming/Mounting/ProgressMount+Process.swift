@@ -9,7 +9,42 @@ import ProgressTreePlatform
 import Synchronization
 
 extension ProgressMount {
-    // The mounted process: waiting for its exit, and the end of the mount once every part ended.
+    // The mounted process: waiting for its exit, ending its process group, and the end of the mount once
+    // every part ended.
+
+    /// How long a program cancelled (or whose mount was closed) has to end on the cancel command before
+    /// its process group gets SIGTERM: 0.5 s. With `ChildProcess.groupGrace` before SIGKILL, nothing of the
+    /// group is left 1.5 s after the cancel.
+    static let cancelGrace = Duration.milliseconds(500)
+
+    /// Ends the program's process group (`mountProcess`) once, `delay` from now: its watcher sends SIGTERM
+    /// to the group, and SIGKILL `ChildProcess.groupGrace` later. Nothing when the group was ended already
+    /// (a program that ended meanwhile ended it).
+    func endProcessGroup(after delay: Duration = .zero) {
+        guard let started else { return }
+        guard delay > .zero else {
+            if !groupEnded.exchange(true, ordering: .acquiringAndReleasing) { ChildProcess.endGroup(started) }
+            return
+        }
+        let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [self] in
+            endProcessGroup()
+        }
+    }
+
+    /// Reaps the group's watcher (a child of this process) once it ended, after its group did.
+    func reapWatcher(_ watcher: Int32) {
+        if let descriptor = ChildProcess.descriptor(watcher) {
+            _ = StreamReactor.shared.watch(
+                descriptor,
+                readable: { _ in
+                    ChildProcess.waitForExit(watcher, blocking: false) == nil ? .keepWatching : .stopWatching
+                },
+                stopped: { FileDescriptor.close(descriptor) })
+        } else {
+            DetachedThread.start { _ = ChildProcess.waitForExit(watcher) }
+        }
+    }
 
     func waitForProcess(_ pid: Int32) {
         if let descriptor = ChildProcess.descriptor(pid) {
@@ -26,9 +61,12 @@ extension ProgressMount {
         }
     }
 
-    /// The process ended: its streams get a second to end too (a process it started may hold them), then
-    /// are closed.
+    /// The process ended: its process group ends, and its streams get a second to end too (a process it
+    /// started may hold them), then are closed.
     func processEnded(_ status: ChildProcess.ExitStatus) {
+        // What the program started ends with it: SIGTERM now (its streams may then end before the second
+        // below runs out), SIGKILL a second later.
+        endProcessGroup()
         let description: String
         switch status {
         case .exited(let code): description = "exited with status \(code)"

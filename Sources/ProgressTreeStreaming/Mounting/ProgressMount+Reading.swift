@@ -70,8 +70,7 @@ extension ProgressMount {
     /// without a socket or a thread, for measuring what a line costs.
     package static func unread(below parent: ProgressNode, name: String) -> ProgressMount {
         ProgressMount(
-            parent: parent, pendingUnitCount: 1, name: name, input: -1, commands: nil, processIdentifier: nil,
-            options: Options())
+            parent: parent, pendingUnitCount: 1, name: name, input: -1, commands: nil, options: Options())
     }
 
     /// Applies `bytes` as if read from the stream (see `unread(below:name:)`); `false` once the mount would

@@ -144,7 +144,8 @@ public final class ProgressMount: Sendable {
     /// The name shown with the mirrored root's description ("worker 2: Importing 3 photos") and used in
     /// failure reasons ("worker 2 exited with signal 9").
     public let name: String
-    /// The process whose output is mounted, for `mountProcess`; `nil` otherwise.
+    /// The process whose output is mounted, for `mountProcess`; `nil` otherwise. It leads a process
+    /// group of its own, whose id is the same number (`Docs/Mounting.md`, "The program's whole tree").
     public let processIdentifier: Int32?
 
     let options: Options
@@ -167,12 +168,16 @@ public final class ProgressMount: Sendable {
     /// What only the reactor's thread touches: the splitters, the mirror (an uncontended lock).
     let reading: Lock<MountReading>
     let ended = DispatchGroup()
+    /// The program `mountProcess` started, with its process group's watcher; `nil` for other mounts.
+    let started: ChildProcess.Started?
+    /// Whether the program's process group was ended (`endProcessGroup()`: once).
+    let groupEnded = Atomic<Bool>(false)
 
     init(
         parent: ProgressNode, pendingUnitCount: Int64, name: String, input: Int32, commands: Int32?,
         outputs: [(descriptor: Int32, source: OutputLine.Source)] = [],
         outputHandler: (@Sendable (OutputLine) -> Void)? = nil,
-        processIdentifier: Int32?, options: Options
+        started: ChildProcess.Started? = nil, options: Options
     ) {
         // Indeterminate until the stream's root says how much work there is.
         self.node = ProgressNode(totalUnitCount: -1, parent: parent, pendingUnitCount: pendingUnitCount)
@@ -181,7 +186,8 @@ public final class ProgressMount: Sendable {
         self.commands = commands
         self.outputs = outputs
         self.outputHandler = outputHandler ?? Self.writeToStandardStreams
-        self.processIdentifier = processIdentifier
+        self.processIdentifier = started?.pid
+        self.started = started
         self.options = options
         self.shared = Lock(MountShared())
         self.reading = Lock(
@@ -206,7 +212,10 @@ public final class ProgressMount: Sendable {
                 stopped: { [self] in outputEnded(index) })
             shared.withLock { $0.outputWatches.append(watch) }
         }
-        if let processIdentifier { waitForProcess(processIdentifier) }
+        if let started {
+            waitForProcess(started.pid)
+            reapWatcher(started.watcher)
+        }
     }
 
     /// What the mount did with bad input so far.
@@ -245,8 +254,10 @@ public final class ProgressMount: Sendable {
     }
 
     /// Stops reading: `node` fails ("… was closed before the end") unless it is already final, and the
-    /// publisher sees its reader go away. Does nothing once the stream ended.
+    /// publisher sees its reader go away. Does nothing once the stream ended. For `mountProcess`, the
+    /// program's process group then ends as on a cancel (`Docs/Mounting.md`, "The program's whole tree").
     public func close() {
+        if started != nil { endProcessGroup(after: Self.cancelGrace) }
         let watch = shared.withLock { shared -> StreamReactor.Watch? in
             shared.isClosing = true
             return shared.streamWatch

@@ -31,7 +31,7 @@ extension ProgressNode {
         if commandDescriptor != nil { Signals.ignoreBrokenPipe() }
         let mount = ProgressMount(
             parent: self, pendingUnitCount: pendingUnitCount, name: name, input: fileDescriptor,
-            commands: commandDescriptor, processIdentifier: nil, options: options)
+            commands: commandDescriptor, options: options)
         mount.start()
         return mount
     }
@@ -52,6 +52,12 @@ extension ProgressNode {
     /// `SIGTERM` when this process ends, however it ends (`kill -9` included): a worker does not outlive
     /// the program that mounted it. (Programs built with ProgressTree also stop when their reader goes
     /// away: see `ProgressPublisher.Options.cancelsRootWhenDisconnected`.)
+    ///
+    /// The program leads a process group of its own, so what it starts ends with it: a watcher process
+    /// sends the group `SIGTERM`, then `SIGKILL` a second later, when the program exits, 0.5 s after the
+    /// mount is cancelled from this side (or closed) if the cancel command has not ended it, and when this
+    /// process ends, however it ends (`Docs/Mounting.md`, "The program's whole tree"). A descendant that
+    /// leaves the group (`setsid`) is not reached.
     ///
     /// - Parameters:
     ///   - path: the program to start: a path, not looked up in `PATH`.
@@ -87,7 +93,7 @@ extension ProgressNode {
         // From the reactor's thread, which lasts as long as the process: the parent-death signal follows
         // the thread that starts the program.
         let environmentEntries = entries
-        let pid = try StreamReactor.shared.performAndWait { () throws(StreamSetupError) -> Int32 in
+        let started = try StreamReactor.shared.performAndWait { () throws(StreamSetupError) -> ChildProcess.Started in
             try StreamSetupError.rethrowing(
                 ChildProcess.spawn(
                     path: path, arguments: arguments, environment: environmentEntries,
@@ -99,7 +105,7 @@ extension ProgressNode {
             parent: self, pendingUnitCount: pendingUnitCount,
             name: name ?? String(path.split(separator: "/").last ?? Substring(path)), input: mine, commands: mine,
             outputs: [(output.read, .standardOutput), (error.read, .standardError)], outputHandler: outputLines,
-            processIdentifier: pid, options: options)
+            started: started, options: options)
         mount.start()
         return mount
     }
