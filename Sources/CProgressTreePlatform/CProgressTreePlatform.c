@@ -94,22 +94,52 @@ static void close_all_but(int kept, int limit) {
     }
 }
 
-/// The watcher of process group `group`, in a process forked from this multi-threaded one without
-/// `execve`: async-signal-safe calls only (`setpgid`, `prctl`, `sigaction`, `close`, `read`, `poll`,
-/// `kill`, `_exit`), no allocation, no lock, no Swift.
+/// Writes `value` (not negative) in decimal into `text` (room for 24 bytes), with `decimals` digits after a
+/// point when not 0. Before `fork`.
+static void write_decimal(char *text, long value, int decimals) {
+    char digits[24];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value > 0 || count <= decimals);
+    int length = 0;
+    for (int index = count - 1; index >= 0; index--) {
+        text[length++] = digits[index];
+        if (index == decimals && decimals > 0) text[length++] = '.';
+    }
+    text[length] = 0;
+}
+
+/// What the watcher runs once it is a shell: wait for the end of its standard input (the pipe), then end the
+/// group given as $1, $2 seconds apart. `kill` and `read` are the shell's own; `sleep` is a program of the
+/// group, ended by the SIGKILL with the rest.
+static const char watcher_script[] =
+    "read -r line; kill -TERM -\"$1\"; kill -CONT -\"$1\"; sleep \"$2\"; kill -KILL -\"$1\"";
+
+/// The watcher of process group `group`, in a process forked from this multi-threaded one: until `execve`,
+/// async-signal-safe calls only (`setpgid`, `prctl`, `sigaction`, `sigprocmask`, `close`, `dup2`, `fcntl`, `execve`,
+/// then `read`, `poll`, `kill`, `_exit`), no allocation, no lock, no Swift. The strings it passes were made
+/// before `fork`.
 ///
 /// It joins the group, so that the group's id cannot be taken by another group while it waits (a group
 /// id is free again only once its last member is gone): its `kill(-group, …)` can only reach the mounted
-/// program's group. It keeps no descriptor but the read end of its pipe — one held open here would keep
-/// a stream of the mount, or another watcher's pipe, from ending — and ignores the signals a terminal or
-/// the group's own end sends, so that SIGKILL alone ends it. When the pipe's write end is closed (the
-/// mount ended the group, or the process that holds it ended, however: the system closes a dead process's
-/// descriptors) or written to, it sends SIGTERM (and SIGCONT, for a stopped member) to the group, waits
-/// `grace_milliseconds`, and sends SIGKILL to whatever is left, itself included.
-static void run_watcher(pid_t group, int watch_pipe, int descriptor_limit, int grace_milliseconds) {
+/// program's group. It keeps no descriptor but the read end of its pipe, as its standard input — one held
+/// open here would keep a stream of the mount, or another watcher's pipe, from ending — and ignores the
+/// signals a terminal or the group's own end sends (ignored signals stay ignored across `execve`), so that
+/// SIGKILL alone ends it. It then becomes `/bin/sh` running `watcher_script`, which gives back every page
+/// of this process's copy: a fork that lived on would keep, page by page, the old copy of whatever this
+/// process writes meanwhile. Where `/bin/sh` cannot be run, the same steps run here.
+///
+/// When the pipe's write end is closed (the mount ended the group, or the process that holds it ended,
+/// however: the system closes a dead process's descriptors) or written to, it sends SIGTERM (and SIGCONT,
+/// for a stopped member) to the group, waits `grace_milliseconds`, and sends SIGKILL to whatever is left,
+/// itself included.
+static void run_watcher(pid_t group, int watch_pipe, int descriptor_limit, int grace_milliseconds,
+                        char *const shell_arguments[], char *const shell_environment[]) {
     if (setpgid(0, group) == -1) _exit(0);  // the group ended and its leader was reaped: nothing to guard
 #if defined(__linux__)
-    // Its command line is its parent's (no execve): the name says what it is in `ps -o comm` and `top`.
+    // Its name until execve, and where /bin/sh cannot be run (`ps -o comm`, `top`).
     prctl(PR_SET_NAME, "progresstree-wd");
 #endif
     struct sigaction ignore;
@@ -124,6 +154,13 @@ static void run_watcher(pid_t group, int watch_pipe, int descriptor_limit, int g
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     close_all_but(watch_pipe, descriptor_limit);
+    // The shell reads the pipe as its standard input, not close-on-exec (a copy made by dup2 is not; a pipe
+    // that was given descriptor 0 itself is made so).
+    if (watch_pipe != 0 && dup2(watch_pipe, 0) == 0) {
+        close(watch_pipe);
+        watch_pipe = 0;
+    }
+    if (watch_pipe == 0 && fcntl(0, F_SETFD, 0) == 0) execve("/bin/sh", shell_arguments, shell_environment);
     char byte;
     ssize_t got;
     do {
@@ -204,10 +241,20 @@ int progresstree_spawn(const char *path, char *const argv[], char *const envp[],
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 1048576) {
         descriptor_limit = (int)limit.rlim_cur;
     }
+    char group_text[24];
+    char grace_text[24];
+    write_decimal(group_text, (long)child, 0);
+    write_decimal(grace_text, grace_milliseconds > 0 ? grace_milliseconds : 0, 3);
+    char *shell_arguments[] = {"progresstree-watcher", "-c", (char *)watcher_script, "progresstree-watcher",
+                               group_text, grace_text, NULL};
+    char *shell_environment[] = {"PATH=/usr/bin:/bin", NULL};
     result = progresstree_pipe(watch_pipe);
     if (result == 0) {
         pid_t guard = fork();
-        if (guard == 0) run_watcher(child, watch_pipe[0], descriptor_limit, grace_milliseconds);
+        if (guard == 0) {
+            run_watcher(child, watch_pipe[0], descriptor_limit, grace_milliseconds, shell_arguments,
+                        shell_environment);
+        }
         if (guard < 0) result = errno;
         close(watch_pipe[0]);
         if (guard < 0) {

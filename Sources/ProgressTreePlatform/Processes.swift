@@ -36,7 +36,7 @@ package enum ChildProcess {
     /// the process. Not on tvOS and watchOS, which start no process (`ENOTSUP`).
     ///
     /// The program leads a process group of its own, which what it starts joins, and a watcher process
-    /// guards the group: when `endGroup(_:)` closes its pipe, or this process ends however it ends (the
+    /// (a member of the group, running `/bin/sh`; see `progresstree_spawn`) guards the group: when `endGroup(_:)` closes its pipe, or this process ends however it ends (the
     /// system closes a dead process's descriptors, `kill -9` included), the watcher sends SIGTERM to the
     /// group, then SIGKILL `groupGrace` later. Reap both `pid` and `watcher` (`waitForExit`).
     package static func spawn(

@@ -90,6 +90,38 @@ final class ProcessTreeTests: XCTestCase {
         #endif
     }
 
+    /// The watcher of a program's group (a child of this process) is reaped once its work is done: the
+    /// mount leaves neither a process nor a zombie behind.
+    func test_the_watcher_of_a_programs_group_is_reaped_after_the_group_ended() throws {
+        #if !os(Linux)
+        throw XCTSkip("the watcher is found in /proc")
+        #else
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let mount = try mountShell("exit 0", under: parent)
+        let group = try XCTUnwrap(mount.processIdentifier)
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        // The watcher waits its grace (1 s) before its SIGKILL; then the mount reaps it.
+        XCTAssertTrue(
+            poll(seconds: 3) { childrenOfThisProcess(inGroup: group).isEmpty },
+            "children of this process in the ended group: \(childrenOfThisProcess(inGroup: group))")
+        #endif
+    }
+
+    /// The children of this process (zombies included) whose process group is `group`, with their names.
+    private func childrenOfThisProcess(inGroup group: Int32) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> String? in
+            guard Int32(entry) != nil,
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // After the name: state, parent, group.
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 2, Int32(fields[1]) == getpid(), Int32(fields[2]) == group else { return nil }
+            return "\(entry) \(stat[..<close]))"
+        }
+    }
+
     // MARK: The parent killed
 
     /// The role this test binary plays when started by

@@ -13,8 +13,9 @@
 ///
 /// The new process leads a process group of its own (its id is `pid`), which the processes it starts
 /// join unless they leave it. A second new process, the group's watcher (`watcher`, a child of this one
-/// that runs no program), joins that group and waits on a pipe whose only write end is
-/// `watcher_descriptor` (close-on-exec, held by this process alone). When that descriptor is closed —
+/// that becomes `/bin/sh` running a one-line script, or waits itself where that cannot run), joins that
+/// group and waits on a pipe whose only write end is `watcher_descriptor` (close-on-exec, held by this
+/// process alone). When that descriptor is closed —
 /// by the caller, or by the system when this process ends, however it ends — the watcher sends SIGTERM
 /// and SIGCONT to the group, then SIGKILL `grace_milliseconds` later, which ends it too. The caller
 /// reaps both processes (`waitpid`).
