@@ -117,10 +117,10 @@ static void write_decimal(char *text, long value, int decimals) {
 static const char watcher_script[] =
     "read -r line; kill -TERM -\"$1\"; kill -CONT -\"$1\"; sleep \"$2\"; kill -KILL -\"$1\"";
 
-/// The watcher of process group `group`, in a process forked from this multi-threaded one: until `execve`,
-/// async-signal-safe calls only (`setpgid`, `prctl`, `sigaction`, `sigprocmask`, `close`, `dup2`, `fcntl`, `execve`,
-/// then `read`, `poll`, `kill`, `_exit`), no allocation, no lock, no Swift. The strings it passes were made
-/// before `fork`.
+/// The watcher of process group `group`, in a process forked from this multi-threaded one: async-signal-safe
+/// calls only (`setpgid`, `prctl`, `sigaction`, `sigprocmask`, `close`, `dup2`, `fcntl`, `execve`; where
+/// `execve` fails, `read`, `poll`, `kill`, `_exit`), no allocation, no lock, no Swift. The strings it passes
+/// were made before `fork`.
 ///
 /// It joins the group, so that the group's id cannot be taken by another group while it waits (a group
 /// id is free again only once its last member is gone): its `kill(-group, …)` can only reach the mounted
@@ -132,7 +132,7 @@ static const char watcher_script[] =
 /// process writes meanwhile. Where `/bin/sh` cannot be run, the same steps run here.
 ///
 /// When the pipe's write end is closed (the mount ended the group, or the process that holds it ended,
-/// however: the system closes a dead process's descriptors) or written to, it sends SIGTERM (and SIGCONT,
+/// however: the system closes a dead process's descriptors), it sends SIGTERM (and SIGCONT,
 /// for a stopped member) to the group, waits `grace_milliseconds`, and sends SIGKILL to whatever is left,
 /// itself included.
 static void run_watcher(pid_t group, int watch_pipe, int descriptor_limit, int grace_milliseconds,
