@@ -66,7 +66,8 @@ for index in 1...photoCount {
     photo.performAsCurrent(withPendingUnitCount: 0) {
         logger.debug("reading", metadata: ["photo": "\(name)"])
         for _ in 0..<4 {
-            Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 4e18 + Double(delay.components.seconds) / 4)
+            let (seconds, attoseconds) = delay.components
+            Thread.sleep(forTimeInterval: (Double(seconds) + Double(attoseconds) / 1e18) / 4)
             photo.completedUnitCount += 1
         }
         if index % 5 == 4 {

@@ -11,7 +11,8 @@ private func logger(_ handler: ProgressLogHandler) -> Logger {
 
 /// A record as swift-log hands it to a handler.
 private func event(_ level: Logger.Level, _ message: Logger.Message, metadata: Logger.Metadata? = nil) -> LogEvent {
-    LogEvent(level: level, message: message, metadata: metadata, source: "test", file: #fileID, function: #function, line: 1)
+    LogEvent(
+        level: level, message: message, metadata: metadata, source: "test", file: #fileID, function: #function, line: 1)
 }
 
 final class ProgressLogHandlerTests: XCTestCase {
@@ -160,7 +161,10 @@ final class ProgressLogHandlerTests: XCTestCase {
         let log = logger(handler)
         let photo = makeRoot("IMG_0007.jpg")
         log.info("outside")
-        await photo.withCurrent(pendingUnitCount: 0) { log.info("inside a task") }
+        await photo.withCurrent(pendingUnitCount: 0) {
+            await Task.yield()  // after a suspension too: the binding is the task's, not the thread's
+            log.info("inside a task")
+        }
         XCTAssertEqual(screen.lines, ["info t: outside", "info t: inside a task [progress=IMG_0007.jpg]"])
     }
 
@@ -177,7 +181,9 @@ final class ProgressLogHandlerTests: XCTestCase {
         root.completedUnitCount = 2
         renderer.stop()
         let lines = screen.lines
-        XCTAssertEqual(lines.filter { $0.hasPrefix("info t:") || $0.hasPrefix("warning t:") }, ["info t: one", "warning t: two [k=v]"])
+        XCTAssertEqual(
+            lines.filter { $0.hasPrefix("info t:") || $0.hasPrefix("warning t:") },
+            ["info t: one", "warning t: two [k=v]"])
         XCTAssertFalse(screen.written.contains("\u{1B}"))
         XCTAssertTrue(lines.last?.contains("Work") == true, "\(lines)")
     }
@@ -187,7 +193,8 @@ final class ProgressLogHandlerTests: XCTestCase {
         let records = ScreenModel()
         let root = makeRoot("Work", total: 2)
         let renderer = makeRenderer(root, mode: .json, output: json)
-        let log = logger(ProgressLogHandler(label: "t", console: ProgressLogConsole(renderer: renderer, fallback: records)))
+        let log = logger(
+            ProgressLogHandler(label: "t", console: ProgressLogConsole(renderer: renderer, fallback: records)))
         renderer.start()
         log.info("while running")
         root.completedUnitCount = 1
