@@ -36,10 +36,11 @@ let package = Package(
                 .product(name: "ProgressTreeTerminal", package: "ProgressTree"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Depends on the example so that it is built before the tests that run it.
         .testTarget(
             name: "ProgressTreeLoggingTests",
             dependencies: [
-                "ProgressTreeLogging",
+                "ProgressTreeLogging", "logged-import",
                 .product(name: "ProgressTree", package: "ProgressTree"),
                 .product(name: "ProgressTreeTerminal", package: "ProgressTree"),
                 .product(name: "Logging", package: "swift-log"),

@@ -27,7 +27,9 @@ import Synchronization
 /// - No renderer attached (the default): to `fallback`.
 ///
 /// Every record is written whole and synchronously: when `log` returns, its line is in the output, so a
-/// record logged just before the program ends is not lost.
+/// record logged just before the program ends is not lost. In live mode that costs one frame per record
+/// (the live area is redrawn below each): fine for the records of a person's terminal, not for thousands
+/// a second.
 ///
 /// One console and any number of handlers may write over the same renderer: the renderer's lock orders
 /// their lines, and no line is split by another or by a frame. Writing to the renderer's output by any
