@@ -41,8 +41,10 @@ import Synchronization
 /// not recursive, and the call would trap.
 public final class ProgressLogConsole: Sendable {
     private let attached: Mutex<TerminalRenderer?>
-    /// Serializes writes to `fallback`, so that records written from several threads never interleave.
-    private let fallbackLock = Mutex(())
+    /// Serializes the fallback writes of every console of the process, so that records written from
+    /// several threads, through several consoles to the same standard error, never interleave (a write
+    /// longer than a pipe's atomic size could otherwise be split by another).
+    private static let fallbackLock = Mutex(())
     /// Where records go while no renderer is attached, or the renderer's mode is `json` or `none`.
     public let fallback: any TerminalOutput
 
@@ -76,6 +78,6 @@ public final class ProgressLogConsole: Sendable {
             return
         }
         let text = lines.map { $0 + "\n" }.joined()
-        fallbackLock.withLock { _ in fallback.write(text) }
+        Self.fallbackLock.withLock { _ in fallback.write(text) }
     }
 }

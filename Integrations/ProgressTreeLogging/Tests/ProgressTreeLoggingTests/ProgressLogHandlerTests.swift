@@ -333,6 +333,26 @@ final class ProgressLogHandlerTests: XCTestCase {
         XCTAssertTrue(lines[800].contains("Busy"), lines[800])
     }
 
+    func testRecordsThroughEightConsolesToOneFallbackAreWholeLines() async {
+        // An output that takes each write one character at a time, as a write longer than a pipe's atomic
+        // size may be taken: only the consoles' own serializing keeps two records apart.
+        let output = CharacterByCharacterOutput()
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<8 {
+                let log = logger(ProgressLogHandler(label: "t", console: ProgressLogConsole(fallback: output)))
+                group.addTask {
+                    for index in 0..<100 { log.info("record \(thread)-\(index)") }
+                }
+            }
+        }
+        let lines = output.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        XCTAssertEqual(lines.count, 800)
+        XCTAssertEqual(Set(lines).count, 800)
+        for line in lines {
+            XCTAssertNotNil(line.wholeMatch(of: /info t: record [0-7]-[0-9]+/), String(line))
+        }
+    }
+
     // MARK: Helpers
 
     /// The lines written by records that `body` logs through a handler labelled "t" without a renderer.

@@ -122,3 +122,22 @@ func makeRoot(_ label: String, total: Int64 = 10) -> ProgressNode {
     root.localizedDescription = label
     return root
 }
+
+/// An output that appends each character of a write separately, so that two writes at once interleave
+/// unless their writers take turns.
+final class CharacterByCharacterOutput: TerminalOutput {
+    private let characters = Mutex<[Character]>([])
+
+    var isTerminal: Bool { false }
+    var fileDescriptor: Int32? { nil }
+    func size() -> TerminalSize? { nil }
+
+    func write(_ text: String) {
+        for character in text {
+            characters.withLock { $0.append(character) }
+        }
+    }
+
+    /// Everything written.
+    var text: String { characters.withLock { String($0) } }
+}
