@@ -18,7 +18,8 @@ import ProgressTreeTerminal
 /// value reads `[a, b]`, a dictionary `[k: v]` sorted by key). The
 /// metadata is the handler's, then the metadata provider's, then the record's own (a later one wins for
 /// the same key), plus `error=…` when the record carries an error, and `progress=…` when
-/// `progressNode` names a node. No time stamp: the line goes to a terminal or a log next to the
+/// `progressNode` names a node: its path in its tree (`ProgressNode.labelPath`), "Import › IMG_0004.jpg",
+/// as a plain-mode line names it. No time stamp: the line goes to a terminal or a log next to the
 /// progress lines, which have none. A message with line breaks is printed as several lines, the first
 /// with the level and label, the metadata after the last.
 ///
@@ -31,7 +32,7 @@ import ProgressTreeTerminal
 /// through a handler that does not check levels. Where records go (the renderer, or standard error in
 /// json mode, before a renderer exists and so on) is the console's rule: see `ProgressLogConsole`.
 public struct ProgressLogHandler: LogHandler {
-    /// Which node's label a record carries as `progress=…` metadata.
+    /// Which node's path a record carries as `progress=…` metadata.
     public enum ProgressNodeSource: Sendable {
         /// None: records carry no `progress` metadata.
         case none
@@ -52,7 +53,7 @@ public struct ProgressLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     /// Metadata read at each record and added to it.
     public var metadataProvider: Logger.MetadataProvider?
-    /// Which node's label records carry as `progress=…`; `none` by default.
+    /// Which node's path records carry as `progress=…`; `none` by default.
     public var progressNode: ProgressNodeSource = .none
 
     /// A handler for loggers labelled `label` that prints through `console`: share one console between
@@ -84,8 +85,15 @@ public struct ProgressLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let own = event.metadata { merged.merge(own) { $1 } }
         if let error = event.error { merged["error"] = "\(error)" }
-        if let node = progressNodeToShow() { merged["progress"] = .string(node.localizedDescription) }
+        if let node = progressNodeToShow() { merged["progress"] = .string(Self.progressText(of: node)) }
         console.write(Self.lines(level: event.level, label: label, message: "\(event.message)", metadata: merged))
+    }
+
+    /// The node's path in its tree, as a plain-mode line names it ("Import › IMG_0004.jpg"), or its
+    /// description when neither it nor an ancestor has a label.
+    static func progressText(of node: ProgressNode) -> String {
+        let path = node.labelPath
+        return path.isEmpty ? node.localizedDescription : path.joined(separator: " › ")
     }
 
     private func progressNodeToShow() -> ProgressNode? {

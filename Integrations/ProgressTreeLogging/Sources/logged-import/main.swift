@@ -68,12 +68,16 @@ for index in 1...photoCount {
         for _ in 0..<4 {
             let (seconds, attoseconds) = delay.components
             Thread.sleep(forTimeInterval: (Double(seconds) + Double(attoseconds) / 1e18) / 4)
+            // The decision is logged before the photo's last unit: while it is still part of the album,
+            // so that its record names its place ("Importing 5 photos › IMG_0004.jpg").
+            if photo.completedUnitCount == 3 {
+                if index % 5 == 4 {
+                    logger.warning("skipped \(name) (duplicate)", metadata: ["photo": "\(name)"])
+                } else {
+                    logger.debug("imported", metadata: ["photo": "\(name)"])
+                }
+            }
             photo.completedUnitCount += 1
-        }
-        if index % 5 == 4 {
-            logger.warning("skipped \(name) (duplicate)", metadata: ["photo": "\(name)"])
-        } else {
-            logger.debug("imported", metadata: ["photo": "\(name)"])
         }
     }
 }

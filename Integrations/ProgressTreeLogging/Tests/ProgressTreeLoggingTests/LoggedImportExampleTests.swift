@@ -47,9 +47,12 @@ final class LoggedImportExampleTests: XCTestCase {
         XCTAssertEqual(lines.first, "info photo-import: importing [photos=5]")
         XCTAssertTrue(
             lines.contains(
-                "warning photo-import: skipped IMG_0004.jpg (duplicate) [photo=IMG_0004.jpg progress=IMG_0004.jpg]"),
+                "warning photo-import: skipped IMG_0004.jpg (duplicate) [photo=IMG_0004.jpg progress=Importing 5 photos › IMG_0004.jpg]"
+            ),
             run.errors)
-        XCTAssertTrue(lines.contains("debug photo-import: reading [photo=IMG_0005.jpg progress=IMG_0005.jpg]"))
+        XCTAssertTrue(
+            lines.contains(
+                "debug photo-import: reading [photo=IMG_0005.jpg progress=Importing 5 photos › IMG_0005.jpg]"))
         // Logged just before stop() and just after it, as the program ends.
         XCTAssertTrue(lines.contains("notice photo-import: done [imported=4]"), run.errors)
         XCTAssertEqual(lines.last, "info photo-import: bye")

@@ -154,6 +154,17 @@ final class ProgressLogHandlerTests: XCTestCase {
         XCTAssertEqual(screen.lines, ["info t: reading [progress=IMG_0004.jpg]"])
     }
 
+    func testProgressMetadataIsTheNodesPathInItsTree() {
+        let screen = ScreenModel()
+        let album = makeRoot("Import")
+        let photo = ProgressNode(totalUnitCount: 1, parent: album, pendingUnitCount: 0)
+        photo.localizedDescription = "IMG_0004.jpg"
+        var handler = ProgressLogHandler(label: "t", console: ProgressLogConsole(fallback: screen))
+        handler.progressNode = .node(photo)
+        logger(handler).info("reading")
+        XCTAssertEqual(screen.lines, ["info t: reading [progress=Import › IMG_0004.jpg]"])
+    }
+
     func testProgressMetadataNamesTheCurrentNodeWhenThereIsOne() async {
         let screen = ScreenModel()
         var handler = ProgressLogHandler(label: "t", console: ProgressLogConsole(fallback: screen))
