@@ -1,8 +1,8 @@
 import ProgressTree
 import XCTest
 
-/// A failed child's unfinished share is not work remaining: the time left of a parent is that of the work
-/// still running (Docs/Descriptions.md, "Estimates").
+/// A failed or cancelled child's unfinished share is not work remaining: the time left of a parent is that
+/// of the work still running (Docs/Descriptions.md, "Estimates").
 final class FailedWorkEstimatesTests: XCTestCase {
     private struct NotFound: Error {}
 
@@ -32,6 +32,29 @@ final class FailedWorkEstimatesTests: XCTestCase {
         XCTAssertFalse(root.isFinished, "half of it failed: it never finishes")
         XCTAssertEqual(root.fractionCompleted, 0.5)
         XCTAssertEqual(root.estimatedTimeRemaining, 0, "nothing left to wait for")
+    }
+
+    /// A child cancelled on its own stays attached but never finishes: its undone share is not work left
+    /// for its parent either, which goes on with the others.
+    func test_a_roots_time_remaining_leaves_out_a_child_cancelled_on_its_own() throws {
+        let clock = ManualProgressClock()
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        root.estimationClock = clock
+        let download = ProgressNode(totalUnitCount: 30_000_000, parent: root, pendingUnitCount: 1)
+        let other = ProgressNode(totalUnitCount: 30_000_000, parent: root, pendingUnitCount: 1)
+        other.advance(by: 3_000_000)  // a tenth done, before the first samples
+        other.cancel()
+        _ = root.estimatedTimeRemaining
+        _ = download.estimatedTimeRemaining
+        XCTAssertFalse(root.isCancelled)
+        for second in 1...8 {
+            clock.advance(by: .seconds(1))
+            download.advance(by: 3_000_000)
+            let running = try XCTUnwrap(download.estimatedTimeRemaining)
+            let whole = try XCTUnwrap(root.estimatedTimeRemaining)
+            XCTAssertLessThanOrEqual(whole, running * 1.25 + 1, "second \(second): root \(whole), download \(running)")
+            XCTAssertGreaterThanOrEqual(whole, running - 1, "second \(second)")
+        }
     }
 
     /// A child that failed halfway leaves its undone half out of the remaining work, and keeps its done half.

@@ -39,6 +39,11 @@ extension ProgressNode {
     }
 }
 
+/// A child cancelled on its own, as its parent remembers it (`OutcomeState.cancelledChildren`).
+struct CancelledChild: Sendable {
+    weak var node: ProgressNode?
+}
+
 /// A node's own failure and the outcomes of its descendants, guarded by the node's lock (in
 /// `ControlState`).
 struct OutcomeState {
@@ -56,6 +61,10 @@ struct OutcomeState {
     /// it, its pending units less its share at failure. Not work remaining: the time-remaining estimate
     /// leaves it out (Estimates/ProgressNode+Estimates.swift).
     var failedRemainder: Double = 0
+    /// Children cancelled on their own (their `cancel()`, not an ancestor's) while attached to this node:
+    /// their undone share is not work remaining either (`ProgressNode.undoneShareOfCancelledChildren()`).
+    /// Weak: a child that goes away leaves only an empty entry, dropped at the next estimate.
+    var cancelledChildren: [CancelledChild] = []
     /// The failed children that left this node most recently (see `FailedChildren.swift`).
     var failedChildren = FailedChildren()
 

@@ -50,6 +50,10 @@ extension ProgressNode {
             [self], rootsFromAbove: fromAbove, byFailure: byFailure, effects: &effects)
         if cancelled > 0 {
             Self.recordOutcomes(from: parent, failed: 0, cancelled: cancelled, byFailure: byFailure, firstFailure: nil)
+            // Cancelled on its own: its parent goes on, and leaves its undone share out of its estimate.
+            if !fromAbove, let parent {
+                parent.state.withLock { $0.control.outcomes.cancelledChildren.append(CancelledChild(node: self)) }
+            }
         }
         effects.perform(waitersThrow: true)
     }

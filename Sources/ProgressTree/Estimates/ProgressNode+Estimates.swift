@@ -51,6 +51,8 @@ extension ProgressNode {
         var total: Int64
         /// The subtree's files, when the caller wants the byte rate.
         var files: FileSummary?
+        /// The undone share of the children cancelled on their own (`undoneShareOfCancelledChildren()`).
+        var cancelledUndone: Double = 0
     }
 
     /// Samples the estimators with `input` at the current time of the node's clock and returns the
@@ -88,7 +90,7 @@ extension ProgressNode {
                 estimation.work.record(work, at: now)
                 // The work its failed children left undone is not remaining: it never will be done. A node
                 // whose running work is all done but for that has 0 s left (it ends failed, or is ended).
-                let undone = state.hasExtras ? state.control.outcomes.failedRemainder : 0
+                let undone = (state.hasExtras ? state.control.outcomes.failedRemainder : 0) + input.cancelledUndone
                 let remaining = max(0, Double(input.total) - work - undone)
                 estimates.secondsRemaining =
                     finished ? 0 : estimation.work.timeRemaining(for: remaining, at: now)
@@ -108,8 +110,25 @@ extension ProgressNode {
         let fraction = fractionCompleted
         let input = EstimationInput(
             fraction: fraction, completed: completedUnitCount, total: totalUnitCount,
-            files: withBytes ? subtreeFiles().summary : nil)
+            files: withBytes ? subtreeFiles().summary : nil, cancelledUndone: undoneShareOfCancelledChildren())
         return sampleEstimates(input)
+    }
+
+    /// The units of this node that its children cancelled on their own will not do: for each such child
+    /// still attached and unfinished, its pending units times what it has left (`1 − fractionCompleted`).
+    /// A cancelled child never finishes, so that is not work remaining. Read outside every lock, one node
+    /// lock at a time; O(children cancelled on their own), nothing when there is none.
+    func undoneShareOfCancelledChildren() -> Double {
+        let children = state.withLock { state -> [ProgressNode] in
+            guard state.hasExtras, !state.control.outcomes.cancelledChildren.isEmpty else { return [] }
+            state.control.outcomes.cancelledChildren.removeAll { $0.node == nil }
+            return state.control.outcomes.cancelledChildren.compactMap(\.node)
+        }
+        var undone = 0.0
+        for child in children where child.parent === self && !child.isFinished {
+            undone += Double(child.pendingInParent.load(ordering: .relaxed)) * (1 - child.fractionCompleted)
+        }
+        return undone
     }
 
     /// A rate or count as an `Int`, rounded, clamped to `Int`'s range; `nil` when not finite.
