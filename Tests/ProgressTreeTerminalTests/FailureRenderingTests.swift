@@ -326,9 +326,9 @@ extension FailureRenderingTests {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Batch · 1 failed ████████▎░░  75% 3 of 4",
+                "• Batch · 1 failed  ███████▌░░  75% 3 of 4",
                 "  ! job 1 — failed: lost",
-                "  ✓ job 4          ███████████ 100% 2 of 2",
+                "  ✓ job 4           ██████████ 100% 2 of 2",
             ])
     }
 
@@ -347,7 +347,7 @@ extension FailureRenderingTests {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Batch · 3 failed █▊░░░░░░░░░  16% 1 of 6",
+                "• Batch · 3 failed  █▋░░░░░░░░  16% 1 of 6",
                 "  ! job 3 — failed: lost",
                 "  ! job 4 — failed: lost",
                 "  … +3 more",

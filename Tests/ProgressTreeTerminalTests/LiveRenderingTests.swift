@@ -124,9 +124,9 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Batch            ░░░░░░░░░░░░░░░░░░   0%",
-                "  • job 1          ░░░░░░░░░░░░░░░░░░   0%",
-                "  • job 2          ░░░░░░░░░░░░░░░░░░   0%",
+                "• Batch             ░░░░░░░░░░░░░░░░░   0%",
+                "  • job 1           ░░░░░░░░░░░░░░░░░   0%",
+                "  • job 2           ░░░░░░░░░░░░░░░░░   0%",
                 "  … +8 more",
             ])
     }
@@ -150,11 +150,11 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Batch            ██████▌░░░░  60% 3 of 5",
-                "  ✓ job 2          ███████████ 100% 2 of 2",
-                "  ✓ job 3          ███████████ 100% 2 of 2",
-                "  • job 4          ░░░░░░░░░░░   0% 0 of 2",
-                "    • step         ░░░░░░░░░░░   0% 0 of 1",
+                "• Batch             ██████░░░░  60% 3 of 5",
+                "  ✓ job 2           ██████████ 100% 2 of 2",
+                "  ✓ job 3           ██████████ 100% 2 of 2",
+                "  • job 4           ░░░░░░░░░░   0% 0 of 2",
+                "    • step          ░░░░░░░░░░   0% 0 of 1",
             ])
     }
 
@@ -168,7 +168,7 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines.count, 2)
         child.completedUnitCount = 1
         renderer.drawFrame()
-        XCTAssertEqual(terminal.visibleLines, ["• Batch            █████▌░░░░░  50% 1 of 2"])
+        XCTAssertEqual(terminal.visibleLines, ["• Batch             █████░░░░░  50% 1 of 2"])
         XCTAssertEqual(terminal.cursorRow, 1, "the cursor rests below the live area")
     }
 
@@ -269,12 +269,12 @@ final class LiveRenderingTests: XCTestCase {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Batch            ████▊░░░░░░░░░░░░░░  25% 3 of 12",
-                "  • job 04         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-                "  • job 05         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-                "  • job 06         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-                "  • job 07         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
-                "  • job 08         ░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "• Batch             ████▌░░░░░░░░░░░░░  25% 3 of 12",
+                "  • job 04          ░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 05          ░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 06          ░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 07          ░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "  • job 08          ░░░░░░░░░░░░░░░░░░   0% 0 of 10",
                 "  … +7 more",
             ])
     }

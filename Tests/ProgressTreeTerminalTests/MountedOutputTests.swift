@@ -44,8 +44,8 @@ final class MountedOutputTests: XCTestCase {
                 "[tool] last, no line break",
                 // Steady columns: the plan of the first frame, made while the root ran, keeps room for its
                 // throughput and time remaining at the end of the line, blank in the final frame.
-                "• Album · 1 failed ██████████▌░░░░░░░░░░  50% 1 of 2",
-                "  ✓ local          █████████████████████ 100% 1 of 1",
+                "• Album · 1 failed  ██████████░░░░░░░░░░  50% 1 of 2",
+                "  ✓ local           ████████████████████ 100% 1 of 1",
                 "! 1 failed: tool exited before its work was done",
             ])
         XCTAssertFalse(terminal.writes.joined().contains("\u{1B}[31m"), "no colour change reaches the terminal")

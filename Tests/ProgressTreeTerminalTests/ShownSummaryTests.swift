@@ -48,9 +48,9 @@ final class ShownSummaryTests: XCTestCase {
         XCTAssertEqual(
             frame(columns: 100) { $0.show(PhotosSkipped.self) { "\($0) skipped" } },
             [
-                "• Importing 4 photos · 1 skipped      ██████████████████▊░░░░░░░░░░░  62% 2 of 4",
-                "  • IMG_0003.jpg                      ███████████████░░░░░░░░░░░░░░░  50% 5 of 10",
-                "  • IMG_0004.jpg                      ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
+                "• Importing 4 photos · 1 skipped             ██████████████▍░░░░░░░░  62% 2 of 4",
+                "  • IMG_0003.jpg                             ███████████▌░░░░░░░░░░░  50% 5 of 10",
+                "  • IMG_0004.jpg                             ░░░░░░░░░░░░░░░░░░░░░░░   0% 0 of 10",
             ])
     }
 
@@ -80,8 +80,8 @@ final class ShownSummaryTests: XCTestCase {
         XCTAssertEqual(
             terminal.visibleLines,
             [
-                "• Sync · 1 skipped ███████▌░░░░░░░  50%",
-                "  • IMG_0002.jpg   ░░░░░░░░░░░░░░░   0%",
+                "• Sync · 1 skipped  ███████░░░░░░░  50%",
+                "  • IMG_0002.jpg    ░░░░░░░░░░░░░░   0%",
             ])
     }
 
@@ -114,7 +114,7 @@ final class ShownSummaryTests: XCTestCase {
     func test_control_characters_in_the_words_are_shown_as_spaces() {
         XCTAssertEqual(
             frame(columns: 100) { $0.show(PhotosSkipped.self) { "\($0)\nskipped\u{1B}[31m" } }.first,
-            "• Importing 4 photos · 1 skipped [31m ██████████████████▊░░░░░░░░░░░  62% 2 of 4")
+            "• Importing 4 photos · 1 skipped [31m             ███████████▎░░░░░░  62% 2 of 4")
     }
 
     func test_two_summaries_in_the_order_given() {
@@ -127,10 +127,10 @@ final class ShownSummaryTests: XCTestCase {
         renderer.drawFrame()
         XCTAssertEqual(
             terminal.visibleLines.first,
-            "• Importing 4 photos · 1 skipped · 2 retrying █████████████▊░░░░░░░░  62% 2 of 4")
+            "• Importing 4 photos · 1 skipped · 2 retrying     ███████████▎░░░░░░  62% 2 of 4")
     }
 
-    /// The count of failures below comes after the summaries; a failure takes no room of the plan.
+    /// The count of failures below comes after the summaries, in the room the plan kept for it.
     func test_the_count_of_failures_follows_the_summary() {
         let terminal = VirtualTerminal(columns: 100, rows: 10)
         let (album, photos) = makeImport()
@@ -161,7 +161,7 @@ final class ShownSummaryTests: XCTestCase {
         renderer.stop()
         XCTAssertEqual(
             terminal.visibleLines,
-            ["✓ Importing 4 photos · 2 skipped      ██████████████████████████████ 100% 4 of 4"],
+            ["✓ Importing 4 photos · 2 skipped             ███████████████████████ 100% 4 of 4"],
             "the finished subtree collapsed; the summary counts what the photos left behind")
     }
 

@@ -236,4 +236,47 @@ final class SteadyColumnsTests: XCTestCase {
             XCTAssertLessThanOrEqual(bars.count, 1, "\(width) columns: bars at \(bars.sorted())")
         }
     }
+
+    /// Five downloads as fetch shows them (two answer 404 after the first frames): the root's line had room
+    /// planned for the note it comes to show, so "Downloading 5 files · 2 failed" stays whole at 100 and
+    /// 120 columns (it was cut to "Downloading 5 f… · 2 failed" at 100), and no bar moves.
+    func test_a_failure_note_below_never_cuts_a_label_planned_whole() {
+        for width in [100, 120] {
+            let clock = ManualProgressClock()
+            let root = ProgressNode.discreteProgress(totalUnitCount: 5)
+            root.localizedDescription = "Downloading 5 files"
+            root.estimationClock = clock
+            let terminal = VirtualTerminal(columns: width, rows: 30)
+            let renderer = makeTestRenderer(root, output: terminal, clock: clock)
+            let files = ["big.bin", "b.bin", "c.bin", "nope1", "nope2"].map { name in
+                let file = ProgressNode(totalUnitCount: 30_000_000, parent: root, pendingUnitCount: 1)
+                file.kind = .file
+                file.fileOperationKind = .downloading
+                file.fileURL = URL(fileURLWithPath: "/tmp/\(name)")
+                return file
+            }
+            var screens: [[String]] = []
+            for step in 0..<8 {
+                if step == 3 {
+                    files[3].fail(Reason(description: "HTTP 404 (Not Found)"))
+                    files[4].fail(Reason(description: "HTTP 404 (Not Found)"))
+                }
+                clock.advance(by: .milliseconds(100))
+                for file in files.prefix(3) { file.advance(by: 300_000) }
+                renderer.drawFrame()
+                screens.append(terminal.visibleLines)
+            }
+            XCTAssertTrue(screens[0][0].hasPrefix("• Downloading 5 files  "), "\(width): \(screens[0][0])")
+            XCTAssertTrue(
+                screens.last![0].hasPrefix("• Downloading 5 files · 2 failed "), "\(width): \(screens.last![0])")
+            XCTAssertEqual(
+                screens.last!.filter { $0.contains("nope") },
+                [
+                    "  ! Downloading “nope1” — failed: HTTP 404 (Not Found)",
+                    "  ! Downloading “nope2” — failed: HTTP 404 (Not Found)",
+                ])
+            let bars = Set(screens.joined().compactMap { bar(of: $0).map { "\($0.start)+\($0.width)" } })
+            XCTAssertEqual(bars.count, 1, "\(width) columns: bars at \(bars.sorted())")
+        }
+    }
 }

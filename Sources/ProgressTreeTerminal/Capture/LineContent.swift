@@ -25,6 +25,9 @@ struct LineContent: Equatable, Sendable {
     var summaries: [String] = []
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
+    /// Whether the node had children when the line was read: its line may come to count failures below it
+    /// ("Downloading 5 files · 2 failed"), so the column plan keeps room for that note.
+    var hasChildren = false
     /// Whether the line is read with its estimates (the root, and nodes that describe files): with a size,
     /// it may come to show a throughput and a time remaining.
     var readsEstimates = false

@@ -131,6 +131,7 @@ struct TreeMemory {
                     // Listed before `failedChildren` is read: a child that failed since is in one or both.
                     let (live, liveCount) = node.children(first: childLimit)
                     hidden += liveCount - live.count  // past the first ones: counted, not read
+                    records[id]!.content!.hasChildren = liveCount > 0
                     if reportsDepartedFailures {
                         departed = departedFailureRows(
                             of: id, node: node, listed: live, depth: depth, depthLimit: depthLimit, read: read)

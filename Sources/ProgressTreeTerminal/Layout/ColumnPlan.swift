@@ -10,9 +10,11 @@
 ///    or all of a shorter one. For that, whole columns go in `TerminalLayout.dropOrder` (the bar is kept
 ///    only at `barWidth.lowerBound` or more).
 /// 2. The room left goes to the labels shown, whole, up to half the line; then to the bar, up to
-///    `barWidth.upperBound`; then to the labels, for longer ones to come.
-/// A failure takes no room of the plan: a failed line that cannot show its reason in its label column
-/// takes its own other columns for it (`LineFormatter.render`).
+///    `barWidth.upperBound`; then to the labels, for longer ones to come. A label shown whole includes
+///    the note a line with children may come to show, " · 2 failed" (`failureNoteReserve`): a failure
+///    below never cuts a label the plan showed whole.
+/// A line's own failure takes no room of the plan: a failed line that cannot show its reason in its label
+/// column takes its own other columns for it (`LineFormatter.render`).
 struct ColumnPlan {
     private(set) var widths: [TerminalLayout.Column: Int] = [:]
     /// The columns this plan made room for (whether they got it or gave way): a frame whose lines may show
@@ -29,6 +31,20 @@ struct ColumnPlan {
     static let throughputReserve = 9
     /// The width reserved for a time remaining not known yet: "1m 05s".
     static let timeRemainingReserve = 6
+
+    /// The width of a failure note: " · 99 failed", the room kept after a label for a note of up to 99
+    /// failures below it.
+    static let failureNoteWidth = 12
+
+    /// The room `line` keeps after its name and summaries for a note counting failures below it: that
+    /// note's width on a line that counts some, `failureNoteWidth` (or that much) on a line with children
+    /// that may come to count some, nothing on any other line (a line's own failure takes no room of the
+    /// plan: it takes its other columns).
+    static func failureNoteReserve(_ line: LineContent) -> Int {
+        guard line.failureReason == nil else { return 0 }
+        let shown = line.outcomes.failedCount > 0 ? DisplayWidth.of(line.failureText) : 0
+        return line.hasChildren ? max(shown, failureNoteWidth) : shown
+    }
 
     /// The columns of `layout` that `lines` show or may come to show.
     static func columnsShown(by lines: [LineContent], layout: TerminalLayout) -> Set<TerminalLayout.Column> {
@@ -125,8 +141,12 @@ struct ColumnPlan {
         // (children not shown yet) stay readable too.
         self.readableLabelWidth = max(readableLabelWidth, 2 + layout.minimumLabelWidth)
         let labelMinimum = min(width, self.readableLabelWidth)
-        // A label shown whole with its summaries ("Importing 12 photos · 2 skipped"); a failure takes no room.
-        let whole = lines.map { Self.lead($0, layout: layout) + DisplayWidth.of($0.name + $0.summaryText) }.max() ?? 0
+        // A label shown whole with its summaries ("Importing 12 photos · 2 skipped") and the failures it may
+        // come to count below it; a line's own failure takes no room.
+        let whole =
+            lines.map {
+                Self.lead($0, layout: layout) + DisplayWidth.of($0.name + $0.summaryText) + Self.failureNoteReserve($0)
+            }.max() ?? 0
         func used(_ columns: [TerminalLayout.Column: Int]) -> Int {
             columns.filter { $0.key != .label }.values.reduce(0, +) + max(0, columns.count - 1)
         }
