@@ -47,6 +47,52 @@ package enum Sockets {
         throw .system("connect to \(host):\(port)", lastError)
     }
 
+    /// A TCP socket connected to `host` and `port` within `milliseconds` (each address tried in turn, all
+    /// within that time), non-blocking: read it after `Polling.waitReady`. Fails with `ETIMEDOUT` when no
+    /// address answered in time. Name resolution (`getaddrinfo`) is not bounded by the time.
+    package static func connect(host: String, port: UInt16, milliseconds: Int) throws(PlatformError) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = streamType
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, "\(port)", &hints, &list)
+        guard status == 0, let first = list else { throw .resolve(host, status) }
+        defer { freeaddrinfo(list) }
+        let deadline = ContinuousClock.now + .milliseconds(milliseconds)
+        var lastError: Int32 = ETIMEDOUT
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry, ContinuousClock.now < deadline {
+            entry = info.pointee.ai_next
+            let descriptor = progresstree_socket(
+                info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            guard descriptor >= 0 else {
+                lastError = errno
+                continue
+            }
+            FileDescriptor.setNonBlocking(descriptor)
+            if connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return descriptor }
+            lastError = errno
+            if lastError == EINPROGRESS {
+                let wait = (deadline - ContinuousClock.now).pollMilliseconds
+                if Polling.waitReady(descriptor, writable: true, milliseconds: wait) {
+                    var error: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    if getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0 {
+                        return descriptor
+                    }
+                    lastError = error == 0 ? errno : error
+                } else {
+                    lastError = ETIMEDOUT
+                }
+            }
+            FileDescriptor.close(descriptor)
+        }
+        throw .system("connect to \(host):\(port)", lastError)
+    }
+
+    /// Whether `code` (an `errno` of `connect`) says that no time was given: `ETIMEDOUT`.
+    package static func isTimeout(_ code: Int32) -> Bool { code == ETIMEDOUT }
+
     /// A TCP socket listening on the numeric IPv4 or IPv6 address `host` and `port` (0: any free port),
     /// non-blocking, and the port it got.
     package static func listen(host: String, port: UInt16, backlog: Int32) throws(PlatformError) -> (Int32, UInt16) {
