@@ -141,4 +141,29 @@ final class EventStreamParserTests: XCTestCase {
             XCTAssertEqual($0 as? HTTPResponseDecoder.Failure, .headTooLarge)
         }
     }
+
+    // MARK: URLs
+
+    func test_urls_their_siblings_and_what_is_refused() throws {
+        let plain = try HTTPLocation(parsing: "http://10.200.1.2:8080/events")
+        XCTAssertEqual([plain.host, plain.path, plain.hostField], ["10.200.1.2", "/events", "10.200.1.2:8080"])
+        XCTAssertEqual(plain.sibling("commands"), "/commands")
+        let nested = try HTTPLocation(parsing: "HTTP://[::1]/jobs/7/events?since=3#top")
+        XCTAssertEqual([nested.host, nested.path, nested.hostField], ["::1", "/jobs/7/events?since=3", "[::1]:80"])
+        XCTAssertEqual(nested.sibling("token"), "/jobs/7/token")
+        XCTAssertEqual(try HTTPLocation(parsing: "http://host").path, "/")
+        XCTAssertThrowsError(try HTTPLocation(parsing: "https://example.com/events")) {
+            XCTAssertEqual(
+                "\($0)",
+                "https://example.com/events: https is not supported by ProgressTreeStreaming, which has no TLS: "
+                    + "reach the server through a TLS-terminating tunnel (stunnel, ssh -L, a local reverse proxy) "
+                    + "and mount its http:// URL")
+        }
+        for refused in [
+            "ftp://host/x", "http://", "http://host:0/", "http://host:99999/", "http://u:p@host/",
+            "http://host/a b", "http://host/a\r\nX: y", "http://[::1/",
+        ] {
+            XCTAssertThrowsError(try HTTPLocation(parsing: refused), refused)
+        }
+    }
 }

@@ -30,6 +30,9 @@ struct MountShared: ~Copyable {
     var sentRootCancel = false
     /// Whether the stream's last line for its root said it is final (the publisher's root is done).
     var streamRootIsFinal = false
+    /// Why the transport gave up (over HTTP: "http://…/events: connection refused for 10 s"), set before
+    /// it closes the stream: the reason the mirrored root fails with, instead of "… stopped before the end".
+    var transportFailure: String?
 }
 
 /// What only the reactor's thread touches, under the mount's uncontended reading lock.
@@ -66,6 +69,10 @@ extension ProgressMount.Diagnostics {
         rejectedNodes += other.rejectedNodes
         cleanedStrings += other.cleanedStrings
         skippedProperties += other.skippedProperties
+        reconnections += other.reconnections
+        finishedWhileAway += other.finishedWhileAway
+        failedCommands += other.failedCommands
+        unsentCommands += other.unsentCommands
         if let version = other.unsupportedVersion { unsupportedVersion = version }
     }
 }

@@ -53,6 +53,9 @@ struct MountedNodeMap {
     private let name: String
     /// The properties the mount sets on mirrored nodes (`ProgressMount.Options.properties`), by wire name.
     private let properties: [String: MountedProperty]
+    /// While a snapshot of the tree is read over HTTP (between a connection's start and its `synced`
+    /// event), the ids of the mirrored nodes it named; `nil` otherwise. At most the mirrored nodes.
+    private var snapshotNames: Set<Int>?
 
     init(root: ProgressNode, name: String, properties: [any WireProgressProperty.Type] = []) {
         self.root = root
@@ -273,6 +276,49 @@ struct MountedNodeMap {
             guard value != before[name] else { continue }
             if !property.set(value, on: node) { diagnostics.skippedProperties += 1 }
         }
+    }
+
+    // MARK: Snapshots over HTTP
+
+    /// A connection starts sending a snapshot of the tree (`Docs/WireFormat.md`, "Over HTTP").
+    mutating func beginSnapshot() {
+        snapshotNames = []
+    }
+
+    /// Notes that the snapshot being read named `id`, if it is a mirrored node.
+    mutating func noteNamed(_ id: Int) {
+        guard snapshotNames != nil, entries[id] != nil else { return }
+        snapshotNames?.insert(id)
+    }
+
+    /// The snapshot ended (`synced`): every mirrored node it did not name ended while the reader was away
+    /// and left the tree, so it finished. They are finished here, each after its mirrored descendants, as a
+    /// writer's last lines come; returns how many. Nothing without a snapshot begun.
+    mutating func endSnapshot(diagnostics: inout ProgressMount.Diagnostics) -> Int {
+        guard let named = snapshotNames else { return 0 }
+        snapshotNames = nil
+        var unnamed: [(depth: Int, id: Int, record: ProgressWireRecord)] = []
+        for (id, entry) in entries where id != rootID && !named.contains(id) {
+            guard let last = entry.last, !ProgressWireRecord.State.isFinalNode(entry.node) else { continue }
+            var depth = 0
+            var parent = entry.parentID
+            while let parentID = parent, depth <= entries.count {
+                depth += 1
+                parent = entries[parentID]?.parentID
+            }
+            var record = last
+            record.state = .finished
+            unnamed.append((depth, id, record))
+        }
+        unnamed.sort { ($0.depth, $0.id) > ($1.depth, $1.id) }
+        var scratch = ProgressMount.Diagnostics()
+        var finished = 0
+        for (_, id, record) in unnamed where entries[id] != nil {
+            _ = apply(record, diagnostics: &scratch, maximumNodeCount: .max, sentCommands: [:])
+            finished += 1
+        }
+        diagnostics.finishedWhileAway += finished
+        return finished
     }
 
     private mutating func forget(_ id: Int) {

@@ -84,6 +84,8 @@ extension ProgressMount {
     /// final (its work is over, whether or not the publisher closes the stream).
     func apply(_ bytes: UnsafeRawBufferPointer, to reading: inout MountReading) -> StreamReactor.Next {
         var records: [ProgressWireRecord] = []
+        // Snapshot markers (over HTTP), each with the number of records read before it.
+        var markers: [(before: Int, marker: SnapshotMarker)] = []
         var stops = false
         var found = Diagnostics()
         // Out of `reading` while its splitter runs (moved, not copied), back once the lines are read.
@@ -97,6 +99,10 @@ extension ProgressMount {
                 found.oversizedLines += 1
             case .line(let line):
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
+                if readsSnapshotMarkers, line.first == 0, let marker = SnapshotMarker(line) {
+                    markers.append((records.count, marker))
+                    return
+                }
                 do throws(ProgressWireError) {
                     records.append(try memo.record(line))
                 } catch .unsupportedVersion(let version) {
@@ -110,7 +116,18 @@ extension ProgressMount {
             }
         }
         reading.diagnostics.merge(found)
-        for record in records { apply(record, to: &reading) }
+        if markers.isEmpty {
+            for record in records { apply(record, to: &reading) }
+        } else {
+            var next = 0
+            for index in 0...records.count {
+                while next < markers.count && markers[next].before == index {
+                    apply(markers[next].marker, to: &reading)
+                    next += 1
+                }
+                if index < records.count { apply(records[index], to: &reading) }
+            }
+        }
         if let version = found.unsupportedVersion {
             reading.endReason = "\(name): " + ProgressWireError.unsupportedVersion(version).description
             return .stopWatching
@@ -124,6 +141,7 @@ extension ProgressMount {
         let sent = hasSentCommands.load(ordering: .acquiring) ? shared.withLock { $0.sentCommands } : [:]
         let created = reading.mirror.apply(
             record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent)
+        if readsSnapshotMarkers { reading.mirror.noteNamed(record.id) }
         if let (mirrored, parent) = created {
             installHandlers(on: mirrored, remoteID: record.id, mirrorParent: parent)
             // The node was visible in its parent's `children` before its handlers were installed: a
@@ -188,10 +206,11 @@ extension ProgressMount {
     /// the time given to a process's descendants after it exited ran out).
     func streamEnded() {
         mergeDiagnostics()
-        let closing = shared.withLock { $0.isClosing }
+        let (closing, transportFailure) = shared.withLock { ($0.isClosing, $0.transportFailure) }
         let reason =
-            reading.withLock { $0.endReason.map { closing ? "\(name) was closed before the end" : $0 } }
-            ?? "\(name) was closed before the end"
+            reading.withLock {
+                $0.endReason.map { closing ? "\(name) was closed before the end" : transportFailure ?? $0 }
+            } ?? "\(name) was closed before the end"
         let waitsForProcess = processIdentifier != nil
         let isFinal = ProgressWireRecord.State.isFinalNode(node)
         let unsupported = shared.withLock { $0.diagnostics.unsupportedVersion != nil }

@@ -96,6 +96,16 @@ public final class ProgressMount: Sendable {
         public var skippedProperties = 0
         /// The major version of a line this library does not read, if one came (the mount then stopped).
         public var unsupportedVersion: Int?
+        /// Over HTTP (`mountConnection(url:…)`): connections made again after one dropped.
+        public var reconnections = 0
+        /// Over HTTP: mirrored nodes finished because the snapshot sent on a reconnection did not name them
+        /// (they ended while the connection was down, `Docs/WireFormat.md`, "Over HTTP").
+        public var finishedWhileAway = 0
+        /// Over HTTP: commands sent that the server did not apply: the request failed, or was answered
+        /// with a status other than 2xx (403: a wrong token).
+        public var failedCommands = 0
+        /// Over HTTP: commands not sent because the server is read-only (`GET /token` answered 404).
+        public var unsentCommands = 0
 
         /// No lines yet, no problems.
         public init() {}
@@ -135,6 +145,15 @@ public final class ProgressMount: Sendable {
         /// Empty by default: a mount sets no property it was not told of. Two properties with one name: the
         /// last one listed is set.
         public var properties: [any WireProgressProperty.Type] = []
+        /// Over HTTP (`ProgressNode.mountConnection(url:…)`): how long the server may stay out of reach —
+        /// refusing connections, unreachable, not answering, or answered for by a proxy with 502, 503 or
+        /// 504 — before the mount fails with the URL and the last error ("http://10.200.1.2:8080/events:
+        /// connection refused for 10 s"). Counted from the moment the connection dropped (or from the first
+        /// attempt); the mirror stays as it was meanwhile. 10 seconds by default.
+        public var reconnectionLimit = Duration.seconds(10)
+        /// Over HTTP: how long a connection may bring nothing, not even the server's keep-alive comment
+        /// (sent every 15 s), before it is taken as dropped and made again. 45 seconds by default.
+        public var silenceLimit = Duration.seconds(45)
         /// The default options; change its properties to customize them.
         public init() {}
     }
@@ -172,12 +191,15 @@ public final class ProgressMount: Sendable {
     let started: ChildProcess.Started?
     /// Whether the program's process group was ended (`endProcessGroup()`: once).
     let groupEnded = Atomic<Bool>(false)
+    /// Whether the stream carries the snapshot markers of a mount over HTTP (`HTTPEventClient`): lines
+    /// that start with a NUL byte, which no line of the format can.
+    let readsSnapshotMarkers: Bool
 
     init(
         parent: ProgressNode, pendingUnitCount: Int64, name: String, input: Int32, commands: Int32?,
         outputs: [(descriptor: Int32, source: OutputLine.Source)] = [],
         outputHandler: (@Sendable (OutputLine) -> Void)? = nil,
-        started: ChildProcess.Started? = nil, options: Options
+        started: ChildProcess.Started? = nil, readsSnapshotMarkers: Bool = false, options: Options
     ) {
         // Indeterminate until the stream's root says how much work there is.
         self.node = ProgressNode(totalUnitCount: -1, parent: parent, pendingUnitCount: pendingUnitCount)
@@ -189,6 +211,7 @@ public final class ProgressMount: Sendable {
         self.processIdentifier = started?.pid
         self.started = started
         self.options = options
+        self.readsSnapshotMarkers = readsSnapshotMarkers
         self.shared = Lock(MountShared())
         self.reading = Lock(
             MountReading(root: node, name: name, outputCount: outputs.count, properties: options.properties))

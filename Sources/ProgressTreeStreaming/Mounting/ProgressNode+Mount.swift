@@ -147,4 +147,72 @@ extension ProgressNode {
             fileDescriptor: socket, commandDescriptor: socket, pendingUnitCount: pendingUnitCount,
             name: name ?? String(path.split(separator: "/").last ?? Substring(path)), options: options)
     }
+
+    /// Mounts the tree served over HTTP at `url` (the server's event stream, `http://host:8080/events`;
+    /// `Docs/WireFormat.md`, "Over HTTP") as a child of this node standing for `pendingUnitCount` of its
+    /// units, as a process or a socket is mounted. Anything in the path that passes HTTP on (a reverse
+    /// proxy) may stand between: nothing there needs to know the format.
+    ///
+    /// - Commands (`cancel()`, `pause()`, `resume()` on the mirrored nodes) are posted, in order, to
+    ///   `commands` beside the events' path (`http://host:8080/commands`) with the header
+    ///   `ProgressTree-Token`: `token`, or else the server's `token` (`GET http://host:8080/token`, asked
+    ///   once, when the first command is sent). A server that answers that request 404 is read-only: no
+    ///   command is sent. Commands that fail are counted in `diagnostics.failedCommands`, those not sent to
+    ///   a read-only server in `diagnostics.unsentCommands`.
+    /// - A connection that drops before the root's final line is made again after the server's `retry`
+    ///   (1 s by default), with `Last-Event-ID`; the mirror stays as it was meanwhile. The snapshot a
+    ///   reconnection brings updates it, and its nodes the snapshot does not name ended while the
+    ///   connection was down: they finish (`diagnostics.finishedWhileAway`).
+    /// - A server out of reach for `options.reconnectionLimit` (10 s) fails the mirrored root with the URL
+    ///   and the error ("http://10.200.1.2:8080/events: connection refused for 10 s"); an answer other than
+    ///   an event stream fails it at once ("http://host:8080/events answered 404 Not Found"), except 502,
+    ///   503 and 504, which a proxy answers while its server is away, and which count as out of reach.
+    /// - After the root's final line the connection is closed, never made again.
+    ///
+    /// https is not supported: this module has no TLS. Reach such a server through a TLS-terminating
+    /// tunnel (stunnel, `ssh -L`, a local reverse proxy) and mount its http:// URL.
+    ///
+    /// The server's lines are read by the thread that reads every mount; the connection is kept by a
+    /// thread of this mount's own, which ends with it. The publisher is not paced
+    /// (`Options.pacesPublisher`): its walks serve every reader of the server.
+    ///
+    /// - Parameters:
+    ///   - url: the server's event stream: `http://host[:port]/path`.
+    ///   - pendingUnitCount: the share of this node's units the served tree stands for.
+    ///   - name: shown with the served root's description ("render farm: Rendering 40 frames"); the URL's
+    ///     host and port by default.
+    ///   - token: the server's token for commands (32 hexadecimal digits); asked of the server when `nil`.
+    ///   - options: limits of the mount, `reconnectionLimit` and `silenceLimit` among them.
+    /// - Returns: the mount; its `node` is the mirrored root, already attached to this node.
+    /// - Throws: `ProgressMount.UnsupportedURL` for https and URLs that are not `http://host…` (or a token
+    ///   a header cannot carry); `StreamSetupError` when the mount's pipes cannot be made.
+    public func mountConnection(
+        url: String, pendingUnitCount: Int64, name: String? = nil, token: String? = nil,
+        options: ProgressMount.Options = ProgressMount.Options()
+    ) throws -> ProgressMount {
+        let location = try HTTPLocation(parsing: url)
+        if let token, token.isEmpty || !token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            throw ProgressMount.UnsupportedURL(url: url, reason: "the token holds characters a header cannot carry")
+        }
+        let stream = try StreamSetupError.rethrowing(FileDescriptor.pipe())
+        let commands: (read: Int32, write: Int32)
+        do {
+            commands = try StreamSetupError.rethrowing(FileDescriptor.pipe())
+        } catch {
+            FileDescriptor.close(stream.read)
+            FileDescriptor.close(stream.write)
+            throw error
+        }
+        Signals.ignoreBrokenPipe()
+        var mountOptions = options
+        mountOptions.pacesPublisher = false
+        let mount = ProgressMount(
+            parent: self, pendingUnitCount: pendingUnitCount, name: name ?? location.hostField, input: stream.read,
+            commands: commands.write, readsSnapshotMarkers: true, options: mountOptions)
+        mount.start()
+        HTTPEventClient.start(
+            location: location, mount: mount, output: stream.write, commandInput: commands.read, token: token,
+            options: options)
+        return mount
+    }
 }

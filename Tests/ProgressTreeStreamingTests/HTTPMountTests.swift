@@ -1,0 +1,228 @@
+import Foundation
+import XCTest
+
+import ProgressTree
+@testable import ProgressTreeStreaming
+import ProgressTreePlatform
+import TestSupport
+
+/// A tree served over HTTP as Server-Sent Events (`Docs/WireFormat.md`, "Over HTTP"), mounted by URL
+/// (`mountConnection(url:)`) from a real server on 127.0.0.1 (`TestEventServer`): the mirror, the framing,
+/// reconnections, failures, and commands posted back.
+final class HTTPMountTests: XCTestCase {
+    /// A wire line of node `id`.
+    func line(
+        _ id: Int, parent: Int? = nil, pending: Int64 = 1, completed: Int64, total: Int64,
+        state: ProgressWireRecord.State = .running
+    ) -> String {
+        var record = ProgressWireRecord(
+            id: id, parentID: parent, pendingUnitCount: parent == nil ? 0 : pending, totalUnitCount: total,
+            completedUnitCount: completed)
+        record.state = state
+        return record.line
+    }
+
+    /// A server whose event connections get `snapshots` in turn (the last one again once they run out),
+    /// each after `retry: 100`.
+    func server(
+        framing: TestEventServer.Framing = .identity, token: String? = "0123456789abcdef0123456789abcdef",
+        eventsStatus: String = "200 OK", snapshots: [String]
+    ) throws -> TestEventServer {
+        let left = Lock(snapshots)
+        return try TestEventServer(framing: framing, token: token, eventsStatus: eventsStatus) {
+            "retry: 100\n\n" + left.withLock { $0.count > 1 ? $0.removeFirst() : $0.first ?? "" }
+        }
+    }
+
+    func test_a_served_tree_mounts_with_its_weight_and_ends_at_the_roots_final_line() throws {
+        let server = try server(snapshots: [
+            EventText.event(line(1, completed: 0, total: 2), id: 1)
+                + EventText.event(line(2, parent: 1, completed: 2, total: 4), id: 1) + EventText.synced(1)
+        ])
+        defer { server.stop() }
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 4)
+        let mount = try parent.mountConnection(url: server.url(), pendingUnitCount: 2, name: "farm")
+        wait("the child's line") { mount.node.children.first?.completedUnitCount == 2 }
+        XCTAssertEqual(mount.node.fractionCompleted, 0.25)  // 2/4 of one of 2 units
+        XCTAssertEqual(parent.fractionCompleted, 0.125)
+        XCTAssertEqual(mount.node.localizedDescription, "farm")
+        server.send(
+            EventText.event(line(2, parent: 1, completed: 4, total: 4, state: .finished), id: 2)
+                + EventText.event(line(1, completed: 1, total: 2), id: 2))
+        wait("the child finished") { mount.node.children.isEmpty && mount.node.completedUnitCount == 1 }
+        server.send(EventText.event(line(1, completed: 2, total: 2, state: .finished), id: 3))
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(mount.node.isFinished)
+        XCTAssertEqual(parent.completedUnitCount, 2)
+        wait("the connection closed by the mount") { server.openStreams == 0 }
+        let request = try XCTUnwrap(server.eventRequests.first)
+        XCTAssertEqual(request.path, "/events")
+        XCTAssertEqual(request.fields["accept"], "text/event-stream")
+        XCTAssertEqual(request.fields["cache-control"], "no-store")
+        XCTAssertEqual(request.fields["host"], "127.0.0.1:\(server.port)")
+        XCTAssertNil(request.fields["last-event-id"])
+        XCTAssertEqual(mount.diagnostics.acceptedLines, 5)
+        XCTAssertEqual(mount.diagnostics.ignoredLines, 0)
+        // After the root's final line, never again (the server's retry is 100 ms).
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(server.eventRequests.count, 1)
+    }
+
+    func test_chunked_bodies_with_crlf_line_ends_and_events_split_between_chunks() throws {
+        let root = line(1, completed: 0, total: 1)
+        let server = try server(
+            framing: .chunked, snapshots: ["id: 1\r\ndata: \(root)\r\n\r\nevent: synced\r\ndata: {}\r\n\r\n"])
+        defer { server.stop() }
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let mount = try parent.mountConnection(url: server.url(), pendingUnitCount: 1)
+        XCTAssertEqual(mount.name, "127.0.0.1:\(server.port)")
+        wait("the root's line") { mount.node.totalUnitCount == 1 }
+        let child = line(2, parent: 1, completed: 1, total: 3)
+        let half = child.index(child.startIndex, offsetBy: child.count / 2)
+        server.send(": keep-alive\r\n\r\nid: 2\r\ndata: \(child[..<half])")
+        server.send("\(child[half...])\r\n\r\n")
+        wait("the child's line") { mount.node.children.first?.completedUnitCount == 1 }
+        server.send("id: 3\rdata: \(line(1, completed: 1, total: 1, state: .finished))\r\r")
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(mount.node.isFinished)
+        XCTAssertEqual(mount.diagnostics.acceptedLines, 3)
+        XCTAssertEqual(mount.diagnostics.malformedLines, 0)
+    }
+
+    func test_a_dropped_connection_reconnects_with_the_last_event_id_and_finishes_what_ended_away() throws {
+        let first =
+            EventText.event(line(1, completed: 0, total: 3), id: 5)
+            + EventText.event(line(2, parent: 1, completed: 1, total: 2), id: 5)
+            + EventText.event(line(3, parent: 1, completed: 0, total: 2), id: 5) + EventText.synced(5)
+        // Walk 9: node 2 finished and left while the reader was away (its unit is in the root's count);
+        // node 3 is named with its new counts.
+        let second =
+            EventText.event(line(1, completed: 1, total: 3), id: 9)
+            + EventText.event(line(3, parent: 1, completed: 1, total: 2), id: 9) + EventText.synced(9)
+        let server = try server(framing: .chunked, snapshots: [first, second])
+        defer { server.stop() }
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let mount = try parent.mountConnection(url: server.url(), pendingUnitCount: 1)
+        wait("both children") { mount.node.children.count == 2 }
+        let away = try XCTUnwrap(mount.node.children.first { $0.completedUnitCount == 1 })
+        server.drop()
+        wait("a second connection") { server.eventRequests.count == 2 }
+        XCTAssertEqual(server.eventRequests[1].fields["last-event-id"], "5")
+        wait("the node that ended away finished") { away.isFinished }
+        XCTAssertEqual(mount.node.children.map(\.completedUnitCount), [1])
+        XCTAssertEqual(mount.node.completedUnitCount, 1)
+        XCTAssertEqual(mount.node.fractionCompleted, 0.5)  // (1 + 1/2) / 3
+        XCTAssertFalse(mount.hasEnded)
+        server.send(EventText.event(line(1, completed: 3, total: 3, state: .finished), id: 10))
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(mount.node.isFinished)
+        XCTAssertEqual(mount.diagnostics.reconnections, 1)
+        XCTAssertEqual(mount.diagnostics.finishedWhileAway, 1)
+    }
+
+    func test_a_server_that_is_gone_fails_the_mount_with_the_reason_within_the_limit() throws {
+        let server = try server(snapshots: [EventText.event(line(1, completed: 0, total: 1), id: 1)])
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        var options = ProgressMount.Options()
+        options.reconnectionLimit = .milliseconds(600)
+        let mount = try parent.mountConnection(url: server.url(), pendingUnitCount: 1, options: options)
+        wait("the root's line") { mount.node.totalUnitCount == 1 }
+        let gone = ContinuousClock.now
+        server.stop()
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertLessThan(ContinuousClock.now - gone, .seconds(3))
+        XCTAssertEqual(
+            (mount.node.failure as? ProgressMount.Failure)?.reason,
+            "http://127.0.0.1:\(server.port)/events: connection refused for 0.6 s")
+        XCTAssertEqual(parent.descendantOutcomes.failedCount, 1)
+    }
+
+    func test_an_answer_other_than_200_fails_the_mount_with_the_status() throws {
+        let server = try server(eventsStatus: "404 Not Found", snapshots: [])
+        defer { server.stop() }
+        let mount = try ProgressNode.discreteProgress(totalUnitCount: 1)
+            .mountConnection(url: server.url(), pendingUnitCount: 1)
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertEqual(
+            (mount.node.failure as? ProgressMount.Failure)?.reason,
+            "http://127.0.0.1:\(server.port)/events answered 404 Not Found")
+        XCTAssertEqual(server.eventRequests.count, 1)
+    }
+
+    func test_https_is_refused_with_the_way_to_go_on() {
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        XCTAssertThrowsError(try parent.mountConnection(url: "https://build.example/events", pendingUnitCount: 1)) {
+            XCTAssertEqual(
+                "\($0)",
+                "https://build.example/events: https is not supported by ProgressTreeStreaming, which has no TLS: "
+                    + "reach the server through a TLS-terminating tunnel (stunnel, ssh -L, a local reverse proxy) "
+                    + "and mount its http:// URL")
+        }
+        XCTAssertTrue(parent.children.isEmpty)
+    }
+
+    // MARK: Commands
+
+    func served(token: String?) throws -> TestEventServer {
+        try server(
+            token: token,
+            snapshots: [
+                EventText.event(line(1, completed: 0, total: 2), id: 1)
+                    + EventText.event(line(2, parent: 1, completed: 0, total: 2), id: 1) + EventText.synced(1)
+            ])
+    }
+
+    func test_a_cancel_on_the_mirror_is_posted_with_the_servers_token_in_order() throws {
+        let server = try served(token: "0123456789abcdef0123456789abcdef")
+        defer { server.stop() }
+        let mount = try ProgressNode.discreteProgress(totalUnitCount: 1)
+            .mountConnection(url: server.url(), pendingUnitCount: 1)
+        wait("the child") { mount.node.children.count == 1 }
+        mount.node.children[0].pause()
+        mount.node.children[0].cancel()
+        wait("two commands") { server.commands.count == 2 }
+        XCTAssertEqual(
+            server.commands.map(\.body),
+            [#"{"v":1,"command":"pause","id":2}"#, #"{"v":1,"command":"cancel","id":2}"#])
+        XCTAssertEqual(server.commands.map(\.path), ["/commands", "/commands"])
+        XCTAssertEqual(
+            server.commands.map { $0.fields["progresstree-token"] },
+            Array(repeating: "0123456789abcdef0123456789abcdef", count: 2))
+        XCTAssertEqual(server.requests.filter { $0.path == "/token" }.count, 1)  // asked once
+        XCTAssertEqual(mount.diagnostics.failedCommands, 0)
+        mount.close()
+    }
+
+    func test_a_token_given_is_used_and_a_refused_command_is_counted() throws {
+        let server = try served(token: "0123456789abcdef0123456789abcdef")
+        defer { server.stop() }
+        let mount = try ProgressNode.discreteProgress(totalUnitCount: 1)
+            .mountConnection(url: server.url(), pendingUnitCount: 1, token: "wrong")
+        wait("the child") { mount.node.children.count == 1 }
+        mount.node.children[0].cancel()
+        wait("the refusal counted") { mount.diagnostics.failedCommands == 1 }
+        XCTAssertEqual(server.commands.map { $0.fields["progresstree-token"] }, ["wrong"])
+        XCTAssertEqual(server.requests.filter { $0.path == "/token" }.count, 0)
+        mount.close()
+    }
+
+    func test_a_read_only_server_gets_no_commands() throws {
+        let server = try served(token: nil)
+        defer { server.stop() }
+        let mount = try ProgressNode.discreteProgress(totalUnitCount: 1)
+            .mountConnection(url: server.url(), pendingUnitCount: 1)
+        wait("the child") { mount.node.children.count == 1 }
+        mount.node.children[0].pause()
+        wait("the command not sent") { mount.diagnostics.unsentCommands == 1 }
+        mount.node.children[0].resume()
+        wait("the second not sent") { mount.diagnostics.unsentCommands == 2 }
+        XCTAssertEqual(server.commands, [])
+        XCTAssertEqual(server.requests.filter { $0.path == "/token" }.count, 1)
+        XCTAssertEqual(mount.diagnostics.failedCommands, 0)
+        mount.close()
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertEqual(
+            (mount.node.failure as? ProgressMount.Failure)?.reason, "127.0.0.1:\(server.port) was closed before the end"
+        )
+    }
+}
