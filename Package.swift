@@ -96,8 +96,17 @@ let package = Package(
         // What a line of the wire format costs each side, in one process (not a product: a measuring tool).
         .executableTarget(
             name: "wire-cost", dependencies: ["ProgressTree", "ProgressTreeStreaming"], path: "Tools/wire-cost"),
+        // The cross-machine test of a mount over HTTP (Tests/cross-machine/http-mount.sh, run by .ci/run): a
+        // server of scripted Server-Sent Events run in a network namespace, and a program that mounts it by
+        // URL through a reverse proxy. Not products: test programs.
+        .executableTarget(
+            name: "sse-test-server", dependencies: ["ProgressTree", "ProgressTreePlatform", "TestSupport"],
+            path: "Tests/cross-machine/sse-test-server"),
+        .executableTarget(
+            name: "http-mount-probe", dependencies: ["ProgressTree", "ProgressTreeStreaming"],
+            path: "Tests/cross-machine/http-mount-probe"),
         // What several test targets share: the guides' Swift blocks, a model of a terminal screen, an HTTP
-        // server on 127.0.0.1.
+        // server on 127.0.0.1, a server of Server-Sent Events.
         .target(
             name: "TestSupport", dependencies: ["ProgressTree", "ProgressTreePlatform", "ProgressTreeTerminal"],
             path: "Tests/TestSupport"),
