@@ -50,7 +50,7 @@ extension ProgressNode {
                 return (replaced, parentUnderOwnLock(state))
             }
             withExtendedLifetime(replaced) {}
-            propertyValueChanged(key, parent: parent)
+            propertyValueChanged(property, parent: parent)
         }
     }
 
@@ -70,30 +70,32 @@ extension ProgressNode {
         if let builtIn = Self.builtInFileCountKey(property) {
             return builtInFileCountSummary(builtIn) as! Property.Summary
         }
-        let key = ObjectIdentifier(property)
-        if case .current(let kept) = keptPropertySummaryIfCurrent(key) {
-            return (kept?.summary).map { $0 as! Property.Summary }
-                ?? PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
+        if case .current(let kept) = keptPropertySummaryIfCurrent(property) {
+            return kept ?? PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
         }
-        if let kept = readFileSummary().properties?[key] { return kept.summary as! Property.Summary }
+        if let kept = readFileSummary().properties?[ObjectIdentifier(property)] {
+            return kept.summary as! Property.Summary
+        }
         return PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
     }
 
-    /// This node's summary of the property `key` when its kept summary has nothing to compute (it keeps
-    /// one, no member waits and its log is empty, once refreshed: the usual case after a value set, which
-    /// counted it on the path, see ProgressNode+PropertyPath.swift), from its entry and its members' total
-    /// for that one property; `.stale` when a read has work to do.
-    private func keptPropertySummaryIfCurrent(_ key: ObjectIdentifier) -> KeptPropertyRead {
+    /// This node's summary of `property` when its kept summary has nothing to compute (it keeps one, no
+    /// member waits and its log is empty, once refreshed: the usual case after a value set, which counted it
+    /// on the path, see ProgressNode+PropertyPath.swift), from its entry and its members' total for that one
+    /// property; `.stale` when a read has work to do.
+    private func keptPropertySummaryIfCurrent<Property: ProgressProperty>(
+        _ property: Property.Type
+    ) -> KeptPropertyRead<Property.Summary> {
         _ = refresh()  // records the children queued since, noting them in the log
         guard let sums = childSums.unretained() else { return .stale }
         return unretainedDomain._withUnsafeGuaranteedRef { domain in
-            domain.withRepresentativeLock { _ -> KeptPropertyRead in
+            domain.withRepresentativeLock { _ -> KeptPropertyRead<Property.Summary> in
                 // The log belongs to the domain lock, held here.
                 guard sums._withUnsafeGuaranteedRef({ $0.fileChanges?.isEmpty ?? false }) else { return .stale }
-                return state.withLock { state -> KeptPropertyRead in
+                return state.withLock { state -> KeptPropertyRead<Property.Summary> in
                     settleFreshChildren(&state)  // a fresh child joins: then there is work
                     guard let kept = state.fileSums, kept.hasNoneJoined else { return .stale }
-                    return .current(Self.propertySummary(key, of: state))
+                    return .current(PropertyOperationsOf<Property>.summary(of: state))
                 }
             }
         }
@@ -101,9 +103,9 @@ extension ProgressNode {
 }
 
 /// What `keptPropertySummaryIfCurrent` found.
-private enum KeptPropertyRead {
+private enum KeptPropertyRead<Summary> {
     /// The summary, current (`nil`: the property is nowhere in the subtree).
-    case current(PropertySummary?)
+    case current(Summary?)
     /// A read must compute first.
     case stale
 }

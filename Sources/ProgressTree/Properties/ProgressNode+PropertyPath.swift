@@ -17,9 +17,11 @@
 // Observers of every node whose summary changed hear of it, as a mark of the path would signal them.
 
 extension ProgressNode {
-    /// Announces a value of the property `key` just set on this node (its lock released; `parent`, retained,
-    /// is the parent it had then). Outside every lock: signalling may run user code.
-    func propertyValueChanged(_ key: ObjectIdentifier, parent: ProgressNode?) {
+    /// Announces a value of `property` just set on this node (its lock released; `parent`, retained, is the
+    /// parent it had then). Outside every lock: signalling may run user code. Typed all the way up: the
+    /// summaries are neither boxed nor cast on the path.
+    func propertyValueChanged<Property: ProgressProperty>(_ property: Property.Type, parent: ProgressNode?) {
+        let key = ObjectIdentifier(property)
         guard let parent else {
             metadataChanged(affectsFiles: true, parent: nil, changedProperty: key)
             return
@@ -29,23 +31,25 @@ extension ProgressNode {
         let handOver = unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ -> (child: ProgressNode, parent: ProgressNode)? in
                 var child = self
-                var summary = state.withLock { state -> PropertySummary? in
+                var summary = state.withLock { state -> Property.Summary? in
                     if flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
                         Self.append(state.observers.signalTargets, to: &signals)
                     }
-                    return Self.propertySummary(key, of: state)
+                    return PropertyOperationsOf<Property>.summary(of: state)
                 }
                 var current = parent
                 while true {
                     let address = FileSums.address(of: child)
-                    let step = current.state.withLock { state -> (summary: PropertySummary?, next: ProgressNode?)? in
+                    let step = current.state.withLock {
+                        state -> (summary: Property.Summary?, next: ProgressNode?)? in
                         current.settleFreshChildren(&state)
-                        guard let sums = state.fileSums, sums.replaceProperty(key, ofMember: address, by: summary)
+                        guard let sums = state.fileSums,
+                            sums.replaceProperty(PropertyOperationsOf<Property>.self, ofMember: address, by: summary)
                         else { return nil }
                         if current.flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
                             Self.append(state.observers.signalTargets, to: &signals)
                         }
-                        return (Self.propertySummary(key, of: state), current.parentUnderOwnLock(state))
+                        return (PropertyOperationsOf<Property>.summary(of: state), current.parentUnderOwnLock(state))
                     }
                     guard let step else { return (child, current) }
                     guard let next = step.next else { return nil }
@@ -62,19 +66,25 @@ extension ProgressNode {
         withExtendedLifetime(parent) {}
     }
 
-    /// This node's summary of the property `key`: its own entry (value and what left it) merged with its
-    /// members' total, or `nil` when it has neither (it contributes the default). Under this node's lock.
-    static func propertySummary(_ key: ObjectIdentifier, of state: NodeState) -> PropertySummary? {
-        let entry = state.propertyEntries?[key]
-        let total = state.fileSums?.propertyTotals?[key]
-        guard let operations = entry?.operations ?? total?.operations else { return nil }
-        return PropertySummary(operations: operations, summary: operations.nodeSummary(entry, below: total?.total))
-    }
-
     private static func append(
         _ targets: [any ChangeSignalReceiver]?, to signals: inout [any ChangeSignalReceiver]?
     ) {
         guard let targets else { return }
         if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
+    }
+}
+
+extension PropertyOperationsOf {
+    /// A node's summary of `Property`: its own entry (value and what left it) merged with its members'
+    /// total, or `nil` when it has neither (it contributes the default). Under the node's lock (`state` is
+    /// its state). A static member of this `Sendable` type rather than a function taking `Property.self`: a
+    /// property type's metatype need not be `Sendable`, and passing one beside the locked state would tie
+    /// the state to the caller's region.
+    static func summary(of state: NodeState) -> Property.Summary? {
+        let key = ObjectIdentifier(Property.self)
+        let entry = state.propertyEntries?[key]
+        let total = state.fileSums?.propertyTotals?[key].map { PropertyTotalOf<Property>.of($0).typedTotal }
+        guard entry != nil || total != nil else { return nil }
+        return typedSummary(entry, below: total)
     }
 }

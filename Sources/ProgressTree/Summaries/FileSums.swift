@@ -191,11 +191,21 @@ final class FileSums {
         }
     }
 
-    /// Replaces the member at `address`'s contribution of the property `key` by `summary` (`nil`: the
-    /// default), if it is a member; returns whether it is (see Properties/ProgressNode+PropertyPath.swift).
-    func replaceProperty(_ key: ObjectIdentifier, ofMember address: UInt, by summary: PropertySummary?) -> Bool {
+    /// Replaces the member at `address`'s contribution of `Property` by `summary` (`nil`: the default), if
+    /// it is a member; returns whether it is (see Properties/ProgressNode+PropertyPath.swift). Typed: the
+    /// summary is not boxed, and the total is reached without a cast (`PropertyTotalOf.of(_:)`).
+    func replaceProperty<Property: ProgressProperty>(
+        _: PropertyOperationsOf<Property>.Type, ofMember address: UInt, by summary: Property.Summary?
+    ) -> Bool {
         guard let member = members[address] else { return false }
-        replaceProperty(key, inSlot: Int(member.slot), by: summary)
+        let key = ObjectIdentifier(Property.self)
+        if let existing = propertyTotals?[key] {
+            PropertyTotalOf<Property>.of(existing).setTyped(Int(member.slot), to: summary)
+        } else if let summary {
+            let created = PropertyTotalOf<Property>()
+            created.setTyped(Int(member.slot), to: summary)
+            propertyTotals = (propertyTotals ?? [:]).merging([key: created]) { old, _ in old }
+        }
         return true
     }
 

@@ -32,14 +32,22 @@ final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
     deinit { removeAll() }
 
     func set(_ slot: Int, to summary: (any Sendable)?) {
+        setTyped(slot, to: summary.map { $0 as! Property.Summary })
+    }
+
+    /// `set(_:to:)` for a caller that knows the property's type (a value set walking up its path): no cast.
+    func setTyped(_ slot: Int, to summary: Property.Summary?) {
         if slot >= capacity {
             guard let summary else { return }  // beyond the leaves, every slot holds the default already
             grow(toHold: slot)
-            update(slot, to: summary as! Property.Summary)
+            update(slot, to: summary)
         } else {
-            update(slot, to: summary.map { $0 as! Property.Summary } ?? Property.defaultSummary)
+            update(slot, to: summary ?? Property.defaultSummary)
         }
     }
+
+    /// `total`, typed.
+    var typedTotal: Property.Summary { tree?[1] ?? Property.defaultSummary }
 
     private func update(_ slot: Int, to value: Property.Summary) {
         guard let tree else { preconditionFailure("a total holds its slots") }
@@ -51,9 +59,18 @@ final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
         }
     }
 
-    var total: any Sendable { tree?[1] ?? Property.defaultSummary }
+    var total: any Sendable { typedTotal }
 
     var operations: any PropertyOperations.Type { PropertyOperationsOf<Property>.self }
+
+    /// `total` as the total of `Property` it is: a kept summary keys its totals by the identifier of their
+    /// property's type, and makes each with that type's `makeTypedTotal()`, so the total found under
+    /// `ObjectIdentifier(Property.self)` is this class (checked in debug builds); no dynamic cast.
+    @inline(__always)
+    static func of(_ total: any PropertyTotal) -> PropertyTotalOf<Property> {
+        assert(total is PropertyTotalOf<Property>, "a total under another property's key")
+        return unsafeDowncast(total, to: PropertyTotalOf<Property>.self)
+    }
 
     func removeAll() {
         guard let tree else { return }
