@@ -463,28 +463,24 @@
             if (node.ended && node !== root) return;
             const children = node.children;
             if (children.length === 0) return;
-            // The most recent finished and cancelled children stay; older ones give way.
-            const done = [];
-            for (const child of children) {
-                if (child.ended && child.line.state !== 'failed') done.push(child);
-            }
-            let keptDone = null;
-            if (done.length > KEPT_FINISHED) {
-                done.sort(function (a, b) { return b.endOrder - a.endOrder; });
-                keptDone = new Set(done.slice(0, KEPT_FINISHED));
-            }
+            // The most recent finished and cancelled children stay (KEPT_FINISHED), and the most recent
+            // failed ones (SHOWN_CHILDREN); older ones give way. Of the others, the first SHOWN_CHILDREN.
+            const kept = new Set();
+            keepLatest(children, kept, function (child) { return child.ended && child.line.state !== 'failed'; },
+                KEPT_FINISHED);
+            keepLatest(children, kept, function (child) { return child.ended && child.line.state === 'failed'; },
+                SHOWN_CHILDREN);
             let shown = 0;
             let hiddenRunning = 0;
             let hiddenDone = 0;
             for (const child of children) {
-                const isDone = child.ended && child.line.state !== 'failed';
-                if (isDone && keptDone && !keptDone.has(child)) {
-                    hiddenDone += 1;
-                } else if (shown >= SHOWN_CHILDREN && !(child.ended && child.line.state === 'failed')) {
-                    if (isDone) hiddenDone += 1; else hiddenRunning += 1;
-                } else {
+                if (child.ended) {
+                    if (kept.has(child)) walk(child); else hiddenDone += 1;
+                } else if (shown < SHOWN_CHILDREN) {
                     shown += 1;
                     walk(child);
+                } else {
+                    hiddenRunning += 1;
                 }
             }
             if (hiddenRunning + hiddenDone > 0) {
@@ -492,6 +488,16 @@
             }
         })(root);
         return list;
+    }
+
+    // Adds to `kept` the `count` children that match and ended last.
+    function keepLatest(children, kept, matches, count) {
+        const matching = children.filter(matches);
+        if (matching.length > count) {
+            matching.sort(function (a, b) { return b.endOrder - a.endOrder; });
+            matching.length = count;
+        }
+        for (const child of matching) kept.add(child);
     }
 
     function draw() {
