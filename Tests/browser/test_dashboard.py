@@ -33,6 +33,8 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 REAL_SERVER = os.path.join(REPO, "Integrations", "ProgressTreeWeb", ".build", "debug", "web-dashboard")
@@ -468,6 +470,83 @@ def run_read_only(driver, command, speed):
         server.stop()
 
 
+RESOURCES = os.path.join(REPO, "Integrations", "ProgressTreeWeb", "Sources", "ProgressTreeWeb", "Resources")
+
+# The longest time between two animation frames since the monitor started, in ms.
+FRAME_MONITOR = """
+window.__longestFrame = 0;
+let last = performance.now();
+(function loop() {
+    requestAnimationFrame(function (now) {
+        window.__longestFrame = Math.max(window.__longestFrame, now - last);
+        last = now;
+        loop();
+    });
+})();
+"""
+
+
+def run_stream_reading(driver):
+    """The page's reading of the stream, from a scripted server under a path prefix: a wide tree, lines to
+    ignore, names and reasons that are not plain text, a reconnection, and a busy stream of 500 nodes."""
+    import stream_fixture as fixture
+
+    stream = fixture.StreamFixture(RESOURCES)
+    try:
+        driver.set_window_size(1200, 700)
+        driver.get(stream.url)
+        page, ok = wait_page(driver, lambda p: p["more"] != [] and len(p["rows"]) > 50, 5)
+        check("under a path prefix the page reads its stream (relative URLs)", ok,
+              "%d rows, connection %r" % (len(page["rows"]), page["connection"]))
+        # The root, 50 of its children, the file node below the first of them, and the failed child.
+        check("a wide node shows 50 children and \"+N more\"", page["more"] == ["+950 more"]
+              and len(page["rows"]) == 1 + 50 + 1 + 1, "%d rows; %s" % (len(page["rows"]), page["more"]))
+        rows = {row["id"]: row for row in page["rows"]}
+        check("lines a reader must ignore are ignored", 3 in rows and rows[3]["valuenow"] == 3
+              and fixture.FILE_ID + 50 not in rows and page["error"] == "",
+              "item 2 at %s%%; orphan shown: %s; error %r" % (rows.get(3, {}).get("valuenow"),
+                                                            fixture.FILE_ID + 50 in rows, page["error"]))
+        shown = driver.execute_script("""
+            const row = document.querySelector('#tree > li[data-id="%d"]');
+            const file = document.querySelector('#tree > li[data-id="%d"]');
+            return {html: document.querySelectorAll('#tree img, #tree b, #tree script, #outcomes img').length,
+                    name: row ? row.querySelector('.name').textContent : null,
+                    reason: row ? row.querySelector('.reason').textContent : null, title: document.title,
+                    fileName: file ? file.querySelector('.name').textContent : null,
+                    fileCounts: file ? file.querySelector('.counts').textContent : null};
+        """ % (fixture.FAILED_ID, fixture.FILE_ID))
+        check("names and reasons are shown as text, never as HTML", shown["html"] == 0
+              and shown["name"] == fixture.HOSTILE_NAME and shown["reason"] == fixture.HOSTILE_REASON.replace("\u0007", " ")
+              and shown["title"] != "owned", "%r" % shown)
+        check("a file node without a name shows its file's name, in bytes",
+              shown["fileName"] == "a b.txt" and shown["fileCounts"] == "1 KB of 2 KB", "%r" % shown)
+
+        # The connection drops; the page reconnects, with the last event id; nodes the server leaves out
+        # before `synced` finished while it was away.
+        driver.execute_script(FRAME_MONITOR)
+        stream.server.drop.set()
+        page, ok = wait_page(driver, lambda p: p["more"] == ["+947 more (498 done)"], 5)
+        rows = {row["id"]: row for row in page["rows"]}
+        check("after a reconnection, nodes not named before synced are finished",
+              ok and rows.get(1002, {}).get("state") == "finished" and rows.get(2, {}).get("state") == "running",
+              "more %s; connection %r; Last-Event-IDs %s" % (page["more"], page["connection"],
+                                                             stream.server.last_event_ids))
+        check("a reconnection sends the last event id", stream.server.last_event_ids[1:2] == ["7"],
+              "%s" % stream.server.last_event_ids)
+        stream.server.updates_sent.wait(10)
+        page, ok = wait_page(driver, lambda p: any(r["id"] == 2 and r["valuenow"] == 50 + fixture.UPDATES - 1
+                                                   for r in p["rows"]), 2)
+        longest = driver.execute_script("return window.__longestFrame;")
+        check("a busy stream of 500 nodes keeps the page smooth (the longest frame under 250 ms)",
+              ok and longest < 250 and len(page["rows"]) < 60,
+              "longest frame %.0f ms, %d rows, last update shown: %s" % (longest, len(page["rows"]), ok))
+        problems = browser_problems(driver)
+        check("no JavaScript error or warning in the browser's log (stream reading)", not problems,
+              "; ".join(problems))
+    finally:
+        stream.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description="The web dashboard in headless Chromium.")
     parser.add_argument("--server", default=os.environ.get("DASHBOARD_SERVER", REAL_SERVER),
@@ -487,7 +566,8 @@ def main():
     try:
         for run in (lambda: run_live(driver, command, args.speed, args.screenshot),
                     lambda: run_commands(driver, command, args.speed),
-                    lambda: run_read_only(driver, command, args.speed)):
+                    lambda: run_read_only(driver, command, args.speed),
+                    lambda: run_stream_reading(driver)):
             try:
                 run()
             except Exception as error:  # noqa: BLE001 - a run that breaks is a failed check, and the next runs
