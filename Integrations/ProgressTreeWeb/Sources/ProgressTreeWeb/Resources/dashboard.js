@@ -172,24 +172,38 @@
         scheduleFrame();
     }
 
+    // The page reconnects itself, with a new EventSource, rather than letting the browser reconnect with
+    // Last-Event-ID: a server may then leave out the nodes that did not change, and the page could not tell
+    // them from the nodes that finished while it was away. A new connection gets every node still in the
+    // tree before `synced`, so a node it does not name has ended.
+    let retryDelay = 1000;
+    let reconnectTimer = null;
+
     function connect() {
-        source = new EventSource('events');
-        source.onopen = function () {
+        reconnectTimer = null;
+        const current = new EventSource('events');
+        source = current;
+        current.onopen = function () {
             namedSinceOpen = new Set();
             setConnection('syncing…');
         };
-        source.onmessage = function (event) {
+        current.onmessage = function (event) {
+            if (current !== source) return;
             const record = parseLine(event.data);
             if (record) apply(record);
         };
-        source.addEventListener('synced', synced);
-        source.onerror = function () {
-            if (finished) return;
-            if (source.readyState === EventSource.CLOSED) {
-                setConnection('disconnected: reload the page to try again');
-            } else {
-                setConnection('reconnecting…');
-            }
+        current.addEventListener('synced', function () {
+            if (current !== source) return;
+            retryDelay = 1000;
+            synced();
+        });
+        current.onerror = function () {
+            current.close();
+            if (finished || current !== source || reconnectTimer !== null) return;
+            namedSinceOpen = null;
+            setConnection('reconnecting…');
+            reconnectTimer = window.setTimeout(connect, retryDelay);
+            retryDelay = Math.min(retryDelay * 2, 10000);
         };
     }
 
@@ -199,6 +213,8 @@
         if (source) source.close();
         setConnection(connectionEndText());
         elements.summary.textContent = summaryText();
+        const failedBelow = isInteger(root.line.failedBelow) ? root.line.failedBelow : 0;
+        elements.summary.dataset.outcome = root.line.state === 'finished' && failedBelow > 0 ? 'failures' : root.line.state;
         elements.summary.hidden = false;
     }
 
