@@ -86,6 +86,45 @@ final class DirtyQueueTests: XCTestCase {
         XCTAssertEqual(root.fractionCompleted, 20_000.5 / 20_001)
     }
 
+    /// A contribution's entry in the parent's sums never moves (it holds no child's address): a child that
+    /// leaves makes a hole, and the next new contributor takes one. Over 16 entries, so that the sums are
+    /// kept by differences and the holes are on the free list. The values stay right, and the entries stay
+    /// as many as the most children that contributed at once.
+    func test_contribution_entries_are_reused_after_children_leave() {
+        let root = ProgressNode(totalUnitCount: 1_000)
+        var children = (0..<40).map { _ in ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1) }
+        for child in children { child.advance() }  // 1 of 4 each
+        XCTAssertEqual(root.fractionCompleted, 10 / 1_000)
+        var credited = 0
+        for round in 0..<5 {
+            // Every third child finishes, from the middle out: holes in the entries, not at the end.
+            for index in stride(from: 1 + round % 3, to: children.count, by: 3).reversed() {
+                children[index].advance(by: 3)
+                credited += 1
+            }
+            children.removeAll { $0.isFinished }
+            let partial = Double(children.count) / 4
+            XCTAssertEqual(root.fractionCompleted, (Double(credited) + partial) / 1_000, accuracy: 1e-12)
+            root.checkInvariants()
+            while children.count < 40 {
+                let child = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
+                child.advance()
+                children.append(child)
+            }
+            XCTAssertEqual(root.fractionCompleted, (Double(credited) + 10) / 1_000, accuracy: 1e-12)
+            root.checkInvariants()
+            #if PROGRESSTREE_INTERNAL_CHECKS
+            let entries = root.childSums.load()!.checkedState.contributions
+            XCTAssertEqual(entries.count, 40, "holes are reused before the entries grow")
+            XCTAssertEqual(entries.count(where: { $0 == nil }), 0)
+            #endif
+        }
+        for child in children { child.advance(by: 3) }
+        XCTAssertEqual(root.completedUnitCount, Int64(credited + 40))
+        XCTAssertEqual(root.fractionCompleted, Double(credited + 40) / 1_000)
+        root.checkInvariants()
+    }
+
     /// A read after many updates of the same chain allocates its buffers once and then reuses them; the
     /// values stay right across reads of different depths (the buffers are shared by every read).
     func test_reads_of_different_depths_share_the_refresh_buffers() {

@@ -11,12 +11,13 @@ import ProgressTreePlatform
 /// its parent's dirty queue instead, and the next refresh of the parent removes its share (see
 /// `ProgressNode.finishAndCreditAncestors`).
 ///
-/// The sum is exact where it matters: a node with at most 16 contributors, the usual case, is summed from
-/// scratch at every change (a handful of additions). A wider node is adjusted by the difference and summed
-/// again from scratch when that could have lost more than the last bits: when the sum fell below 2⁻²⁰ of the
-/// largest contribution it held since it was last summed (a huge child that came and went would otherwise
-/// take a small sibling's progress with it), or after more incremental steps than contributors plus 1,024
-/// (drift). Each case needs as many changes to happen again, so updates stay O(1) amortized.
+/// The sum is exact where it matters: a node with at most 16 entries (contributions and the holes between
+/// them), the usual case, is summed from scratch at every change (a handful of additions). A wider node is
+/// adjusted by the difference and summed again from scratch when that could have lost more than the last
+/// bits: when the sum fell below 2⁻²⁰ of the largest contribution it held since it was last summed (a huge
+/// child that came and went would otherwise take a small sibling's progress with it), or after more
+/// incremental steps than entries plus 1,024 (drift). Each case needs as many changes to happen again, so
+/// updates stay O(1) amortized.
 ///
 /// It is also the part of a node that only a parent needs, so that a leaf (most nodes) pays one word for
 /// all of it: the tops of the node's two intrusive stacks of children, `queueHead` and `freshChildren`,
@@ -49,38 +50,89 @@ final class ChildSums: @unchecked Sendable {
     /// A credit ends: one fewer in progress, one more completed, in one step.
     func endCredit() { creditSequence.add((1 << 32) - 1, ordering: .sequentiallyConsistent) }
 
-    /// A child with a recorded contribution, and what it adds (`pendingInParent × fraction` at its last
-    /// record): kept here rather than in the child, so that a node without progress costs no word for it.
-    private struct Contributor {
-        let node: Unmanaged<ProgressNode>
-        var contribution: Double
-    }
-
-    /// The children with a recorded contribution; each knows its index (`contributorIndex`). A buffer of
-    /// its own rather than an `Array`: a refresh records one child per level it walks, and an array's
-    /// uniqueness check and bounds check on each write were a fifth of that walk.
-    @exclusivity(unchecked) private var contributors = UnsafeMutablePointer<Contributor>(bitPattern: 0)
+    /// What each child with a recorded contribution adds (`pendingInParent × fraction` at its last record),
+    /// at the index the child keeps (`contributorIndex`): kept here rather than in the child, so that a node
+    /// without progress costs no word for it. 8 bytes an entry, the contribution alone: nothing here needs
+    /// the child's address, because an entry never moves. A removed entry becomes a hole, on a list of free
+    /// entries that the next new contributor reuses (a hole is a NaN whose payload is the index of the next
+    /// free entry; a contribution is never NaN: it is finite and at least 0). A buffer of its own rather than
+    /// an `Array`: a refresh records one child per level it walks, and an array's uniqueness check and
+    /// bounds check on each write were a fifth of that walk.
+    ///
+    /// Invariants: `contributorCount` entries below `slotCount` are contributions, and the others below it
+    /// are holes, each once on the free list that starts at `freeSlot`; each contribution belongs to exactly
+    /// one child (attached, or retired and still in the queue) whose `contributorIndex` is its index.
+    @exclusivity(unchecked) private var contributions = UnsafeMutablePointer<Double>(bitPattern: 0)
+    /// The entries in use, contributions and holes: every entry from `slotCount` on is unused.
+    @exclusivity(unchecked) private var slotCount = 0
     @exclusivity(unchecked) private var contributorCount = 0
-    @exclusivity(unchecked) private var contributorCapacity = 0
+    @exclusivity(unchecked) private var contributionCapacity = 0
+    /// The first hole, `noSlot` when there is none.
+    @exclusivity(unchecked) private var freeSlot = ChildSums.noSlot
+
+    private static let noSlot = Int(UInt32.max)
 
     deinit {
-        contributors?.deallocate()  // `Contributor` is trivial: nothing to deinitialize
+        contributions?.deallocate()  // `Double` is trivial: nothing to deinitialize
     }
 
-    private func appendContributor(_ contributor: Contributor) {
-        if contributorCount == contributorCapacity {
-            let capacity = max(4, contributorCapacity * 2)
-            let grown = UnsafeMutablePointer<Contributor>.allocate(capacity: capacity)
-            if let old = contributors {
-                grown.moveInitialize(from: old, count: contributorCount)
+    /// A hole whose next free entry is `next` (`noSlot`: none): a quiet NaN carrying it.
+    @inline(__always)
+    private static func hole(next: Int) -> Double {
+        Double(bitPattern: Double.nan.bitPattern | UInt64(truncatingIfNeeded: next))
+    }
+
+    /// The next free entry after the hole `entry`.
+    @inline(__always)
+    private static func nextFree(after entry: Double) -> Int { Int(truncatingIfNeeded: entry.bitPattern & 0xFFFF_FFFF) }
+
+    /// An entry for a new contributor of `contribution`: a hole if there is one, otherwise one past the last.
+    private func addContribution(_ contribution: Double) -> Int {
+        contributorCount += 1
+        if freeSlot != Self.noSlot {
+            let index = freeSlot
+            freeSlot = Self.nextFree(after: contributions![index])
+            contributions![index] = contribution
+            return index
+        }
+        if slotCount == contributionCapacity {
+            let capacity = max(4, contributionCapacity * 2)
+            let grown = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+            if let old = contributions {
+                grown.moveInitialize(from: old, count: slotCount)
                 old.deallocate()
             }
-            contributors = grown
-            contributorCapacity = capacity
+            contributions = grown
+            contributionCapacity = capacity
         }
-        (contributors! + contributorCount).initialize(to: contributor)
-        contributorCount += 1
+        (contributions! + slotCount).initialize(to: contribution)
+        slotCount += 1
+        return slotCount - 1
     }
+
+    /// Frees the entry `index`: the last entry leaves the used part, any other becomes a hole.
+    private func removeContribution(at index: Int) {
+        contributorCount -= 1
+        if contributorCount == 0 {
+            // No contributor left: no hole either. A buffer grown for many children goes back.
+            slotCount = 0
+            freeSlot = Self.noSlot
+            if contributionCapacity > Self.keptCapacity {
+                contributions!.deallocate()
+                contributions = nil
+                contributionCapacity = 0
+            }
+        } else if index == slotCount - 1 {
+            slotCount -= 1
+        } else {
+            contributions![index] = Self.hole(next: freeSlot)
+            freeSlot = index
+        }
+    }
+
+    /// The capacity kept when the last contributor leaves (8 KB).
+    private static let keptCapacity = 1_024
+
     @exclusivity(unchecked) private var sum: Double = 0 {
         didSet { publishedSum.store(total.bitPattern, ordering: .relaxed) }
     }
@@ -120,12 +172,12 @@ final class ChildSums: @unchecked Sendable {
                 if contribution == 0 { return }  // nothing to record, and nothing to remove later
                 // A child that finished and was credited without a share (never `shared`) stays out.
                 guard child.claimShare() else { return }
-                child.contributorIndex.store(Int32(truncatingIfNeeded: contributorCount), ordering: .relaxed)
-                appendContributor(Contributor(node: .passUnretained(child), contribution: contribution))
+                let index = addContribution(contribution)
+                child.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
             } else {
-                old = contributors![index].contribution
+                old = contributions![index]
                 if old == contribution { return }
-                contributors![index].contribution = contribution
+                contributions![index] = contribution
             }
             if contributorCount == 1 {
                 // The only contributor: its contribution is the sum, exactly (the usual chain of nodes).
@@ -145,15 +197,8 @@ final class ChildSums: @unchecked Sendable {
         let index = Int(child._withUnsafeGuaranteedRef { $0.contributorIndex.load(ordering: .relaxed) })
         guard index >= 0 else { return }
         child._withUnsafeGuaranteedRef { $0.contributorIndex.store(-1, ordering: .relaxed) }
-        let contribution = contributors![index].contribution
-        contributorCount -= 1
-        let last = contributors![contributorCount]
-        if index < contributorCount {
-            contributors![index] = last
-            last.node._withUnsafeGuaranteedRef {
-                $0.contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
-            }
-        }
+        let contribution = contributions![index]
+        removeContribution(at: index)
         if contributorCount == 0 {
             // Exactly 0: no rounding residue survives the last child.
             sum = 0
@@ -165,10 +210,14 @@ final class ChildSums: @unchecked Sendable {
         settle()
     }
 
+    /// After an incremental change: sums from scratch when that is cheap (at most `alwaysSummedCount`
+    /// entries) or when rounding could have lost more than the last bits. Counted in entries, holes
+    /// included, since that is what a sum from scratch reads: each case needs as many changes to come
+    /// again, so a change stays O(1) amortized.
     private func settle() {
         incrementalSteps += 1
-        if contributorCount <= Self.alwaysSummedCount || sum < largestContribution * 0x1p-20
-            || incrementalSteps > contributorCount + 1_024
+        if slotCount <= Self.alwaysSummedCount || sum < largestContribution * 0x1p-20
+            || incrementalSteps > slotCount + 1_024
         {
             sumFromScratch()
         } else if sum < 0 {
@@ -176,14 +225,17 @@ final class ChildSums: @unchecked Sendable {
         }
     }
 
+    /// The sum of the contributions in index order, holes skipped.
     private func sumFromScratch() {
         var total = 0.0
         var largest = 0.0
         var index = 0
-        while index < contributorCount {
-            let contribution = contributors![index].contribution
-            total += contribution
-            if contribution > largest { largest = contribution }
+        while index < slotCount {
+            let contribution = contributions![index]
+            if !contribution.isNaN {
+                total += contribution
+                if contribution > largest { largest = contribution }
+            }
             index += 1
         }
         sum = total
@@ -264,24 +316,37 @@ extension ChildSums {
     /// These sums as they stand, for `ProgressNode.invariantViolations()` (ProgressNode+Invariants.swift).
     /// Under the domain lock.
     struct CheckedState {
-        /// Each contributor's address, and its contribution, in index order.
-        let contributorAddresses: [UInt]
-        let contributions: [Double]
+        /// Each entry in index order: its contribution, or `nil` for a hole.
+        let contributions: [Double?]
+        /// Whether the free list holds exactly the holes, each once.
+        let freeListIsTheHoles: Bool
+        let contributorCount: Int
         let sum: Double
         let failedUnits: Double
         let largestContribution: Double
         let incrementalSteps: Int
-        /// Whether every change sums the contributors from scratch (`alwaysSummedCount`), so that `sum` is
+        /// Whether every change sums the entries from scratch (`alwaysSummedCount`), so that `sum` is
         /// exactly their sum in index order.
         let isSummedFromScratch: Bool
     }
 
     var checkedState: CheckedState {
-        CheckedState(
-            contributorAddresses: (0..<contributorCount).map { UInt(bitPattern: contributors![$0].node.toOpaque()) },
-            contributions: (0..<contributorCount).map { contributors![$0].contribution },
+        let entries: [Double?] = (0..<slotCount).map { contributions![$0].isNaN ? nil : contributions![$0] }
+        var free: Set<Int> = []
+        var slot = freeSlot
+        var freeListIsTheHoles = true
+        while slot != Self.noSlot {
+            guard slot >= 0, slot < slotCount, entries[slot] == nil, free.insert(slot).inserted else {
+                freeListIsTheHoles = false
+                break
+            }
+            slot = Self.nextFree(after: contributions![slot])
+        }
+        if free.count != entries.count(where: { $0 == nil }) { freeListIsTheHoles = false }
+        return CheckedState(
+            contributions: entries, freeListIsTheHoles: freeListIsTheHoles, contributorCount: contributorCount,
             sum: sum, failedUnits: failedUnits, largestContribution: largestContribution,
-            incrementalSteps: incrementalSteps, isSummedFromScratch: contributorCount <= Self.alwaysSummedCount)
+            incrementalSteps: incrementalSteps, isSummedFromScratch: slotCount <= Self.alwaysSummedCount)
     }
 }
 #endif

@@ -303,24 +303,23 @@ private final class InvariantChecker {
     }
 
     /// The node's `ChildSums` against its children: the contributors are its attached children, or retired
-    /// ones still in its queue, each knowing its index (then `checkContributions`, `checkSum`).
+    /// ones still in its queue, each knowing its index, one contributor an entry (then `checkContributions`,
+    /// `checkSum`). The entries do not name their children: each child that records an index must find a
+    /// contribution there, no two the same, and there must be as many of them as contributions.
     private func checkSums(
         _ sums: ChildSums.CheckedState?, of record: Int, children: [Child],
         queue: Set<UInt>
     ) {
-        let contributors = sums?.contributorAddresses ?? []
         let contributions = sums?.contributions ?? []
-        if contributors.isEmpty && queue.isEmpty {
-            // The usual leaf, or a parent nobody read: no contributor to match.
-            for child in children where reached[child.record].node.contributorIndex.load(ordering: .relaxed) >= 0 {
-                report(record, "\(name(child.record)) records a contributor index, and its sums have no contributor")
+        if let sums {
+            if !sums.freeListIsTheHoles { report(record, "its sums' free list is not exactly their holes") }
+            let live = contributions.count(where: { $0 != nil })
+            if live != sums.contributorCount {
+                report(record, "its sums count \(sums.contributorCount) contributors and hold \(live) contributions")
             }
-            checkContributions(contributions, of: children)
-            if let sums { checkSum(sums, of: record) }
-            return
         }
-        // The children and the retired nodes in the queue: a contributor is one of them, and each of them
-        // that records a contributor index is the sums' contributor there.
+        // The children and the retired nodes in the queue: each of them that records a contributor index is
+        // the one contributor at that index.
         var claimed: [UInt: Claimant] = [:]
         for child in children {
             claimed[child.address] = Claimant(node: reached[child.record].node, record: child.record)
@@ -330,29 +329,26 @@ private final class InvariantChecker {
             let node = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
             claimed[address] = Claimant(node: node, record: nil)
         }
+        var claimedIndices: Set<Int> = []
         for (address, child) in claimed {
             let index = Int(child.node.contributorIndex.load(ordering: .relaxed))
             guard index >= 0 else { continue }
-            if index >= contributors.count || contributors[index] != address {
-                let who = child.record.map(name) ?? "a retired node in its queue"
+            let who = child.record.map(name) ?? "a retired node in its queue"
+            guard index < contributions.count, let contribution = contributions[index] else {
                 report(record, "\(who) records contributor index \(index), which its sums do not give it")
-            }
-        }
-        for index in contributors.indices {
-            guard let child = claimed[contributors[index]] else {
-                report(record, "contributor \(index) is neither a child nor in its queue")
                 continue
             }
+            if !claimedIndices.insert(index).inserted {
+                report(record, "two of its children record contributor index \(index)")
+            }
             let childFlags = child.node.flags.load(ordering: .sequentiallyConsistent)
-            if childFlags & NodeFlags.attached == 0 && !queue.contains(contributors[index]) {
+            if childFlags & NodeFlags.attached == 0 && !queue.contains(address) {
                 report(record, "contributor \(index) has left (retired) and is not in its queue to be taken out")
             }
-            if child.node.contributorIndex.load(ordering: .relaxed) != index {
-                report(record, "contributor \(index) records another index")
-            }
-            if !(contributions[index] >= 0) {
-                report(record, "contributor \(index) contributes \(contributions[index])")
-            }
+            if !(contribution >= 0) { report(record, "contributor \(index) contributes \(contribution)") }
+        }
+        for index in contributions.indices where contributions[index] != nil && !claimedIndices.contains(index) {
+            report(record, "contributor \(index) is neither a child nor in its queue")
         }
         checkContributions(contributions, of: children)
         if let sums { checkSum(sums, of: record) }
@@ -360,7 +356,7 @@ private final class InvariantChecker {
 
     /// A clean, unqueued attached child contributes `pendingInParent × cachedFraction` (nothing recorded:
     /// zero): the refresh or path refresh that stored its fraction recorded it in the parent's sums.
-    private func checkContributions(_ contributions: [Double], of children: [Child]) {
+    private func checkContributions(_ contributions: [Double?], of children: [Child]) {
         for child in children {
             let node = reached[child.record].node
             let childFlags = node.flags.load(ordering: .sequentiallyConsistent)
@@ -368,7 +364,7 @@ private final class InvariantChecker {
                 continue
             }
             let index = Int(node.contributorIndex.load(ordering: .relaxed))
-            let recorded = index >= 0 && index < contributions.count ? contributions[index] : 0
+            let recorded = index >= 0 && index < contributions.count ? contributions[index] ?? 0 : 0
             let fraction = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
             let expected = Double(node.pendingInParent.load(ordering: .relaxed)) * fraction
             if recorded != expected {
@@ -384,7 +380,7 @@ private final class InvariantChecker {
         if !(sums.failedUnits >= 0) { report(record, "its failed children's units are \(sums.failedUnits)") }
         var recomputed = 0.0
         var largest = 0.0
-        for contribution in sums.contributions {
+        for case let contribution? in sums.contributions {
             recomputed += contribution
             largest = max(largest, contribution)
         }

@@ -115,19 +115,6 @@ extension ProgressNode {
         return count
     }
 
-    /// Takes this node's whole dirty queue, appending it to `nodes`; returns whether it added any.
-    @inline(__always)
-    private func drainQueue(into nodes: inout [Unmanaged<ProgressNode>]) -> Bool {
-        var entry = takeQueue()
-        guard entry != 0 else { return false }
-        while let pointer = UnsafeRawPointer(bitPattern: entry) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
-            nodes.append(node)
-        }
-        return true
-    }
-
     /// The credit sequence once no credit is in progress (`ChildSums.isSettled`; a credit between its two
     /// steps takes a few atomic operations and no lock).
     @inline(__always)
@@ -150,19 +137,28 @@ extension ProgressNode {
     /// queue is drained, its queued children are refreshed (each cleared *before* its counts are read, see
     /// the top of this file) and recorded in its sums, then its own fraction is computed from its counts and
     /// sums, read between two equal values of its credit sequence.
+    ///
+    /// A drained queue is followed through its `queueNext` links, one child at a time, rather than copied
+    /// into a buffer: a read after a million children changed needs no 8 MB list of them. The link of a
+    /// child is read before its `queued` bit is cleared (`takeFromQueue`): only the push that sets `queued`
+    /// writes `queueNext`, so the rest of the drained chain cannot change while it is followed. Each node in
+    /// it is alive: attached (its parent's table or fresh stack holds it) or retired (the queue holds a
+    /// reference to it, handed over by `retire`).
     func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
         _ = beginRefresh()
-        scratch.frames.append(
-            RefreshFrame(
-                node: .passUnretained(self), pendingBase: scratch.pending.count,
-                sequence: settledCreditSequence()))
-        _ = drainQueue(into: &scratch.pending)
+        let sequence = settledCreditSequence()
+        scratch.frames.append(RefreshFrame(node: .passUnretained(self), next: takeQueue(), sequence: sequence))
         while true {
-            let top = scratch.frames[scratch.frames.count - 1]
+            let last = scratch.frames.count - 1
+            let top = scratch.frames[last]
             let node = top.node
-            if scratch.pending.count > top.pendingBase {
-                let child = scratch.pending.removeLast()
-                let old = child._withUnsafeGuaranteedRef { $0.takeFromQueue() }
+            if let pointer = UnsafeRawPointer(bitPattern: top.next) {
+                let child = Unmanaged<ProgressNode>.fromOpaque(pointer)
+                let (next, old) = child._withUnsafeGuaranteedRef { child -> (UInt, UInt32) in
+                    let next = child.queueNext.load(ordering: .relaxed)  // before `queued` is cleared
+                    return (next, child.takeFromQueue())
+                }
+                scratch.frames[last].next = next
                 if old & NodeFlags.retired != 0 {
                     // Finished and credited, or failed: its share leaves the sum (a failed child's share at
                     // failure stays, apart), and the queue's reference goes.
@@ -174,9 +170,8 @@ extension ProgressNode {
                     scratch.released.append(child.takeRetainedValue())
                     continue
                 }
-                let sequence = child._withUnsafeGuaranteedRef { $0.settledCreditSequence() }
-                scratch.frames.append(RefreshFrame(node: child, pendingBase: scratch.pending.count, sequence: sequence))
-                _ = child._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
+                let (sequence, queue) = child._withUnsafeGuaranteedRef { ($0.settledCreditSequence(), $0.takeQueue()) }
+                scratch.frames.append(RefreshFrame(node: child, next: queue, sequence: sequence))
                 continue
             }
             // Every queued child is recorded: the node's fraction, from counts and sums read together.
@@ -191,51 +186,33 @@ extension ProgressNode {
             if !settled {
                 // A child finished meanwhile: its credit may be in the count and its share still in the sum.
                 // The credit retired it into the queue: drain again, and read again.
-                scratch.frames[scratch.frames.count - 1].sequence = node._withUnsafeGuaranteedRef {
-                    $0.settledCreditSequence()
-                }
-                _ = node._withUnsafeGuaranteedRef { $0.drainQueue(into: &scratch.pending) }
+                let (sequence, queue) = node._withUnsafeGuaranteedRef { ($0.settledCreditSequence(), $0.takeQueue()) }
+                scratch.frames[last].sequence = sequence
+                scratch.frames[last].next = queue
                 continue
             }
             scratch.frames.removeLast()
             node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-            guard let below = scratch.frames.last else {
-                scratch.giveBackLargeBuffers()
-                return fraction
-            }
+            guard let below = scratch.frames.last else { return fraction }
             below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
         }
     }
 }
 
 /// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
-/// Empty between reads.
+/// Empty between reads. (No list of the nodes still to visit: each frame follows its drained queue.)
 struct RefreshScratch {
-    /// Nodes still to visit: each frame's are at the end, above those of the frames below it. Each is
-    /// alive: attached (its parent's table holds it) or retired (its parent's queue holds it).
-    var pending: [Unmanaged<ProgressNode>] = []
     /// The nodes being refreshed, root first.
     var frames: [RefreshFrame] = []
     /// Retired children the refresh drained, released after the domain lock.
     var released: [ProgressNode] = []
-
-    /// The capacity `pending` keeps between refreshes (32 KB): a refresh of up to this many changed children
-    /// allocates nothing once the buffer has grown.
-    static let keptPendingCapacity = 4_096
-
-    /// Frees `pending` after a refresh that needed more than `keptPendingCapacity` entries (a read after a
-    /// million children changed): kept, it would cost 8 bytes per child for as long as the tree lives, and
-    /// the next such refresh, which allocates it again, does as much work per entry anyway.
-    mutating func giveBackLargeBuffers() {
-        if pending.capacity > Self.keptPendingCapacity && pending.isEmpty { pending = [] }
-    }
 }
 
 /// One level of the dirty subtree being refreshed.
 struct RefreshFrame {
     let node: Unmanaged<ProgressNode>
-    /// Where this frame's children start in `RefreshScratch.pending`.
-    let pendingBase: Int
+    /// The next child of the node's drained queue still to visit (0: none left), linked by `queueNext`.
+    var next: UInt
     /// The node's credit sequence when its queue was drained.
     var sequence: UInt64
 }
