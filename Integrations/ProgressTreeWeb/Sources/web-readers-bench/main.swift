@@ -72,6 +72,21 @@ final class Reader {
     private var pending: [UInt8] = []
     private var lastTick: UInt64 = 0
     private(set) var bytes = 0
+    private static let marker = Array(#""id":2,"parent":1,"#.utf8)
+    private static let completed = Array(#""completed":"#.utf8)
+
+    /// Where `needle` first is in `bytes[from..<to]` (memchr for its first byte, then memcmp).
+    private static func find(_ needle: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
+        var offset = from
+        let base = bytes.baseAddress!
+        while to - offset >= needle.count {
+            guard let hit = memchr(base + offset, Int32(needle[0]), to - offset - needle.count + 1) else { return nil }
+            let at = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + at, needle, needle.count) == 0 { return at }
+            offset = at + 1
+        }
+        return nil
+    }
 
     init(port: UInt16) {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -98,26 +113,32 @@ final class Reader {
             let now = monotonicNanoseconds()
             bytes += count
             pending.append(contentsOf: buffer[0..<count])
-            // Whole lines only: the ticker's data lines say its count.
+            // Whole lines only: the ticker's data lines say its count (found with memchr and memcmp: this process
+            // reads every client's bytes on one thread, and must keep up for its times to be the server's).
             guard let lastNewline = pending.lastIndex(of: 0x0A) else { continue }
-            let marker = Array(#""id":2,"parent":1,"#.utf8)
-            let completed = Array(#""completed":"#.utf8)
-            var index = 0
-            while let found = pending[index...lastNewline].firstRange(of: marker) {
-                guard let field = pending[found.upperBound...lastNewline].firstRange(of: completed) else { break }
-                var value: UInt64 = 0
-                var digit = field.upperBound
-                while pending[digit] >= 0x30, pending[digit] <= 0x39 {
-                    value = value * 10 + UInt64(pending[digit] - 0x30)
-                    digit += 1
-                }
-                if value > lastTick {
-                    if recording, lastTick > 0 {
-                        for tick in (lastTick + 1)...value { waits.append(now &- (start + tick * period)) }
+            let newest = pending.withUnsafeBytes { bytes -> UInt64 in
+                var newest: UInt64 = 0
+                var offset = 0
+                let end = lastNewline + 1
+                while offset < end, let found = Self.find(Self.marker, in: bytes, from: offset, to: end) {
+                    let at = found + Self.marker.count
+                    guard let field = Self.find(Self.completed, in: bytes, from: at, to: end) else { break }
+                    var digit = field + Self.completed.count
+                    var value: UInt64 = 0
+                    while digit < end, bytes[digit] >= 0x30, bytes[digit] <= 0x39 {
+                        value = value * 10 + UInt64(bytes[digit] - 0x30)
+                        digit += 1
                     }
-                    lastTick = value
+                    newest = max(newest, value)
+                    offset = digit
                 }
-                index = digit
+                return newest
+            }
+            if newest > lastTick {
+                if recording, lastTick > 0 {
+                    for tick in (lastTick + 1)...newest { waits.append(now &- (start + tick * period)) }
+                }
+                lastTick = newest
             }
             pending.removeSubrange(0...lastNewline)
         }
