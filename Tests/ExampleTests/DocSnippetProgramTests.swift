@@ -53,6 +53,8 @@ final class DocSnippetProgramTests: XCTestCase {
         "Cancellation.md: album.cancellationHandler = { print(\"import cancelled\") }":
             .nothing(because: "a fragment: `album` is the node of the text around it"),
         "cancellation-guide": .nothing(because: "it declares functions, which the guide's prose calls"),
+        "README.md: let job = ProgressNode.discreteProgress(totalUnitCount: 12)":
+            .nothing(because: "it imports ProgressTreeWeb, a package of its own that these tests do not build"),
         "observation-key-path": .lastLine("4 photos: 100%"),
         "observation-throttle": .lastLine("1000000 bytes"),
         "observation-snapshots": .lastLine("3 of 3"),
