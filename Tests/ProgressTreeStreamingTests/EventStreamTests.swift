@@ -4,6 +4,17 @@ import ProgressTreePlatform
 import TestSupport
 import XCTest
 
+/// The chunk a task received, read by the test that polls for it.
+private final class ReceivedChunk: Sendable {
+    private let value = Lock<[UInt8]?>(nil)
+
+    var chunk: [UInt8]? { value.withLock { $0 } }
+
+    func set(_ chunk: [UInt8]?) {
+        value.withLock { $0 = chunk ?? [] }
+    }
+}
+
 /// `ProgressEventStream`: the event stream of `Docs/WireFormat.md`, "Over HTTP (Server-Sent Events)", as
 /// bytes, walked by hand (`publishesOnTimer = false`) with its events numbered from 101.
 final class EventStreamTests: XCTestCase {
@@ -229,24 +240,17 @@ final class EventStreamTests: XCTestCase {
         await expectEvents(
             joiner,
             ["retry: 1000", "id: 102: 3 1 failed bad.jpg (failure 2)", "id: 102: 1 - cancelled Album", "synced 102"])
-        // Open: nothing more but keep-alives.
-        let waiting = Task { await joiner.next() }
-        var keptAlive: [UInt8]?
+        // Open: nothing more but keep-alives. (Sent to a transport waiting for a chunk: asked for until the
+        // waiting task has one; awaiting its value is not cancellable, so it is polled.)
+        let received = ReceivedChunk()
+        let waiting = Task { received.set(await joiner.next()) }
         let start = ContinuousClock.now
-        while keptAlive == nil, start.duration(to: .now) < .seconds(10) {
+        while received.chunk == nil, start.duration(to: .now) < .seconds(10) {
             stream.sendKeepAlives()
-            keptAlive = await withTaskGroup(of: [UInt8]?.self) { group in
-                group.addTask { await waiting.value }
-                group.addTask {
-                    try? await Task.sleep(for: .milliseconds(20))
-                    return nil
-                }
-                let first = await group.next()!
-                group.cancelAll()
-                return first
-            }
+            try await Task.sleep(for: .milliseconds(2))
         }
-        XCTAssertEqual(keptAlive.map { String(decoding: $0, as: UTF8.self) }, ": keep-alive\n\n")
+        await waiting.value
+        XCTAssertEqual(received.chunk.map { String(decoding: $0, as: UTF8.self) }, ": keep-alive\n\n")
         stream.finish()
         let ended = await joiner.next()
         XCTAssertNil(ended)
