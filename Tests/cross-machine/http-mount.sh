@@ -10,8 +10,8 @@
 #
 #   bash Tests/cross-machine/http-mount.sh
 #
-# HTTP_MOUNT_SERVER replaces the served program (its --host and --port are added), e.g.
-#   HTTP_MOUNT_SERVER=".build/debug/web-dashboard" bash Tests/cross-machine/http-mount.sh
+# Both checks run twice: with a scripted server (HTTP_MOUNT_SERVER replaces it; its --host and --port are
+# added), and with the web dashboard's server (Integrations/ProgressTreeWeb's web-dashboard).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,6 +24,9 @@ command -v nginx >/dev/null || fail "no nginx (apt-get install -y nginx)"
 swift build --product sse-test-server >/dev/null 2>&1 || fail "cannot build sse-test-server"
 swift build --product http-mount-probe >/dev/null 2>&1 || fail "cannot build http-mount-probe"
 bin=$(swift build --show-bin-path)
+swift build --package-path Integrations/ProgressTreeWeb --product web-dashboard >/dev/null 2>&1 \
+    || fail "cannot build web-dashboard (Integrations/ProgressTreeWeb)"
+dashboard="$(swift build --package-path Integrations/ProgressTreeWeb --show-bin-path)/web-dashboard"
 
 work=$(mktemp -d)
 namespace="pt-http-$$"
@@ -63,7 +66,7 @@ ip netns exec "$namespace" ip addr add "$inside_ip/30" dev "$inside_link" || fai
 ip netns exec "$namespace" ip link set "$inside_link" up && ip netns exec "$namespace" ip link set lo up \
     || fail "inside links up"
 
-server_command="${HTTP_MOUNT_SERVER:-$bin/sse-test-server --steps 40 --interval 250} --host $inside_ip --port 8080"
+server_command=""
 start_server() {
     ip netns exec "$namespace" $server_command >"$work/server.log" 2>&1 &
     server_pid=$!
@@ -136,35 +139,52 @@ wait_probe() {
     probe_pid=""
 }
 
-echo "--- 1. mounting $url (nginx on $host_ip → server in $namespace at $inside_ip), restarting nginx"
-start_server
-start_nginx
-"$bin/http-mount-probe" "$url" >"$work/probe.log" 2>&1 &
-probe_pid=$!
-wait_progress 8
-stop_nginx
-sleep 1
-start_nginx
-wait_probe
-cat "$work/probe.log"
-[ "$probe_status" -eq 0 ] || fail "the mount did not finish (exit status $probe_status)"
-grep -qE "^end: finished 40/40 reconnections: [1-9]" "$work/probe.log" \
-    || fail "the mount did not reconnect and finish 40/40"
-wait "$server_pid" 2>/dev/null
-server_pid=""
+# run_phases NAME SERVER TOTAL PROGRESS: phases 1 and 2 with the server SERVER (its --host and --port
+# added), whose root has TOTAL units when finished; nginx is restarted once the mount shows PROGRESS units.
+run_phases() {
+    local name=$1 total=$3 progress=$4
+    server_command="$2 --host $inside_ip --port 8080"
 
-echo "--- 2. the server gone: the mount fails with the reason"
-start_server
-"$bin/http-mount-probe" "$url" 3 >"$work/probe.log" 2>&1 &
-probe_pid=$!
-wait_progress 4
-kill -9 "$server_pid"
-wait "$server_pid" 2>/dev/null
-server_pid=""
-wait_probe
-cat "$work/probe.log"
-[ "$probe_status" -eq 1 ] || fail "the mount did not fail (exit status $probe_status)"
-grep -qxF "failed: $url: answered 502 Bad Gateway for 3 s" "$work/probe.log" \
-    || fail "not the reason expected: failed: $url: answered 502 Bad Gateway for 3 s"
+    echo "--- $name, 1. mounting $url (nginx on $host_ip → server in $namespace at $inside_ip), restarting nginx"
+    start_server
+    start_nginx
+    "$bin/http-mount-probe" "$url" >"$work/probe.log" 2>&1 &
+    probe_pid=$!
+    wait_progress "$progress"
+    stop_nginx
+    sleep 1
+    start_nginx
+    wait_probe
+    cat "$work/probe.log"
+    [ "$probe_status" -eq 0 ] || fail "$name: the mount did not finish (exit status $probe_status)"
+    grep -qE "^end: finished $total/$total reconnections: [1-9]" "$work/probe.log" \
+        || fail "$name: the mount did not reconnect and finish $total/$total"
+    # A server that keeps serving its final state (web-dashboard) is ended here; the scripted one ended.
+    kill -TERM "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+    server_pid=""
+    stop_nginx
+
+    echo "--- $name, 2. the server gone: the mount fails with the reason"
+    start_server
+    start_nginx
+    "$bin/http-mount-probe" "$url" 3 >"$work/probe.log" 2>&1 &
+    probe_pid=$!
+    wait_progress 1
+    kill -9 "$server_pid"
+    wait "$server_pid" 2>/dev/null
+    server_pid=""
+    wait_probe
+    cat "$work/probe.log"
+    [ "$probe_status" -eq 1 ] || fail "$name: the mount did not fail (exit status $probe_status)"
+    grep -qxF "failed: $url: answered 502 Bad Gateway for 3 s" "$work/probe.log" \
+        || fail "$name: not the reason expected: failed: $url: answered 502 Bad Gateway for 3 s"
+    stop_nginx
+}
+
+# A scripted server (exact steps), then the web dashboard's Hummingbird server (Integrations/ProgressTreeWeb)
+# running photo-import's job, as a user would serve it.
+run_phases "scripted server" "${HTTP_MOUNT_SERVER:-$bin/sse-test-server --steps 40 --interval 250}" 40 8
+run_phases "web-dashboard" "$dashboard --photos 12 --speed 1" 12 3
 
 echo "Test Case 'http-mount.sh: a mount over HTTP through nginx across network namespaces' passed"
