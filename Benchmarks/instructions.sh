@@ -5,12 +5,16 @@
 #
 #   Benchmarks/instructions.sh                 # advance(by:), a clean read, a child's life cycle
 #   Benchmarks/instructions.sh --shares        # a child's life cycle, plain and through a ProgressShare
+#   Benchmarks/instructions.sh --properties    # scenario 20: a property set + a summary read, and references
 #   PROGRESSTREE_ROOT=/path/to/checkout Benchmarks/instructions.sh   # another checkout (A/B), as compare.sh
 #
 # Scenarios (Benchmarks/Sources/Scenarios): 1 one node, 1,000,000 updates (20,000 quick); 9 clean reads of
 # a root 8 deep, 2,000,000 (20,000); 6 create, attach and finish a child, 100,000 (2,000). With --shares:
 # 6, and 19a-c (ShareScenarios.swift) as many times: a share started by a function and finished, a share
 # dropped unstarted, and a child at 0 of 0 given its total, then finished (the design shares did not take).
+# With --properties (PropertyScenarios.swift): 20b a value set on a leaf 8 deep + a read of the root's
+# summary, 100,000 pairs (2,000 quick), beside its reference (advance + fractionCompleted); 20a a value set on
+# one of 100,000 children + a read, a sum and a maximum, 10,000 (200).
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)"; exit 1; }
@@ -31,6 +35,10 @@ specs=("1:980000:advance(by: 1) on one node" "9:1980000:fractionCompleted, clean
 if [ "${1:-}" = "--shares" ]; then
     specs=("6:98000:create, attach, finish a child" "19a:98000:share, started by a function, finished"
         "19b:98000:share, dropped unstarted" "19c:98000:child at 0 of 0, total set, finished")
+fi
+if [ "${1:-}" = "--properties" ]; then
+    specs=("20b:98000:20b set on a leaf 8 deep + root summary" "20bref:98000:20b ref: advance + fractionCompleted"
+        "20a:9800:20a sum: set + read, 100,000 children" "20amax:9800:20a maximum: set + read, 100,000")
 fi
 for spec in "${specs[@]}"; do
     IFS=: read -r scenario operations name <<<"$spec"

@@ -147,7 +147,8 @@ if arguments.first == "--terminal" {
 // size unless --quick is given, and prints nothing else. `--profile <1-12|1b|16|limit> <pn|foundation>`;
 // `--profile 8 pn` is the loop with the terminal renderer attached, `--profile 8 foundation` without;
 // 9 is the clean read of the 8-deep chain, 10 two threads reading every update, 11 the 100,000-child tree,
-// 16 the descriptions of the widest root of files (ProgressNode whatever the second argument).
+// 16 the descriptions of the widest root of files (ProgressNode whatever the second argument); 20a, 20amax
+// and 20b, 20bref: scenario 20 (custom properties), ProgressNode whatever the second argument.
 if arguments.first == "--profile" {
     runProfile(scenario: arguments[1], kind: arguments[2], sizes: arguments.contains("--quick") ? .smoke : .full)
     exit(0)
@@ -753,6 +754,22 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
             pn
                 ? PN.observedNodes(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode).seconds
                 : FP.observedNodesWithoutObservers(sizes.observedNodes, perNode: sizes.observedUpdatesPerNode))
+    case "20a", "20amax":
+        // 100,000 children; 10,000 changes, each followed by a read (200 with --quick).
+        let wide = PN.wideRootWithProperties(100_000)
+        consume(
+            PN.propertyReadsAfterOneChange(
+                sizes.updates == ScenarioSizes.smoke.updates ? 200 : 10_000, root: wide.root, children: wide.children, largest: scenario == "20amax"))
+    case "20b", "20bref":
+        // A leaf 8 deep; 100,000 pairs (2,000 with --quick): a value set and a read of the root's summary, or
+        // (20bref) `advance(by: 1)` and a read of `fractionCompleted`.
+        let chain = PN.chainWithProperty()
+        let pairs = sizes.updates == ScenarioSizes.smoke.updates ? 2_000 : 100_000
+        if scenario == "20b" {
+            consume(PN.leafPropertyThenRootSummary(pairs, root: chain.root, leaf: chain.leaf))
+        } else {
+            consume(PN.leafAdvanceThenRootFraction(pairs, root: chain.root, leaf: chain.leaf))
+        }
     case "limit": consume(Limit.adds(sizes.updates))
     default: print("unknown scenario \(scenario)"); exit(2)
     }
