@@ -759,7 +759,8 @@ func runProfile(scenario: String, kind: String, sizes: ScenarioSizes) {
         let wide = PN.wideRootWithProperties(100_000)
         consume(
             PN.propertyReadsAfterOneChange(
-                sizes.updates == ScenarioSizes.smoke.updates ? 200 : 10_000, root: wide.root, children: wide.children, largest: scenario == "20amax"))
+                sizes.updates == ScenarioSizes.smoke.updates ? 200 : 10_000, root: wide.root, children: wide.children,
+                largest: scenario == "20amax"))
     case "20b", "20bref":
         // A leaf 8 deep; 100,000 pairs (2,000 with --quick): a value set and a read of the root's summary, or
         // (20bref) `advance(by: 1)` and a read of `fractionCompleted`.

@@ -48,6 +48,21 @@ struct NodeState {
         set { extrasForWriting().observable = newValue }
     }
 
+    /// This node's entry of the property `key` names (Properties/PropertyStore.swift), `nil` when it has
+    /// none: `propertyEntries?[key]` without a copy of the metadata, for a value set's walk up, which asks
+    /// at every level.
+    func propertyEntry(for key: ObjectIdentifier) -> PropertyEntry? {
+        guard let properties = extras?.metadata.extras?.properties, !properties.isEmpty else { return nil }
+        return properties[key]
+    }
+
+    /// Whether this node has any property entry: the walk's test before `propertyEntry(for:)`, so that a
+    /// node without any (most of a path) builds no optional entry (its copies go through value witnesses).
+    var hasPropertyEntries: Bool {
+        guard let metadataExtras = extras?.metadata.extras else { return false }
+        return !metadataExtras.properties.isEmpty
+    }
+
     /// The file summary this node keeps once it is read with children (Summaries/FileSums.swift); `nil`
     /// before. Its members join and leave under this lock.
     var fileSums: FileSums? {

@@ -7,7 +7,8 @@ final class MetadataExtras {
     /// See `Metadata.finishedChildren`.
     var finishedChildren = ProgressNode.FileSummary()
     /// The node's custom property values and what its children left behind (Properties/PropertyStore.swift).
-    var properties: PropertyEntries = [:]
+    /// Reached only under the node's lock: no dynamic exclusivity check.
+    @exclusivity(unchecked) var properties: PropertyEntries = [:]
     var localizedDescriptionOverride: String?
     var localizedAdditionalDescriptionOverride: String?
     /// The clock of the estimates; `nil` uses the nearest ancestor's (see `ProgressNode.estimationClock`).

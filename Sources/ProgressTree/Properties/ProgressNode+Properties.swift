@@ -30,27 +30,8 @@ extension ProgressNode {
                 setUserInfoObject(newValue, forKey: key)  // one storage with `fileTotalCount`
                 return
             }
-            PropertyGate.noteSet()  // before the value can be seen: folds look for it from here on
-            let key = ObjectIdentifier(property)
-            // The old value leaves the lock before it is released: its deinit may be user code.
-            let (replaced, parent) = state.withLock { state -> ((any Sendable)?, ProgressNode?) in
-                let extras = state.metadata.extrasForWriting()
-                var replaced: (any Sendable)?
-                if extras.properties[key] != nil {
-                    replaced = extras.properties[key]!.value
-                    extras.properties[key]!.value = newValue
-                } else {
-                    extras.properties[key] = PropertyEntry(
-                        operations: PropertyOperationsOf<Property>.self, value: newValue)
-                }
-                // With the value, under the lock: whoever sees the bit clear sees no value (NodeFlags).
-                if flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
-                    flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
-                }
-                return (replaced, parentUnderOwnLock(state))
-            }
-            withExtendedLifetime(replaced) {}
-            propertyValueChanged(property, parent: parent)
+            // The property's own, specialized copy of the set (Properties/PropertyPathStep.swift).
+            Property._progressTreeSetValue(newValue, on: self)
         }
     }
 
@@ -70,42 +51,7 @@ extension ProgressNode {
         if let builtIn = Self.builtInFileCountKey(property) {
             return builtInFileCountSummary(builtIn) as! Property.Summary
         }
-        if case .current(let kept) = keptPropertySummaryIfCurrent(property) {
-            return kept ?? PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
-        }
-        if let kept = readFileSummary().properties?[ObjectIdentifier(property)] {
-            return kept.summary as! Property.Summary
-        }
-        return PropertyOperationsOf<Property>.typedSummary(nil, below: nil)
+        // The property's own, specialized copy of the read (Properties/PropertyPathStep.swift).
+        return Property._progressTreeSummary(of: self)
     }
-
-    /// This node's summary of `property` when its kept summary has nothing to compute (it keeps one, no
-    /// member waits and its log is empty, once refreshed: the usual case after a value set, which counted it
-    /// on the path, see ProgressNode+PropertyPath.swift), from its entry and its members' total for that one
-    /// property; `.stale` when a read has work to do.
-    private func keptPropertySummaryIfCurrent<Property: ProgressProperty>(
-        _ property: Property.Type
-    ) -> KeptPropertyRead<Property.Summary> {
-        _ = refresh()  // records the children queued since, noting them in the log
-        guard let sums = childSums.unretained() else { return .stale }
-        return unretainedDomain._withUnsafeGuaranteedRef { domain in
-            domain.withRepresentativeLock { _ -> KeptPropertyRead<Property.Summary> in
-                // The log belongs to the domain lock, held here.
-                guard sums._withUnsafeGuaranteedRef({ $0.fileChanges?.isEmpty ?? false }) else { return .stale }
-                return state.withLock { state -> KeptPropertyRead<Property.Summary> in
-                    settleFreshChildren(&state)  // a fresh child joins: then there is work
-                    guard let kept = state.fileSums, kept.hasNoneJoined else { return .stale }
-                    return .current(PropertyOperationsOf<Property>.summary(of: state))
-                }
-            }
-        }
-    }
-}
-
-/// What `keptPropertySummaryIfCurrent` found.
-private enum KeptPropertyRead<Summary> {
-    /// The summary, current (`nil`: the property is nowhere in the subtree).
-    case current(Summary?)
-    /// A read must compute first.
-    case stale
 }

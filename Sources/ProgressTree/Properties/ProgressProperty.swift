@@ -61,6 +61,22 @@ public protocol ProgressProperty {
     /// parent stops counting it once the child is done. Applied at each level a subtree leaves, so make it
     /// idempotent (keeping or dropping is).
     static func summaryLeftBehind(_ summary: Summary, by outcome: ProgressPropertyOutcome) -> Summary?
+
+    // ProgressTree's own: not for you to implement or call (their defaults are the only implementations the
+    // library expects). `node[Property.self] = value` and `node.summary(of: Property.self)` come here.
+    //
+    // Why they exist: the library's generic code is compiled once, unspecialized, for every property (the
+    // caller's module cannot see its body), and paid the Swift runtime's metadata look-ups and value-witness
+    // copies at each level of a value set's walk up the tree, most of its cost. A requirement's default
+    // implementation is `@inlinable`, so each conformance carries a copy compiled for its own `Value` and
+    // `Summary`: the typed part of each level (a member's slot in its parent's total, the re-merge, the node's
+    // summary) runs specialized, called by the library's non-generic walk over the node locks and the raw
+    // summary storage. See Properties/PropertyPathStep.swift.
+
+    /// Sets `value` as `node`'s value of this property (`node[Self.self] = value`). Not API: ProgressTree's.
+    static func _progressTreeSetValue(_ value: Value, on node: ProgressNode)
+    /// `node`'s summary of this property (`node.summary(of: Self.self)`). Not API: ProgressTree's.
+    static func _progressTreeSummary(of node: ProgressNode) -> Summary
 }
 
 extension ProgressProperty {

@@ -53,13 +53,18 @@ enum PropertyLeaving {
 }
 
 /// One property in one node: its value, if the node set one, and what children that left it left behind.
+/// `@usableFromInline` for a property's typed step (PropertyPathStep.swift), which reads `value` and
+/// `leftBehind`.
+@usableFromInline
 struct PropertyEntry: Sendable {
     let operations: any PropertyOperations.Type
-    var value: (any Sendable)?
-    /// What the children that left it left behind, not merged yet: merging is user code, which never runs
-    /// under a lock of the tree, so a fold appends under the parent's lock and `compactPropertiesLeftBehind`
-    /// merges outside it. Usually one summary (none for a node that only set a value).
-    var leftBehind: [any Sendable] = []
+    /// The node's value (a `Property.Value`), `nil` when it set none.
+    @usableFromInline var value: (any Sendable)?
+    /// What the children that left it left behind (`Property.Summary` values), not merged yet: merging is
+    /// user code, which never runs under a lock of the tree, so a fold appends under the parent's lock and
+    /// `compactPropertiesLeftBehind` merges outside it. Usually one summary (none for a node that only set a
+    /// value).
+    @usableFromInline var leftBehind: [any Sendable] = []
     /// How many times `leftBehind` was compacted: a compaction replaces the prefix it merged only if no other
     /// compaction ran meanwhile (folds only append, so the prefix is then the one it read).
     var compactions: UInt32 = 0
@@ -76,7 +81,7 @@ protocol PropertyOperations: Sendable {
     static func merge(_ a: any Sendable, _ b: any Sendable) -> any Sendable
     static func leftBehind(_ summary: any Sendable, by outcome: ProgressPropertyOutcome) -> (any Sendable)?
     /// An empty total of this property over a kept summary's members (Summaries/PropertyTotal.swift).
-    static func makeTypedTotal() -> any PropertyTotal
+    static func makeTypedTotal() -> PropertyTotalStorage
 }
 
 /// `PropertyOperations` of `Property`.
@@ -102,7 +107,7 @@ enum PropertyOperationsOf<Property: ProgressProperty>: PropertyOperations {
         Property.summaryLeftBehind(summary as! Property.Summary, by: outcome)
     }
 
-    static func makeTypedTotal() -> any PropertyTotal { PropertyTotalOf<Property>() }
+    static func makeTypedTotal() -> PropertyTotalStorage { PropertyTotalOf<Property>() }
 }
 
 extension NodeState {

@@ -73,9 +73,11 @@ final class FileSums {
     /// The exact sum of `members`' files.
     @exclusivity(unchecked) private(set) var total = ExactFileTotal()
     /// For each property some member's subtree contributed, the merge of the members' summaries of it
-    /// (`nil` until one did: nodes without custom properties pay nothing for them). A member that does not
-    /// contribute a property holds its default there.
-    @exclusivity(unchecked) private(set) var propertyTotals: [ObjectIdentifier: any PropertyTotal]?
+    /// (empty until one did: nodes without custom properties pay nothing for them). A member that does not
+    /// contribute a property holds its default there. An array, looked up by the property's key
+    /// (`propertyTotal(for:)`): a node's properties are usually one or two, and a scan of them costs less than
+    /// hashing the key.
+    @exclusivity(unchecked) private(set) var propertyTotals: [PropertyTotalStorage] = []
     /// Slots of members that left, for the next to join (a member's slot is fixed while it is one).
     @exclusivity(unchecked) private var freeSlots: [Int32] = []
     /// The slots ever given out since the members were last empty.
@@ -83,6 +85,10 @@ final class FileSums {
     /// Members that joined since the last read (their contribution is still zero); a member may have left
     /// since.
     @exclusivity(unchecked) private var joined: [UInt] = []
+    /// The member `slot(ofMember:)` found last, and its slot (0: none): a value set on one node walks the
+    /// same path again and again, and finds each of its members here without hashing. Cleared when that
+    /// member leaves (a member's slot is fixed while it is one, and its address names no other node then).
+    @exclusivity(unchecked) private var lastLookedUp: (address: UInt, slot: Int32) = (0, 0)
 
     /// The first members, when the node starts keeping its summary: the unfinished children of its table.
     /// Not listed as joined: the read that starts keeping the summary computes every member that may have
@@ -128,18 +134,18 @@ final class FileSums {
     /// `node` leaves (its files are folded in the same critical section, or it failed); nothing when it was
     /// not a member (it joined no tracked table, or it left already).
     func leave(_ node: ProgressNode) {
-        guard let member = members.removeValue(forKey: Self.address(of: node)) else { return }
+        let address = Self.address(of: node)
+        guard let member = members.removeValue(forKey: address) else { return }
+        if lastLookedUp.address == address { lastLookedUp = (0, 0) }
         total.subtract(member.files)
-        if let propertyTotals {
-            for propertyTotal in propertyTotals.values { propertyTotal.set(Int(member.slot), to: nil) }
-        }
+        for propertyTotal in propertyTotals { propertyTotal.set(Int(member.slot), to: nil) }
         freeSlots.append(member.slot)
         // Memory follows the live children, as in `ChildTable`.
         if members.isEmpty {
             if members.capacity > 64 { members = [:] }
             freeSlots = []
             slotEnd = 0
-            if let propertyTotals { for propertyTotal in propertyTotals.values { propertyTotal.removeAll() } }
+            for propertyTotal in propertyTotals { propertyTotal.removeAll() }
         }
     }
 
@@ -163,7 +169,7 @@ final class FileSums {
         }
         if let onlyProperty {
             replaceProperty(onlyProperty, inSlot: Int(old.slot), by: summary.properties?[onlyProperty])
-        } else if summary.properties != nil || propertyTotals != nil {
+        } else if summary.properties != nil || !propertyTotals.isEmpty {
             replaceProperties(inSlot: Int(old.slot), by: summary.properties ?? [:])
         }
     }
@@ -171,42 +177,47 @@ final class FileSums {
     /// Puts `properties` in `slot` of every property total (creating the totals of properties no member
     /// contributed before), and the default in the others.
     private func replaceProperties(inSlot slot: Int, by properties: PropertySummaries) {
-        var totals = propertyTotals ?? [:]
-        for (key, property) in properties where totals[key] == nil {
-            totals[key] = property.operations.makeTypedTotal()
+        for (key, property) in properties where propertyTotal(for: key) == nil {
+            propertyTotals.append(property.operations.makeTypedTotal())
         }
-        for (key, propertyTotal) in totals { propertyTotal.set(slot, to: properties[key]?.summary) }
-        propertyTotals = totals
+        for propertyTotal in propertyTotals { propertyTotal.set(slot, to: properties[propertyTotal.key]?.summary) }
     }
 
     /// Puts `property` in `slot` of its total (created if no member contributed it before; `nil`: the
     /// default).
     private func replaceProperty(_ key: ObjectIdentifier, inSlot slot: Int, by property: PropertySummary?) {
-        if let existing = propertyTotals?[key] {
+        if let existing = propertyTotal(for: key) {
             existing.set(slot, to: property?.summary)
         } else if let property {
             let created = property.operations.makeTypedTotal()
             created.set(slot, to: property.summary)
-            propertyTotals = (propertyTotals ?? [:]).merging([key: created]) { old, _ in old }
+            propertyTotals.append(created)
         }
     }
 
-    /// Replaces the member at `address`'s contribution of `Property` by `summary` (`nil`: the default), if
-    /// it is a member; returns whether it is (see Properties/ProgressNode+PropertyPath.swift). Typed: the
-    /// summary is not boxed, and the total is reached without a cast (`PropertyTotalOf.of(_:)`).
-    func replaceProperty<Property: ProgressProperty>(
-        _: PropertyOperationsOf<Property>.Type, ofMember address: UInt, by summary: Property.Summary?
-    ) -> Bool {
-        guard let member = members[address] else { return false }
-        let key = ObjectIdentifier(Property.self)
-        if let existing = propertyTotals?[key] {
-            PropertyTotalOf<Property>.of(existing).setTyped(Int(member.slot), to: summary)
-        } else if let summary {
-            let created = PropertyTotalOf<Property>()
-            created.setTyped(Int(member.slot), to: summary)
-            propertyTotals = (propertyTotals ?? [:]).merging([key: created]) { old, _ in old }
-        }
-        return true
+    /// The total of the property `key` names, if a member contributed it.
+    @inline(__always)
+    func propertyTotal(for key: ObjectIdentifier) -> PropertyTotalStorage? {
+        for total in propertyTotals where total.key == key { return total }
+        return nil
+    }
+
+    /// Adds the total a typed step made (Properties/PropertyPathStep.swift) when it found none for its
+    /// property.
+    func addPropertyTotal(_ total: PropertyTotalStorage) {
+        assert(propertyTotal(for: total.key) == nil, "one total per property")
+        propertyTotals.append(total)
+    }
+
+    /// The slot of the member at `address`, `nil` when it is none (see
+    /// Properties/ProgressNode+PropertyPath.swift). One hashed look-up, none when it is the member found
+    /// last.
+    @inline(__always)
+    func slot(ofMember address: UInt) -> Int? {
+        if address == lastLookedUp.address { return Int(lastLookedUp.slot) }
+        guard let member = members[address] else { return nil }
+        lastLookedUp = (address, member.slot)
+        return Int(member.slot)
     }
 
     /// The members that joined since the last call (some may have left since).

@@ -8,34 +8,65 @@
 // contributed this property, hold `defaultSummary` (the identity of `merge`, by the protocol's
 // requirements). User code (`merge`) runs here, under the node's lock and its tree's domain lock: the
 // protocol asks it to be pure and not to call into the tree.
+//
+// Two ways in. The type-erased one (`set(_:to:)`, `total`: a read, a child leaving) goes through the
+// subclass `PropertyTotalOf<Property>`, compiled once in this module for every property. The typed one, a
+// value set walking up its path and a read of a current summary, is the property's own copy of
+// `ProgressProperty._propertyLevelStep` (Properties/PropertyPathStep.swift), compiled specialized where the
+// property's conformance is declared: it writes the raw storage of this class (`tree`, `capacity`) as the
+// `Property.Summary` values it holds, found by the property's key, so it needs no metadata of a generic type
+// and no cast.
 
-/// A property's total over a kept summary's members, reached without the property's type.
-protocol PropertyTotal: AnyObject {
+/// A property's total over a kept summary's members: `2 × capacity` initialized `Summary` values of the
+/// property `key` names, the leaves from `capacity` on (a power of two, 0 when nothing is held). Reached
+/// only under its node's lock, which orders every access (so `@unchecked Sendable`, and no dynamic
+/// exclusivity checks: `@exclusivity(unchecked)`). Always a `PropertyTotalOf<Property>` of that property.
+@usableFromInline
+class PropertyTotalStorage: @unchecked Sendable {
+    /// `ObjectIdentifier(Property.self)`.
+    @usableFromInline let key: ObjectIdentifier
+    /// The tree's nodes, `Property.Summary` values; `nil` while `capacity` is 0.
+    @usableFromInline @exclusivity(unchecked) var tree: UnsafeMutableRawPointer?
+    /// How many leaves the tree has (0, or a power of two ≥ 8).
+    @usableFromInline @exclusivity(unchecked) var capacity = 0
+
+    init(key: ObjectIdentifier) { self.key = key }
+
     /// Replaces the contribution in `slot` by `summary` (a `Property.Summary`), or by the default when `nil`.
-    func set(_ slot: Int, to summary: (any Sendable)?)
+    func set(_ slot: Int, to summary: (any Sendable)?) { preconditionFailure("overridden") }
     /// The merge of every contribution (`defaultSummary` when there is none).
-    var total: any Sendable { get }
+    var total: any Sendable { preconditionFailure("overridden") }
     /// Forgets every contribution, and the memory they took.
-    func removeAll()
+    func removeAll() { preconditionFailure("overridden") }
     /// The property's functions.
-    var operations: any PropertyOperations.Type { get }
+    var operations: any PropertyOperations.Type { preconditionFailure("overridden") }
+    /// Doubles the leaves until `slot` is one (its contribution, like every new leaf's, the default), and
+    /// merges the inner nodes again: O(leaves), amortized over the members that made it necessary.
+    @usableFromInline func grow(toHold slot: Int) { preconditionFailure("overridden") }
 }
 
-/// `PropertyTotal` for `Property`: the tree's leaves start at `capacity`, a power of two. The nodes live in
-/// one allocation this object owns (`tree`, `2 × capacity` initialized summaries): this code is compiled
-/// once for every property, and a buffer spares it the array's metadata look-ups and uniqueness checks on
-/// each of the O(log members) steps of an update.
-final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
-    private var tree: UnsafeMutablePointer<Property.Summary>?
-    private var capacity = 0
+/// An empty total of `Property`, for a typed step that finds none (Properties/PropertyPathStep.swift):
+/// generic code of this module, called only when a node's first member contributes the property.
+@usableFromInline
+func makePropertyTotal<Property: ProgressProperty>(_: Property.Type) -> PropertyTotalStorage {
+    PropertyTotalOf<Property>()
+}
+
+/// `PropertyTotalStorage` for `Property`: the type-erased operations, and the storage's life.
+final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotalStorage, @unchecked Sendable {
+    init() { super.init(key: ObjectIdentifier(Property.self)) }
 
     deinit { removeAll() }
 
-    func set(_ slot: Int, to summary: (any Sendable)?) {
+    private var typedTree: UnsafeMutablePointer<Property.Summary>? {
+        tree?.assumingMemoryBound(to: Property.Summary.self)
+    }
+
+    override func set(_ slot: Int, to summary: (any Sendable)?) {
         setTyped(slot, to: summary.map { $0 as! Property.Summary })
     }
 
-    /// `set(_:to:)` for a caller that knows the property's type (a value set walking up its path): no cast.
+    /// `set(_:to:)` for a caller that knows the property's type. The typed step does the same inline.
     func setTyped(_ slot: Int, to summary: Property.Summary?) {
         if slot >= capacity {
             guard let summary else { return }  // beyond the leaves, every slot holds the default already
@@ -47,10 +78,10 @@ final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
     }
 
     /// `total`, typed.
-    var typedTotal: Property.Summary { tree?[1] ?? Property.defaultSummary }
+    var typedTotal: Property.Summary { typedTree?[1] ?? Property.defaultSummary }
 
     private func update(_ slot: Int, to value: Property.Summary) {
-        guard let tree else { preconditionFailure("a total holds its slots") }
+        guard let tree = typedTree else { preconditionFailure("a total holds its slots") }
         var index = capacity + slot
         tree[index] = value
         while index > 1 {
@@ -59,40 +90,29 @@ final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotal {
         }
     }
 
-    var total: any Sendable { typedTotal }
+    override var total: any Sendable { typedTotal }
 
-    var operations: any PropertyOperations.Type { PropertyOperationsOf<Property>.self }
+    override var operations: any PropertyOperations.Type { PropertyOperationsOf<Property>.self }
 
-    /// `total` as the total of `Property` it is: a kept summary keys its totals by the identifier of their
-    /// property's type, and makes each with that type's `makeTypedTotal()`, so the total found under
-    /// `ObjectIdentifier(Property.self)` is this class (checked in debug builds); no dynamic cast.
-    @inline(__always)
-    static func of(_ total: any PropertyTotal) -> PropertyTotalOf<Property> {
-        assert(total is PropertyTotalOf<Property>, "a total under another property's key")
-        return unsafeDowncast(total, to: PropertyTotalOf<Property>.self)
-    }
-
-    func removeAll() {
-        guard let tree else { return }
+    override func removeAll() {
+        guard let tree = typedTree else { return }
         tree.deinitialize(count: 2 * capacity)
         tree.deallocate()
         self.tree = nil
         capacity = 0
     }
 
-    /// Doubles the leaves until `slot` is one, and merges the inner nodes again: O(leaves), amortized over
-    /// the members that made them necessary.
-    private func grow(toHold slot: Int) {
+    override func grow(toHold slot: Int) {
         var newCapacity = max(capacity, 8)
         while newCapacity <= slot { newCapacity *= 2 }
         let newTree = UnsafeMutablePointer<Property.Summary>.allocate(capacity: 2 * newCapacity)
         newTree.initialize(repeating: Property.defaultSummary, count: 2 * newCapacity)
-        if let tree { (newTree + newCapacity).update(from: tree + capacity, count: capacity) }
+        if let tree = typedTree { (newTree + newCapacity).update(from: tree + capacity, count: capacity) }
         for index in stride(from: newCapacity - 1, through: 1, by: -1) {
             newTree[index] = Property.merge(newTree[2 * index], newTree[2 * index + 1])
         }
         removeAll()
-        tree = newTree
+        tree = UnsafeMutableRawPointer(newTree)
         capacity = newCapacity
     }
 }

@@ -23,17 +23,17 @@ extension ProgressNode {
     /// behind) merged with `totals`, its members' (Summaries/PropertyTotal.swift); `nil` when it has
     /// neither. The caller holds the node's lock; user code (`reduce`, `merge`) runs here.
     static func propertySummaries(
-        entries: PropertyEntries?, totals: [ObjectIdentifier: any PropertyTotal]?
+        entries: PropertyEntries?, totals: [PropertyTotalStorage]?
     ) -> PropertySummaries? {
-        guard entries != nil || totals != nil else { return nil }
+        guard entries != nil || !(totals ?? []).isEmpty else { return nil }
         var summaries = PropertySummaries()
         for (key, entry) in entries ?? [:] {
+            let total = totals?.first { $0.key == key }
             summaries[key] = PropertySummary(
-                operations: entry.operations,
-                summary: entry.operations.nodeSummary(entry, below: totals?[key]?.total))
+                operations: entry.operations, summary: entry.operations.nodeSummary(entry, below: total?.total))
         }
-        for (key, total) in totals ?? [:] where summaries[key] == nil {
-            summaries[key] = PropertySummary(operations: total.operations, summary: total.total)
+        for total in totals ?? [] where summaries[total.key] == nil {
+            summaries[total.key] = PropertySummary(operations: total.operations, summary: total.total)
         }
         return summaries.isEmpty ? nil : summaries
     }
