@@ -1,4 +1,4 @@
-import Synchronization
+import ProgressTreePlatform
 
 /// What runs beside each synchronous scope of implicit composition, on the scope's thread:
 /// `becomeCurrent` … `resignCurrent`, `performAsCurrent`, and the synchronous `withCurrent`. Called with the
@@ -26,7 +26,9 @@ extension ImplicitScope {
         var companion: ThreadScopeCompanion?
     }
 
-    private static let installed = Mutex(Installed())
+    /// A `Lock`, not a bare `Mutex`: ThreadSanitizer sees its critical sections (threads beginning scopes
+    /// at once read it; a bare futex made those reads look like races).
+    private static let installed = Lock(Installed())
 
     /// The name `ThreadScopeCompanionProvider` is looked up by.
     static let providerTypeName = "ProgressTreeFoundation.FoundationScopeCompanion"
