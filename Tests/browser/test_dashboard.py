@@ -5,7 +5,7 @@ driven by Selenium, against a running `web-dashboard`.
     python3 Tests/browser/test_dashboard.py [--server CMD] [--speed X] [--screenshot PATH]
 
 The server command (`--server`, or the environment's DASHBOARD_SERVER) is split into words and given
-`--port 0 --photos 12 --speed X --fail-every 5` (and `--read-only` for that check); its first line on
+`--port 0 --photos 12 --speed X --fail-every 3` (and `--read-only` for that check); its first line on
 standard output is the page's URL. The default is the real server, built by Tests/browser/run.sh:
 Integrations/ProgressTreeWeb/.build/debug/web-dashboard. `--server "python3 Tests/browser/fake_server.py"`
 runs the same checks against the stand-in.
@@ -54,7 +54,7 @@ class Server:
 
     def __init__(self, command, speed, extra=()):
         self.log = tempfile.NamedTemporaryFile(prefix="web-dashboard-", suffix=".log", delete=False)
-        arguments = command + ["--port", "0", "--photos", "12", "--speed", str(speed), "--fail-every", "5"]
+        arguments = command + ["--port", "0", "--photos", "12", "--speed", str(speed), "--fail-every", "3"]
         arguments += list(extra)
         self.arguments = arguments
         self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL,
@@ -307,7 +307,7 @@ def run_live(driver, command, speed, screenshot):
                 break
             failed_rows = [row for row in page["rows"] if row["state"] == "failed"]
             elapsed = time.monotonic() - started
-            if screenshot and not taken and (elapsed > 5 or (failed_rows and elapsed > 3)):
+            if screenshot and not taken and (elapsed > 5.5 or (failed_rows and elapsed > 3)):
                 driver.save_screenshot(screenshot)
                 taken = True
             if not accessible and elapsed > 4:

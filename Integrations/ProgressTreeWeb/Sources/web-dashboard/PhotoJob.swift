@@ -1,3 +1,4 @@
+import Foundation
 import ProgressTree
 
 /// photo-import's job (the root package's `Examples/photo-import`, whose importer is not a library): an
@@ -61,6 +62,8 @@ struct PhotoJob: Sendable {
         let download = ProgressNode(totalUnitCount: size, parent: photo, pendingUnitCount: 9)
         download.kind = .file
         download.fileOperationKind = .downloading
+        // Named by its file, as photo-import's downloads are: "Downloading “IMG_0004.jpg”…".
+        download.fileURL = URL(fileURLWithPath: "/Volumes/Camera/DCIM/" + Self.fileName(index))
         let chunk = max(1, size / 40)
         let fails = failEvery.map { (index + 1) % $0 == 0 } ?? false
         while download.completedUnitCount < size {
