@@ -297,6 +297,7 @@ def run_live(driver, command, speed, screenshot):
         # bars' accessibility, a reload, and phone widths, each while the work runs.
         seen = []
         taken = reloaded = narrowed = accessible = False
+        rate_seen = root_left_seen = False
         started = time.monotonic()
         while time.monotonic() - started < 12:
             page = read_page(driver)
@@ -306,6 +307,10 @@ def run_live(driver, command, speed, screenshot):
             if not root or root["state"] in FINAL:
                 break
             failed_rows = [row for row in page["rows"] if row["state"] == "failed"]
+            if any(re.search(r"\d (bytes|KB|MB|GB)/s", row["text"]) for row in page["rows"]):
+                rate_seen = True
+            if re.search(r"\ds left", root["text"]):
+                root_left_seen = True
             elapsed = time.monotonic() - started
             if screenshot and not taken and (elapsed > 5.5 or (failed_rows and elapsed > 3)):
                 driver.save_screenshot(screenshot)
@@ -322,6 +327,8 @@ def run_live(driver, command, speed, screenshot):
             time.sleep(0.1)
         check("the tree moves: at least 5 distinct percentages of the root in 12 s", len(seen) >= 5,
               "%d distinct: %s" % (len(seen), seen[:12]))
+        check("throughput and time remaining show: a download's bytes a second and the root's time left",
+              rate_seen and root_left_seen, "throughput seen: %s, root's time left seen: %s" % (rate_seen, root_left_seen))
         if screenshot:
             check("a screenshot was taken mid-run", taken, screenshot)
         for done, name in ((accessible, "every bar is a progressbar with a value and a name"),

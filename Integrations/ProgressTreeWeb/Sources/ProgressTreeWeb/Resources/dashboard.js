@@ -120,9 +120,39 @@
         }
         node.line = record;
         node.version += 1;
+        sample(node, record);
         if (FINAL.has(record.state)) end(node, record.state);
         if (node === root && node.ended) streamEnded();
         scheduleFrame();
+    }
+
+    // Estimates for lines that carry none (a publisher writes the throughput and time remaining its program
+    // set, not estimates): from the lines received over the last 5 s, how fast a running node with a total
+    // moves. Shown, as the terminal shows its estimates, for the root (time remaining) and for nodes that
+    // count bytes (throughput too); a node paused, ended or without a total has none.
+    const ESTIMATE_WINDOW = 5000;
+    function sample(node, line) {
+        if (line.state !== 'running' || line.indeterminate === true || !(line.total > 0)
+            || typeof line.fraction !== 'number') {
+            node.samples = null;
+            node.estimate = null;
+            return;
+        }
+        const now = performance.now();
+        const samples = node.samples || (node.samples = []);
+        samples.push({ time: now, fraction: line.fraction, completed: line.completed });
+        while (samples.length > 2 && now - samples[1].time >= ESTIMATE_WINDOW) samples.shift();
+        const first = samples[0];
+        const seconds = (now - first.time) / 1000;
+        node.estimate = null;
+        if (seconds < 1) return;
+        const estimate = {};
+        const fractionRate = (line.fraction - first.fraction) / seconds;
+        if (fractionRate > 0) estimate.timeRemaining = (1 - line.fraction) / fractionRate;
+        if (isBytes(line) && line.completed > first.completed) {
+            estimate.throughput = (line.completed - first.completed) / seconds;
+        }
+        node.estimate = estimate;
     }
 
     // A node's final line ends its subtree: a node below it still running ends with its outcome (finished
@@ -647,9 +677,12 @@
         }
         setText(parts.counts, counts);
         const live = !FINAL.has(state);
-        const throughput = live && typeof line.throughput === 'number' && line.throughput > 0 ? bytes(line.throughput) + '/s' : '';
+        const estimate = node === root || isBytes(line) ? node.estimate : null;
+        const rate = typeof line.throughput === 'number' ? line.throughput : estimate && estimate.throughput;
+        const throughput = live && typeof rate === 'number' && rate > 0 ? bytes(Math.round(rate)) + '/s' : '';
         setText(parts.rate, throughput);
-        const remaining = live && typeof line.timeRemaining === 'number' ? duration(line.timeRemaining) + ' left' : '';
+        const left = typeof line.timeRemaining === 'number' ? line.timeRemaining : estimate && estimate.timeRemaining;
+        const remaining = live && typeof left === 'number' && isFinite(left) ? duration(left) + ' left' : '';
         setText(parts.remaining, remaining);
 
         if (row.buttons !== buttonKey || row.label !== label) {
