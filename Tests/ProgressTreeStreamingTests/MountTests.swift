@@ -276,6 +276,33 @@ final class MountTests: XCTestCase {
         XCTAssertEqual((mount.node.failure as? ProgressMount.Failure)?.reason, "worker 1 stopped before the end")
     }
 
+    func test_a_mirrored_node_is_prepared_before_anyone_can_reach_it() throws {
+        // A pause and a cancel made the moment a node appears must both be sent, in order: so its command
+        // handlers are installed before it is attached, while nobody else can see it.
+        let root = ProgressNode.discreteProgress(totalUnitCount: 1)
+        var map = MountedNodeMap(root: root, name: "map")
+        var diagnostics = ProgressMount.Diagnostics()
+        let rootLine = ProgressWireRecord(
+            id: 1, parentID: nil, pendingUnitCount: 0, totalUnitCount: 2, completedUnitCount: 0)
+        map.apply(rootLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommands: [:]) { _, _ in
+            XCTFail("the root is the mount's own node, never created")
+        }
+        var prepared: [(node: ProgressNode, parent: ProgressNode, attached: Bool)] = []
+        let childLine = ProgressWireRecord(
+            id: 2, parentID: 1, pendingUnitCount: 1, totalUnitCount: 4, completedUnitCount: 1)
+        map.apply(childLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommands: [:]) { node, parent in
+            prepared.append((node, parent, !root.children.isEmpty))
+        }
+        XCTAssertEqual(prepared.count, 1)
+        XCTAssertTrue(prepared.first?.parent === root)
+        XCTAssertEqual(prepared.first?.attached, false)
+        XCTAssertEqual(root.children.count, 1)
+        XCTAssertTrue(root.children.first === prepared.first?.node)
+        XCTAssertEqual(root.children.first?.completedUnitCount, 1)
+        XCTAssertEqual(root.children.first?.totalUnitCount, 4)
+        XCTAssertEqual(diagnostics.acceptedLines, 2)
+    }
+
     func test_a_cancel_before_the_first_line_is_sent_once_the_root_says_its_id() throws {
         let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
         let (a, b) = try Sockets.pair()

@@ -65,55 +65,56 @@ struct MountedNodeMap {
         self.properties = byName
     }
 
-    /// Applies one record. Returns the mirrored node it created, and its mirrored parent, if it created one
-    /// (the caller installs the command handlers).
+    /// Applies one record. A node it creates is given to `prepare` (with its mirrored parent) before it is
+    /// attached: nobody can reach it before its command handlers are installed, so a pause or cancel made on
+    /// it is always sent by them, in order.
     mutating func apply(
         _ incoming: ProgressWireRecord, diagnostics: inout ProgressMount.Diagnostics, maximumNodeCount: Int,
-        sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)]
-    ) -> (ProgressNode, ProgressNode?)? {
+        sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)],
+        prepare: (_ node: ProgressNode, _ parent: ProgressNode) -> Void
+    ) {
         var record = incoming
         diagnostics.cleanedStrings += Self.clean(&record)
-        var created: (ProgressNode, ProgressNode?)?
         let entry: Entry
         if let known = entries[record.id] {
             guard known.parentID == record.parentID else {
                 diagnostics.cycleLines += 1
-                return nil
+                return
             }
             entry = known
         } else if ended.contains(record.id) {
-            return nil  // a later line of a node that ended (a cancelled node is read on by its writer)
+            return  // a later line of a node that ended (a cancelled node is read on by its writer)
         } else if let parentID = record.parentID {
             guard let parent = entries[parentID] else {
                 // Once the mirrored root is final (cancelled here, say), lines the publisher wrote before it
                 // learned so still arrive: a new node below a final node is dropped (below), and so are the
                 // lines of its descendants, whose parent was never mirrored; they are not bad input.
-                if ProgressWireRecord.State.isFinalNode(root) { return nil }
+                if ProgressWireRecord.State.isFinalNode(root) { return }
                 // Below a node that ended: it ended with it.
                 if ended.contains(parentID) {
                     remember(endedID: record.id)
-                    return nil
+                    return
                 }
                 diagnostics.unknownParentLines += 1
-                return nil
+                return
             }
             guard entries.count < maximumNodeCount else {
                 diagnostics.rejectedNodes += 1
-                return nil
+                return
             }
             guard !ProgressWireRecord.State.isFinalNode(parent.node) else {
                 remember(endedID: record.id)
-                return nil  // its parent ended: it ended with it
+                return  // its parent ended: it ended with it
             }
-            let node = ProgressNode(
-                totalUnitCount: 0, parent: parent.node, pendingUnitCount: record.pendingUnitCount)
+            let node = ProgressNode(totalUnitCount: 0)
+            prepare(node, parent.node)
+            parent.node.addChild(node, withPendingUnitCount: record.pendingUnitCount)
             entry = Entry(node: node, parentID: parentID, pending: record.pendingUnitCount)
             entries[record.id] = entry
-            created = (node, parent.node)
         } else {
             guard rootID == nil else {
                 diagnostics.rejectedNodes += 1
-                return nil
+                return
             }
             rootID = record.id
             entry = Entry(node: root, parentID: nil)
@@ -122,7 +123,7 @@ struct MountedNodeMap {
         let node = entry.node
         if ProgressWireRecord.State.isFinalNode(node) {
             forget(record.id)
-            return created
+            return
         }
         diagnostics.acceptedLines += 1
         applyMetadata(record, previous: entry.last, to: node)
@@ -153,7 +154,6 @@ struct MountedNodeMap {
             }
         }
         if ProgressWireRecord.State.isFinalNode(node) { forget(record.id) }
-        return created
     }
 
     /// Counts as the stream says, the completed count held below the total while the state is not
@@ -314,7 +314,8 @@ struct MountedNodeMap {
         var scratch = ProgressMount.Diagnostics()
         var finished = 0
         for (_, id, record) in unnamed where entries[id] != nil {
-            _ = apply(record, diagnostics: &scratch, maximumNodeCount: .max, sentCommands: [:])
+            // A known node's line: it creates nothing, so there is nothing to prepare.
+            apply(record, diagnostics: &scratch, maximumNodeCount: .max, sentCommands: [:]) { _, _ in }
             finished += 1
         }
         diagnostics.finishedWhileAway += finished

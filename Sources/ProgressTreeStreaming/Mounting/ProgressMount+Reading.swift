@@ -135,28 +135,16 @@ extension ProgressMount {
         return ProgressWireRecord.State.isFinalNode(node) ? .stopWatching : .keepWatching
     }
 
-    /// Applies one record to the mirror, installs the handlers of a node it created, and notes what the
-    /// commands sent wait for.
+    /// Applies one record to the mirror, installs the handlers of a node it creates (before the node is
+    /// attached), and notes what the commands sent wait for.
     func apply(_ record: ProgressWireRecord, to reading: inout MountReading) {
         let sent = hasSentCommands.load(ordering: .acquiring) ? shared.withLock { $0.sentCommands } : [:]
-        let created = reading.mirror.apply(
-            record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent)
-        if readsSnapshotMarkers { reading.mirror.noteNamed(record.id) }
-        if let (mirrored, parent) = created {
+        reading.mirror.apply(
+            record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent
+        ) { mirrored, parent in
             installHandlers(on: mirrored, remoteID: record.id, mirrorParent: parent)
-            // The node was visible in its parent's `children` before its handlers were installed: a
-            // cancel or pause made in that moment (not one that came from the stream or from a mirrored
-            // parent) is sent now (outside the "applying a line" scope, which holds back commands).
-            let parentCancelled = parent?.isCancelled ?? false
-            let parentPaused = parent?.isPaused ?? false
-            applying.store(false, ordering: .relaxed)
-            if mirrored.isCancelled, record.state != .cancelled, !parentCancelled {
-                send(.cancel, remoteID: record.id)
-            } else if mirrored.isPaused, record.state != .paused, !parentPaused {
-                send(.pause, remoteID: record.id)
-            }
-            applying.store(true, ordering: .relaxed)
         }
+        if readsSnapshotMarkers { reading.mirror.noteNamed(record.id) }
         // What the command senders read: the root's id once known, whether its publisher's root is final,
         // the commands this line confirms. Taken under the shared lock only when one of them changes.
         let rootID = reading.mirror.rootID
