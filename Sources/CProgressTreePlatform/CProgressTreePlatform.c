@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -439,4 +440,18 @@ int progresstree_poller_wait(int poller, int *ready, int capacity, int milliseco
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+struct progresstree_sanitizer_annotations progresstree_sanitizer_annotations_in_process = {NULL, NULL};
+
+// Runs when the image holding this file (the program, or a library it loads) is loaded: nothing in that
+// image runs before it, so no lock of the package reads the global before its only write; the loader orders
+// that write before every later read, from any thread. Both functions or neither.
+__attribute__((constructor)) static void progresstree_find_sanitizer_annotations(void) {
+    void *acquire = dlsym(RTLD_DEFAULT, "__tsan_acquire");
+    void *release = dlsym(RTLD_DEFAULT, "__tsan_release");
+    if (acquire != NULL && release != NULL) {
+        progresstree_sanitizer_annotations_in_process.acquire = (progresstree_sanitizer_annotation)acquire;
+        progresstree_sanitizer_annotations_in_process.release = (progresstree_sanitizer_annotation)release;
+    }
 }

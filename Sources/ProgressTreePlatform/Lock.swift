@@ -1,3 +1,4 @@
+import CProgressTreePlatform
 import Synchronization
 
 /// `Synchronization.Mutex`, with critical sections that ThreadSanitizer can see.
@@ -6,8 +7,10 @@ import Synchronization
 /// ThreadSanitizer's instrumentation, so under `--sanitize=thread` the ordering the lock provides is
 /// invisible and every access to the protected state is reported as a race. This wrapper tells the
 /// sanitizer about each critical section (`__tsan_acquire` after locking, `__tsan_release` before
-/// unlocking). The two functions are looked up once in the running process: without the sanitizer they
-/// are absent and each lock pays one load and one untaken branch.
+/// unlocking). The two functions are looked up once in the running process, by a constructor that runs
+/// when the image is loaded (CProgressTreePlatform's `progresstree_sanitizer_annotations_found`): without
+/// the sanitizer they are absent and each lock pays a load and an untaken branch, with no check of a lazy
+/// initialization.
 ///
 /// Used for every lock of the package (library, terminal module and tests), so that the concurrency tests
 /// run clean under ThreadSanitizer without suppressions.
@@ -72,18 +75,27 @@ enum ThreadSanitizerAnnotations {
     typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
     @usableFromInline
-    struct Functions: Sendable {
+    struct Functions {
         @usableFromInline let acquire: Annotation
         @usableFromInline let release: Annotation
+
+        @inlinable
+        init(acquire: Annotation, release: Annotation) {
+            self.acquire = acquire
+            self.release = release
+        }
     }
 
-    /// The functions, found once per process; `nil` without the sanitizer.
-    @usableFromInline
-    static let available: Functions? = {
-        guard let acquire = ProcessSymbols.address(of: "__tsan_acquire"),
-            let release = ProcessSymbols.address(of: "__tsan_release")
-        else { return nil }
-        return Functions(
-            acquire: unsafeBitCast(acquire, to: Annotation.self), release: unsafeBitCast(release, to: Annotation.self))
-    }()
+    /// The functions, found once per process when the image is loaded; `nil` without the sanitizer. A C
+    /// global rather than a `static let`: a Swift global's every access checks that it is initialized (a
+    /// call to `swift_once`), which every critical section of the package paid.
+    @inlinable
+    static var available: Functions? {
+        @inline(__always) get {
+            let found = progresstree_sanitizer_annotations_found()
+            // Both set or neither (the constructor): one test.
+            guard let acquire = found.acquire else { return nil }
+            return Functions(acquire: acquire, release: found.release.unsafelyUnwrapped)
+        }
+    }
 }

@@ -58,6 +58,26 @@ void progresstree_unblock_signal(int signal_number);
 /// Starts a detached thread running `run(context)`: 0, or the `errno` of `pthread_create`.
 int progresstree_start_detached_thread(void *(*run)(void *), void *context);
 
+/// One of ThreadSanitizer's annotation functions (`__tsan_acquire`, `__tsan_release`).
+typedef void (*progresstree_sanitizer_annotation)(void *address);
+
+/// ThreadSanitizer's annotation functions, found by name in the running process by a constructor, when
+/// the image holding this library is loaded (before anything in it runs): both set when the process runs
+/// under the sanitizer, both NULL otherwise. Written once; read-only after.
+struct progresstree_sanitizer_annotations {
+    progresstree_sanitizer_annotation acquire;
+    progresstree_sanitizer_annotation release;
+};
+
+/// What the constructor found. Read through `progresstree_sanitizer_annotations_found()`.
+extern struct progresstree_sanitizer_annotations progresstree_sanitizer_annotations_in_process;
+
+/// The annotation functions: two loads, no call and no check of a lazy initialization (the lock of every
+/// node asks at each critical section).
+static inline struct progresstree_sanitizer_annotations progresstree_sanitizer_annotations_found(void) {
+    return progresstree_sanitizer_annotations_in_process;
+}
+
 /// Names the calling thread (Linux keeps 15 bytes), as `top -H` and debuggers show it.
 void progresstree_name_thread(const char *name);
 
