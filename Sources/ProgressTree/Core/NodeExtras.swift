@@ -1,18 +1,25 @@
 /// What most nodes never use, kept out of line so that a node stays small: the child table (most nodes are
 /// leaves), handlers and control state, observers, metadata. Allocated on the first write; reads of a node
 /// without it see the defaults. Guarded by the node's lock, like the rest of `NodeState`.
+///
+/// Reached only through `NodeState`'s private `extras`, inside the node's lock: accesses from two threads
+/// are ordered by the lock, and two overlapping accesses on one thread would have to overlap on the
+/// `NodeState` the lock lends out `inout`, which the compiler checks statically. (This holds because a
+/// `NodeState` is never copied out of the lock: a copy would share this object.) So the dynamic exclusivity
+/// checks (a `swift_beginAccess` and its thread-local set on each access of a field, about 1,000
+/// instructions of a value set's walk up 8 levels) are left out.
 final class NodeExtras {
     /// The node's attached children (`NodeState.children`).
-    var children = ChildTable()
-    var control = ControlState()
-    var observers = ObserverList()
-    var metadata = Metadata()
+    @exclusivity(unchecked) var children = ChildTable()
+    @exclusivity(unchecked) var control = ControlState()
+    @exclusivity(unchecked) var observers = ObserverList()
+    @exclusivity(unchecked) var metadata = Metadata()
     /// The address of the parent holding this node after it finished (`NodeFlags.held`), 0 otherwise.
-    var holderAddress: UInt = 0
+    @exclusivity(unchecked) var holderAddress: UInt = 0
     /// The node's `ObservableProgress`, while someone holds it (`ProgressNode.observable`).
     weak var observable: ObservableProgress?
     /// The file summary the node keeps once it is read with children (Summaries/FileSums.swift).
-    var fileSums: FileSums?
+    @exclusivity(unchecked) var fileSums: FileSums?
     /// The parent this node was attached to, where the runtime has no `swift_tryRetain` (Core/SwiftRuntime.swift):
     /// what `retainNode(at:weakLink:)` loads instead. `nil` otherwise, and never cleared (it is read only
     /// together with a non-zero parent or holder address, which is this same node's).
