@@ -73,6 +73,14 @@ struct NodeState {
         }
     }
 
+    /// `fileSums` without a reference count, for the walks that read it at every level of a path: valid
+    /// while this lock is held (the node's `NodeExtras` holds it, and only a write under the lock replaces
+    /// it).
+    var unretainedFileSums: Unmanaged<FileSums>? {
+        guard let extras, let sums = extras.fileSums else { return nil }
+        return .passUnretained(sums)
+    }
+
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
     /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
     /// (`ProgressNode.orphan`) before its memory goes.

@@ -14,8 +14,8 @@ extension ProgressNode {
     /// A node that never sets a property pays no memory for it: the first value set allocates the node's
     /// storage for rarely used data, if it has none yet.
     ///
-    /// - Complexity: O(depth × log of the siblings on the path): this node's lock, then its tree's refresh
-    ///   lock and each ancestor's lock, one at a time, to count the value in the ancestors' kept summaries
+    /// - Complexity: O(depth × log of the siblings on the path): its tree's refresh lock, and inside it this
+    ///   node's lock, then each ancestor's, one at a time, to count the value in the ancestors' kept summaries
     ///   at once (the first value set below a parent that keeps no summary yet starts one: O(its
     ///   children), once).
     public subscript<Property: ProgressProperty>(property: Property.Type) -> Property.Value {

@@ -15,102 +15,147 @@
 //   (`metadataChanged(affectsFiles:parent:changedProperty:)`): that ancestor counts the child's summary (or
 //   starts keeping one) and is marked changed, so that the logs above it name the path.
 // Observers of every node whose summary changed hear of it, as a mark of the path would signal them.
+//
+// The value is stored in the same critical section (the domain lock, then the node's lock) as the node's
+// own step: no other writer of the path's contributions runs between the store and the walk.
 
 extension ProgressNode {
-    /// Stores `newValue` (a `Property.Value`) as this node's value of `Property`, and returns its parent
-    /// then (retained), for the walk up (`propertyValueChanged`). The first half of a value set
-    /// (`ProgressProperty._progressTreeSetValue(_:on:)`); the node's lock, once.
+    /// Stores `newValue` (a `Property.Value`) as this node's value of `Property`, announces it and counts it
+    /// in the kept summaries of the path, all under the tree's domain lock (outside every lock: signalling,
+    /// which may run user code, and the release of the value replaced and of the ancestors held).
+    ///
+    /// `step` is the property's typed step (`ProgressProperty._propertyLevelStep`): called once under this
+    /// node's lock, in the critical section that stores the value, for the node's own summary (its entry
+    /// reached in place, not looked up again), then once under each ancestor's, where it replaces the
+    /// child's contribution by the summary it carries and computes the ancestor's.
+    ///
+    /// This node is held by the caller; each ancestor by the one reference taken under its child's lock
+    /// (`retainNode(at:weakLink:)`, as `parentUnderOwnLock` does), kept in `reached` and released after the domain
+    /// lock; the walk itself counts no references.
     @usableFromInline
-    func storePropertyValue<Property: ProgressProperty>(_ newValue: any Sendable, of _: Property.Type) -> ProgressNode?
-    {
+    func setPropertyValue<Property: ProgressProperty>(
+        _ newValue: any Sendable, of _: Property.Type, step: PropertyStep
+    ) {
         PropertyGate.noteSet()  // before the value can be seen: folds look for it from here on
         let key = ObjectIdentifier(Property.self)
-        // The old value leaves the lock before it is released: its deinit may be user code.
-        let (replaced, parent) = state.withLock { state -> ((any Sendable)?, ProgressNode?) in
-            let extras = state.metadata.extrasForWriting()
-            var replaced: (any Sendable)?
-            if let index = extras.properties.index(forKey: key) {
-                replaced = extras.properties.values[index].value
-                extras.properties.values[index].value = newValue
-            } else {
-                extras.properties[key] = PropertyEntry(operations: PropertyOperationsOf<Property>.self, value: newValue)
-            }
-            // With the value, under the lock: whoever sees the bit clear sees no value (NodeFlags).
-            if flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
-                flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
-            }
-            return (replaced, parentUnderOwnLock(state))
-        }
-        withExtendedLifetime(replaced) {}
-        return parent
-    }
-
-    /// Announces a value of the property `key` names just set on this node (its lock released; `parent`,
-    /// retained, is the parent it had then), and counts it in the kept summaries of the path. Outside every
-    /// lock: signalling may run user code. `step` is the property's typed step
-    /// (`ProgressProperty._propertyLevelStep`): called once under this node's lock for its own summary, then
-    /// once under each ancestor's, where it replaces the child's contribution by the summary it carries and
-    /// computes the ancestor's; all of it under the domain lock. It is given the node's entry of the
-    /// property, if any, by address (valid during the call).
-    ///
-    /// The nodes of the walk are held without reference counting: this node by the caller, `parent` by the
-    /// caller's reference, each ancestor above by the reference `parentUnderOwnLock` took (kept in
-    /// `reached`).
-    @usableFromInline
-    func propertyValueChanged(_ key: ObjectIdentifier, parent: ProgressNode?, step: PropertyStep) {
-        guard let parent else {
-            metadataChanged(affectsFiles: true, parent: nil, changedProperty: key)
-            return
-        }
         var signals: [any ChangeSignalReceiver]?
+        // The new value, swapped with the value it replaces, which is released after the locks (its deinit
+        // may be user code). A swap moves both without copying (no value-witness assignment).
+        var held: (any Sendable)? = newValue
         var reached = ReachedNodes()  // released after the domain lock: a `deinit` may run user code
-        let handOver = unretainedDomain._withUnsafeGuaranteedRef { domain in
-            domain.withRepresentativeLock { _ -> (child: ProgressNode, parent: ProgressNode)? in
-                state.withLock { state in
+        let end = unretainedDomain._withUnsafeGuaranteedRef { domain in
+            domain.withRepresentativeLock { _ -> PathEnd in
+                let parent = state.withLock { state -> Unmanaged<ProgressNode>? in
+                    let extras = state.metadata.extrasForWriting()
+                    let index: PropertyEntries.Index
+                    if let found = extras.properties.index(forKey: key) {
+                        swap(&held, &extras.properties.values[found].value)
+                        index = found
+                    } else {
+                        extras.properties[key] = PropertyEntry(
+                            operations: PropertyOperationsOf<Property>.self, value: held.take())
+                        index = extras.properties.index(forKey: key)!  // the first value set only
+                    }
+                    // With the value, under the lock: whoever sees the bit clear sees no value (NodeFlags).
+                    if flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
+                        flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
+                    }
+                    // Retained (unless its deinit has begun) for `reached`, as each ancestor is in `walkUp`.
+                    // A node without one announces the value by its own mark (`metadataChanged`), below, and
+                    // has no summary to carry up.
+                    guard
+                        let parent = retainNode(
+                            at: parentAddress.load(ordering: .sequentiallyConsistent), weakLink: state.weakParent)
+                    else { return nil }
                     if flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
                         Self.append(state.observers.signalTargets, to: &signals)
                     }
-                    var level = PropertyLevel(slot: -1, total: state.fileSums?.propertyTotal(for: key))
+                    let total = state.unretainedFileSums?._withUnsafeGuaranteedRef {
+                        $0.unretainedPropertyTotal(for: key)
+                    }
+                    var level = PropertyLevel(slot: -1, total: total)
+                    // The entry just written, in place: no second look-up, no copy. A mutating access of the
+                    // entries for the call (the step reads only the entry it is given, never the node's
+                    // entries, which read as empty meanwhile); the index holds, as nothing is inserted.
+                    withUnsafePointer(to: &extras.properties.values[index]) { step(&level, $0) }
+                    if level.madeTotal != nil { preconditionFailure("a level without a slot makes no total") }
+                    return parent
+                }
+                guard let parent else { return .noParent }
+                return walkUp(
+                    from: self, to: reached.append(retained: parent), key: key, step: step, signals: &signals,
+                    reached: &reached)
+            }
+        }
+        switch end {
+        case .noParent:
+            metadataChanged(affectsFiles: true, parent: nil, changedProperty: key)
+        case .handOver(let child, let parent):
+            child.metadataChanged(affectsFiles: true, parent: parent, changedProperty: key)
+        case .done:
+            break
+        }
+        signals?.signal()
+        reached.release()
+        withExtendedLifetime(held) {}
+    }
+
+    /// Where a value set's walk up stopped.
+    enum PathEnd {
+        /// At the top of the tree, or at a node that let its child go.
+        case done
+        /// The node set has no parent: its own mark announces the value.
+        case noParent
+        /// `parent` keeps no summary yet, or `child` is not one of its members: the announcement of a
+        /// metadata change takes over from `child` (see the top of this file). `parent` is held by `reached`
+        /// until `reached.release()`; `child` by `reached` too, or by the caller (the node set).
+        case handOver(child: ProgressNode, parent: ProgressNode)
+    }
+
+    /// The walk from `child` up through `parent` and its ancestors, under the domain lock: at each level,
+    /// under that node's lock, `step` replaces the child's contribution to the node's total and computes
+    /// the node's summary. `parent` and every ancestor reached are held by `reached`.
+    private func walkUp(
+        from start: ProgressNode, to parent: Unmanaged<ProgressNode>, key: ObjectIdentifier, step: PropertyStep,
+        signals: inout [any ChangeSignalReceiver]?, reached: inout ReachedNodes
+    ) -> PathEnd {
+        var child = Unmanaged.passUnretained(start)
+        var current = parent
+        while true {
+            let address = UInt(bitPattern: child.toOpaque())
+            let found = current._withUnsafeGuaranteedRef { current in
+                current.state.withLock { state -> (next: Unmanaged<ProgressNode>?, Void)? in
+                    current.settleFreshChildren(&state)
+                    // The node's sums and total, unretained: its lock, held here, keeps them.
+                    guard let sums = state.unretainedFileSums,
+                        let (slot, total) = sums._withUnsafeGuaranteedRef({ sums in
+                            sums.slot(ofMember: address).map { ($0, sums.unretainedPropertyTotal(for: key)) }
+                        })
+                    else { return nil }
+                    var level = PropertyLevel(slot: slot, total: total)
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
                     } else {
                         step(&level, nil)  // most of a path: no entry to build
                     }
-                    if level.madeTotal != nil { preconditionFailure("a level without a slot makes no total") }
-                }
-                var child = Unmanaged.passUnretained(self)
-                var current = Unmanaged.passUnretained(parent)
-                while true {
-                    let address = UInt(bitPattern: child.toOpaque())
-                    let found = current._withUnsafeGuaranteedRef { current in
-                        current.state.withLock { state -> (next: ProgressNode?, Void)? in
-                            current.settleFreshChildren(&state)
-                            guard let sums = state.fileSums, let slot = sums.slot(ofMember: address) else { return nil }
-                            var level = PropertyLevel(slot: slot, total: sums.propertyTotal(for: key))
-                            if state.hasPropertyEntries {
-                                Self.run(step, on: &level, entry: state.propertyEntry(for: key))
-                            } else {
-                                step(&level, nil)  // most of a path: no entry to build
-                            }
-                            if let made = level.madeTotal { sums.addPropertyTotal(made) }
-                            if current.flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
-                                Self.append(state.observers.signalTargets, to: &signals)
-                            }
-                            return (current.parentUnderOwnLock(state), ())
-                        }
+                    if let made = level.madeTotal { sums._withUnsafeGuaranteedRef { $0.addPropertyTotal(made) } }
+                    if current.flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
+                        Self.append(state.observers.signalTargets, to: &signals)
                     }
-                    guard let found else { return (child.takeUnretainedValue(), current.takeUnretainedValue()) }
-                    guard let next = found.next else { return nil }
-                    (child, current) = (current, reached.append(next))
+                    // Retained (unless its deinit has begun), for `reached`: see `parentUnderOwnLock`.
+                    return (
+                        retainNode(
+                            at: current.parentAddress.load(ordering: .sequentiallyConsistent),
+                            weakLink: state.weakParent), ()
+                    )
                 }
             }
+            guard let found else {
+                return .handOver(child: child.takeUnretainedValue(), parent: current.takeUnretainedValue())
+            }
+            guard let next = found.next else { return .done }
+            (child, current) = (current, reached.append(retained: next))
         }
-        if let handOver {
-            handOver.child.metadataChanged(affectsFiles: true, parent: handOver.parent, changedProperty: key)
-        }
-        signals?.signal()
-        reached.release()
-        withExtendedLifetime(parent) {}
     }
 
     /// Runs `step` on `level` with the node's entry of the property (read under its lock, held; crossing as
@@ -170,7 +215,7 @@ extension ProgressNode {
     }
 }
 
-/// The ancestors a value set's walk reached, each retained (`parentUnderOwnLock`), released together after
+/// The ancestors a value set's walk reached, each retained (`retainNode(at:weakLink:)`), released together after
 /// the domain lock (a `deinit` may run user code). The first eight without an allocation.
 private struct ReachedNodes {
     private var inline:
@@ -181,9 +226,8 @@ private struct ReachedNodes {
     private var count = 0
     private var more: [ProgressNode] = []
 
-    /// Keeps `node`'s reference (the caller's, handed over) until `release()`; returns the node, unretained.
-    mutating func append(_ node: consuming ProgressNode) -> Unmanaged<ProgressNode> {
-        let reference = Unmanaged.passRetained(node)
+    /// Keeps `reference`, retained by the caller for this, until `release()`; returns it.
+    mutating func append(retained reference: Unmanaged<ProgressNode>) -> Unmanaged<ProgressNode> {
         defer { count += 1 }
         switch count {
         case 0: inline.0 = reference

@@ -27,6 +27,12 @@ struct PropertyLevel: Sendable {
         self.slot = slot
         self.total = total.map { Unmanaged.passUnretained($0) }
     }
+
+    /// A level whose total is held by the node's `FileSums`, under the node's lock.
+    init(slot: Int, total: Unmanaged<PropertyTotalStorage>?) {
+        self.slot = slot
+        self.total = total
+    }
 }
 
 /// A property's typed step (`ProgressProperty._propertyLevelStep`) as the walk calls it: the level, and the
@@ -38,10 +44,12 @@ extension ProgressProperty {
     /// Stores `value` on `node`, then counts it in the kept summaries of its path, typed.
     @inlinable
     public static func _progressTreeSetValue(_ value: Value, on node: ProgressNode) {
-        let parent = node.storePropertyValue(value, of: Self.self)
         var summary: Summary?
-        node.propertyValueChanged(ObjectIdentifier(Self.self), parent: parent) { level, entry in
-            _propertyLevelStep(&level, entry: entry, carrying: &summary)
+        // The first call is the node's own level, whose entry now holds `value`: given typed, it needs no cast
+        // out of the entry.
+        var ownValue: Value? = value
+        node.setPropertyValue(value, of: Self.self) { level, entry in
+            _propertyLevelStep(&level, entry: entry, carrying: &summary, value: ownValue.take())
         }
     }
 
@@ -63,9 +71,12 @@ extension ProgressProperty {
     /// to the node's own: `nil` when it has neither an entry nor a total (it contributes the default).
     /// Under the node's lock and the domain lock. The total holds `Summary` values: the walk found it by
     /// this property's key (checked in debug builds).
+    ///
+    /// `value`, when given, is the value `entry` holds, typed.
     @inlinable
     static func _propertyLevelStep(
-        _ level: inout PropertyLevel, entry: UnsafePointer<PropertyEntry>?, carrying summary: inout Summary?
+        _ level: inout PropertyLevel, entry: UnsafePointer<PropertyEntry>?, carrying summary: inout Summary?,
+        value: Value? = nil
     ) {
         if level.slot >= 0 {
             if let total = level.total {
@@ -90,17 +101,20 @@ extension ProgressProperty {
             }
             below = nil
         }
-        summary = _propertyNodeSummary(entry, below: below)
+        summary = _propertyNodeSummary(entry, below: below, value: value)
     }
 
     /// A node's summary: its value (or the default) reduced into the default summary, merged with what its
     /// children left behind, then with `below` (its members' total, `nil`: none). As
-    /// `PropertyOperationsOf.typedSummary(_:below:)`, which a read computes.
+    /// `PropertyOperationsOf.typedSummary(_:below:)`, which a read computes. `value`, when given, is the
+    /// value the entry holds, typed.
     @inlinable
-    static func _propertyNodeSummary(_ entry: UnsafePointer<PropertyEntry>?, below: Summary?) -> Summary {
+    static func _propertyNodeSummary(
+        _ entry: UnsafePointer<PropertyEntry>?, below: Summary?, value: Value? = nil
+    ) -> Summary {
         var summary = defaultSummary
         if let entry {
-            reduce(into: &summary, value: entry.pointee.value.map { $0 as! Value } ?? defaultValue)
+            reduce(into: &summary, value: value ?? entry.pointee.value.map { $0 as! Value } ?? defaultValue)
             for left in entry.pointee.leftBehind { summary = merge(summary, left as! Summary) }
         } else {
             reduce(into: &summary, value: defaultValue)

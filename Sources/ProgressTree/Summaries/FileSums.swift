@@ -198,8 +198,16 @@ final class FileSums {
     /// The total of the property `key` names, if a member contributed it.
     @inline(__always)
     func propertyTotal(for key: ObjectIdentifier) -> PropertyTotalStorage? {
-        for total in propertyTotals where total.key == key { return total }
-        return nil
+        unretainedPropertyTotal(for: key)?.takeUnretainedValue()
+    }
+
+    /// `propertyTotal(for:)` without a reference count: valid while the node's lock is held (this object
+    /// holds the total, and totals are only ever added).
+    func unretainedPropertyTotal(for key: ObjectIdentifier) -> Unmanaged<PropertyTotalStorage>? {
+        propertyTotals.withUnsafeBufferPointer { totals in
+            for index in totals.indices where totals[index].key == key { return .passUnretained(totals[index]) }
+            return nil
+        }
     }
 
     /// Adds the total a typed step made (Properties/PropertyPathStep.swift) when it found none for its

@@ -20,15 +20,17 @@
 /// A property's total over a kept summary's members: `2 × capacity` initialized `Summary` values of the
 /// property `key` names, the leaves from `capacity` on (a power of two, 0 when nothing is held). Reached
 /// only under its node's lock, which orders every access (so `@unchecked Sendable`, and no dynamic
-/// exclusivity checks: `@exclusivity(unchecked)`). Always a `PropertyTotalOf<Property>` of that property.
+/// exclusivity checks: `@exclusivity(unchecked)`; `final`, so that the typed step reads them directly, not
+/// through class accessors). Always a `PropertyTotalOf<Property>` of that property.
 @usableFromInline
 class PropertyTotalStorage: @unchecked Sendable {
     /// `ObjectIdentifier(Property.self)`.
     @usableFromInline let key: ObjectIdentifier
     /// The tree's nodes, `Property.Summary` values; `nil` while `capacity` is 0.
-    @usableFromInline @exclusivity(unchecked) var tree: UnsafeMutableRawPointer?
-    /// How many leaves the tree has (0, or a power of two ≥ 8).
-    @usableFromInline @exclusivity(unchecked) var capacity = 0
+    @usableFromInline @exclusivity(unchecked) final var tree: UnsafeMutableRawPointer?
+    /// How many leaves the tree has (0, or a power of two): as many as the slots need, so that the re-merge
+    /// above a slot of a node with one child (a chain, most of a deep path) is no merge at all.
+    @usableFromInline @exclusivity(unchecked) final var capacity = 0
 
     init(key: ObjectIdentifier) { self.key = key }
 
@@ -103,7 +105,7 @@ final class PropertyTotalOf<Property: ProgressProperty>: PropertyTotalStorage, @
     }
 
     override func grow(toHold slot: Int) {
-        var newCapacity = max(capacity, 8)
+        var newCapacity = max(capacity, 1)
         while newCapacity <= slot { newCapacity *= 2 }
         let newTree = UnsafeMutablePointer<Property.Summary>.allocate(capacity: 2 * newCapacity)
         newTree.initialize(repeating: Property.defaultSummary, count: 2 * newCapacity)
