@@ -147,10 +147,9 @@ final class ReaderGoneTests: XCTestCase {
         guard ProcessInfo.processInfo.environment[Self.parentRoleVariable] != nil else {
             throw XCTSkip("a helper for another test")
         }
-        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
-        let mount = try parent.mountProcess(path: "/bin/sleep", arguments: ["60"], pendingUnitCount: 1, name: "sleep")
-        _ = FileDescriptor.sendAll(1, Array("mounted: \(mount.processIdentifier ?? 0)\n".utf8))
-        mount.waitUntilEnded(timeout: .seconds(60))
+        try mountAndWaitToBeKilled { parent in
+            try parent.mountProcess(path: "/bin/sleep", arguments: ["60"], pendingUnitCount: 1, name: "sleep")
+        }
     }
 
     /// `kill -9` of a program that mounted another (here this test binary, running the helper above): the
@@ -160,26 +159,10 @@ final class ReaderGoneTests: XCTestCase {
         #if !os(Linux)
         throw XCTSkip("the parent-death signal is Linux's")
         #else
-        let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        helper.arguments = ["ProgressTreeStreamingTests.ReaderGoneTests/test_helper_mounting_parent"]
-        helper.environment = ProcessInfo.processInfo.environment.merging([Self.parentRoleVariable: "1"]) { $1 }
-        let output = Pipe()
-        helper.standardOutput = output
-        helper.standardError = FileHandle.nullDevice
-        try helper.run()
-        defer { if helper.isRunning { kill(helper.processIdentifier, SIGKILL) } }
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("mounted: "), Date() < deadline {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("mounted: ") }, text)
-        let sleeper = try XCTUnwrap(Int32(line.dropFirst("mounted: ".count)))
+        let (helper, sleeper) = try startMountingHelper(
+            running: "ProgressTreeStreamingTests.ReaderGoneTests/test_helper_mounting_parent",
+            environment: [Self.parentRoleVariable: "1"])
         XCTAssertGreaterThan(sleeper, 0)
-        defer { kill(sleeper, SIGKILL) }
         XCTAssertTrue(isRunning(sleeper))
         kill(helper.processIdentifier, SIGKILL)
         helper.waitUntilExit()
@@ -187,11 +170,5 @@ final class ReaderGoneTests: XCTestCase {
         while isRunning(sleeper) && Date().timeIntervalSince(killed) < 2 { usleep(10_000) }
         XCTAssertFalse(isRunning(sleeper), "sleep still runs 2 s after its parent was killed")
         #endif
-    }
-
-    /// Whether `pid` runs (and is no zombie), from /proc.
-    private func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-        return !stat.contains(") Z ")
     }
 }
