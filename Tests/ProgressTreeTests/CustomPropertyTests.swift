@@ -2,14 +2,6 @@ import Dispatch
 @testable import ProgressTree
 import XCTest
 
-/// The example: a count that every finished, failed or cancelled child leaves in full.
-enum PhotosSkipped: ProgressProperty {
-    static var defaultValue: Int { 0 }
-    static var defaultSummary: Int { 0 }
-    static func reduce(into summary: inout Int, value: Int) { summary += value }
-    static func merge(_ a: Int, _ b: Int) -> Int { a + b }
-}
-
 /// A rate-like property: the bytes per second of the work still running; a child that finished leaves
 /// nothing, a failed one leaves nothing either.
 enum UploadRate: ProgressProperty {
