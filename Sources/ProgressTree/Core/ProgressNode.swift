@@ -102,7 +102,7 @@ public final class ProgressNode: Sendable {
     /// reference count.)
     private init(
         total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
-        pendingUnitCount: Int64
+        pendingUnitCount: Int64, prepare: (ProgressNode) -> Void = { _ in }
     ) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
@@ -115,8 +115,25 @@ public final class ProgressNode: Sendable {
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
         // finishes without ever being read or partly updated, the usual short-lived one, never does.
         parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
+        // Before the push that publishes the node: nobody else can reach it yet.
+        prepare(self)
         // Here rather than in the convenience initializer, where `self` would be retained around the call.
         parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)
+    }
+
+    /// Creates a node attached to `parent`, as `init(totalUnitCount:parent:pendingUnitCount:)` does, after
+    /// running `prepare` on it while nobody else can reach it: a mount installs a mirrored node's command
+    /// handlers there, so that no cancel or pause made on the node can come before them.
+    package convenience init(
+        totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64,
+        prepare: (ProgressNode) -> Void
+    ) {
+        precondition(
+            pendingUnitCount >= 0,
+            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        self.init(
+            total: totalUnitCount, userInfo: nil, freshChildOf: parent, pendingUnitCount: pendingUnitCount,
+            prepare: prepare)
     }
 
     /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).

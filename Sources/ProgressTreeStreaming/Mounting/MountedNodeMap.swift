@@ -66,8 +66,9 @@ struct MountedNodeMap {
     }
 
     /// Applies one record. A node it creates is given to `prepare` (with its mirrored parent) before it is
-    /// attached: nobody can reach it before its command handlers are installed, so a pause or cancel made on
-    /// it is always sent by them, in order.
+    /// published in its parent (`ProgressNode.init(totalUnitCount:parent:pendingUnitCount:prepare:)`):
+    /// nobody can reach it before its command handlers are installed, so a pause or cancel made on it is
+    /// always sent by them, in order.
     mutating func apply(
         _ incoming: ProgressWireRecord, diagnostics: inout ProgressMount.Diagnostics, maximumNodeCount: Int,
         sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)],
@@ -106,9 +107,10 @@ struct MountedNodeMap {
                 remember(endedID: record.id)
                 return  // its parent ended: it ended with it
             }
-            let node = ProgressNode(totalUnitCount: 0)
-            prepare(node, parent.node)
-            parent.node.addChild(node, withPendingUnitCount: record.pendingUnitCount)
+            let parentNode = parent.node
+            let node = ProgressNode(totalUnitCount: 0, parent: parentNode, pendingUnitCount: record.pendingUnitCount) {
+                prepare($0, parentNode)
+            }
             entry = Entry(node: node, parentID: parentID, pending: record.pendingUnitCount)
             entries[record.id] = entry
         } else {
