@@ -59,7 +59,7 @@ final class DirtyQueueTests: XCTestCase {
         XCTAssertEqual(root.queuedChildCount, 0)
         let second = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 1)
         XCTAssertEqual(root.children.map { ObjectIdentifier($0) }, [ObjectIdentifier(second)])  // into the table
-        XCTAssertEqual(second.slotInParent.load(ordering: .relaxed), 0)
+        XCTAssertEqual(second.slotInParent, 0)
         second.advance()
         XCTAssertEqual(root.fractionCompleted, 1.25 / 2)
         first.completedUnitCount = 0  // a finished child no longer moves its parent
@@ -114,7 +114,7 @@ final class DirtyQueueTests: XCTestCase {
             XCTAssertEqual(root.fractionCompleted, (Double(credited) + 10) / 1_000, accuracy: 1e-12)
             root.checkInvariants()
             #if PROGRESSTREE_INTERNAL_CHECKS
-            let entries = root.childSums.load()!.checkedState.contributions
+            let entries = root.domainAndPart.loadPart()!.checkedState.contributions
             XCTAssertEqual(entries.count, 40, "holes are reused before the entries grow")
             XCTAssertEqual(entries.count(where: { $0 == nil }), 0)
             #endif

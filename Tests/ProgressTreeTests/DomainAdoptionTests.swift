@@ -17,8 +17,8 @@ final class DomainAdoptionTests: XCTestCase {
     func test_fresh_child_read_while_attached_takes_parents_domain() {
         let root = ProgressNode(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 2)
-        XCTAssertNil(child.domainStorage.load())
-        XCTAssertNotNil(root.domainStorage.load(), "a parent has its domain before its first fresh child")
+        XCTAssertNil(child.domainAndPart.loadDomain())
+        XCTAssertNotNil(root.domainAndPart.loadDomain(), "a parent has its domain before its first fresh child")
         XCTAssertEqual(child.fractionCompleted, 0)
         child.advance()
         XCTAssertTrue(child.domain === root.domain)
@@ -31,9 +31,9 @@ final class DomainAdoptionTests: XCTestCase {
     func test_fresh_child_of_fresh_child_shares_root_domain() {
         let root = ProgressNode(totalUnitCount: 1)
         let middle = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
-        XCTAssertNil(middle.domainStorage.load())
+        XCTAssertNil(middle.domainAndPart.loadDomain())
         let leaf = ProgressNode(totalUnitCount: 4, parent: middle, pendingUnitCount: 1)
-        XCTAssertTrue(middle.domainStorage.load() === root.domainStorage.load())
+        XCTAssertTrue(middle.domainAndPart.loadDomain() === root.domainAndPart.loadDomain())
         leaf.advance(by: 2)
         XCTAssertTrue(representative(leaf) === representative(root))
         XCTAssertEqual(root.fractionCompleted, 0.5)
@@ -50,10 +50,10 @@ final class DomainAdoptionTests: XCTestCase {
         root = nil
         XCTAssertNil(weakRoot())
         XCTAssertEqual(child.parentAddress.load(ordering: .relaxed), 0)
-        XCTAssertNil(child.domainStorage.load())
+        XCTAssertNil(child.domainAndPart.loadDomain())
         child.advance()
         XCTAssertEqual(child.fractionCompleted, 0.25)
-        XCTAssertNotNil(child.domainStorage.load())
+        XCTAssertNotNil(child.domainAndPart.loadDomain())
         child.advance(by: 3)
         XCTAssertEqual(child.fractionCompleted, 1)
     }
@@ -66,9 +66,9 @@ final class DomainAdoptionTests: XCTestCase {
         let added = ProgressNode(totalUnitCount: 4)
         added.advance()
         XCTAssertEqual(added.fractionCompleted, 0.25)  // has its own domain
-        XCTAssertNil(fresh.domainStorage.load())
+        XCTAssertNil(fresh.domainAndPart.loadDomain())
         fresh.addChild(added, withPendingUnitCount: 2)
-        XCTAssertTrue(fresh.domainStorage.load() === root.domainStorage.load())
+        XCTAssertTrue(fresh.domainAndPart.loadDomain() === root.domainAndPart.loadDomain())
         XCTAssertTrue(representative(added) === representative(root))
         XCTAssertEqual(root.fractionCompleted, 0.25)
         added.advance(by: 3)
@@ -81,12 +81,12 @@ final class DomainAdoptionTests: XCTestCase {
         let root = ProgressNode(totalUnitCount: 1)
         let fresh = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
         fresh.advance()  // finishes through the fast path: never shared, never adopted
-        XCTAssertNil(fresh.domainStorage.load())
+        XCTAssertNil(fresh.domainAndPart.loadDomain())
         XCTAssertTrue(root.isFinished)
         let added = ProgressNode(totalUnitCount: 2)
         XCTAssertEqual(added.fractionCompleted, 0)
         fresh.addChild(added, withPendingUnitCount: 1)
-        XCTAssertTrue(fresh.domainStorage.load() === added.domainStorage.load())
+        XCTAssertTrue(fresh.domainAndPart.loadDomain() === added.domainAndPart.loadDomain())
         XCTAssertFalse(representative(fresh) === representative(root))
         added.advance()
         XCTAssertEqual(fresh.fractionCompleted, 1)  // finished count 1 of 1
@@ -98,7 +98,7 @@ final class DomainAdoptionTests: XCTestCase {
         let root = ProgressNode(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 2)
         let grandchild = ProgressNode(totalUnitCount: 2, parent: child, pendingUnitCount: 4)
-        XCTAssertTrue(child.domainStorage.load() === root.domainStorage.load())
+        XCTAssertTrue(child.domainAndPart.loadDomain() === root.domainAndPart.loadDomain())
         grandchild.advance()
         XCTAssertEqual(root.fractionCompleted, 0.5)
         child.fail(Failure())
@@ -121,7 +121,7 @@ final class DomainAdoptionTests: XCTestCase {
             _ = child.parent
             seen.withLock { $0.append(child.fractionCompleted) }
         }
-        XCTAssertNil(child.domainStorage.load())
+        XCTAssertNil(child.domainAndPart.loadDomain())
         child.cancel()
         XCTAssertEqual(seen.withLock { $0 }, [0])
         let paused = ProgressNode(totalUnitCount: 1)
@@ -166,7 +166,7 @@ final class DomainAdoptionTests: XCTestCase {
             XCTAssertEqual(child.fractionCompleted, 1)
             XCTAssertEqual(keep.completedUnitCount, 2)
             XCTAssertEqual(keep.fractionCompleted, 1)
-            if let domain = child.domainStorage.load() {
+            if let domain = child.domainAndPart.loadDomain() {
                 XCTAssertTrue(
                     domain.representative === keep.domain.representative,
                     "a child that took a domain while attached took its parent's")
@@ -295,7 +295,7 @@ final class DomainAdoptionTests: XCTestCase {
                 let fraction = node.fractionCompleted
                 XCTAssert((0...1).contains(fraction))
                 XCTAssertEqual(node.fractionCompleted, fraction)
-                guard let parent = node.parent, let domain = node.domainStorage.load() else { continue }
+                guard let parent = node.parent, let domain = node.domainAndPart.loadDomain() else { continue }
                 XCTAssertTrue(
                     domain.representative === parent.domain.representative,
                     "a linked node with a domain is in its parent's")
@@ -309,7 +309,7 @@ final class DomainAdoptionTests: XCTestCase {
     func test_observed_fresh_child_takes_parents_domain_and_delivers_its_finish() {
         var root: ProgressNode? = ProgressNode(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 4, parent: root!, pendingUnitCount: 2)
-        XCTAssertNil(child.domainStorage.load())
+        XCTAssertNil(child.domainAndPart.loadDomain())
         let values = Mutex<[Double]>([])
         let finished = DispatchSemaphore(value: 0)
         let observation = child.observe(\.fractionCompleted) { node, change in
@@ -317,7 +317,7 @@ final class DomainAdoptionTests: XCTestCase {
             values.withLock { $0.append(change.newValue) }
             if change.newValue == 1 { finished.signal() }
         }
-        XCTAssertTrue(child.domainStorage.load() === root!.domainStorage.load())
+        XCTAssertTrue(child.domainAndPart.loadDomain() === root!.domainAndPart.loadDomain())
         child.advance()
         root = nil
         child.advance(by: 3)

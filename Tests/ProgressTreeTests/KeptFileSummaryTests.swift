@@ -350,10 +350,10 @@ final class KeptFileSummaryTests: XCTestCase {
         children[1].fileURL = URL(fileURLWithPath: "/tmp/a")  // moves no file
         _ = root.fractionCompleted
         XCTAssertNil(root.state.withLock { $0.fileSums }, "fraction reads and file URLs keep no file summary")
-        XCTAssertNil(root.childSums.load()?.fileChanges)
+        XCTAssertNil(root.domainAndPart.loadPart()?.fileChanges)
         children[2].kind = .file
         XCTAssertNotNil(root.state.withLock { $0.fileSums }, "its setter started the root's")
-        XCTAssertNotNil(root.childSums.load()?.fileChanges)
+        XCTAssertNotNil(root.domainAndPart.loadPart()?.fileChanges)
         XCTAssertEqual(children[2].fileSummary, Summary(fileTotalCount: 1, totalByteCount: 10))
         XCTAssertNil(children[2].state.withLock { $0.fileSums }, "a node without children keeps none")
         let other = ProgressNode.discreteProgress(totalUnitCount: 1)

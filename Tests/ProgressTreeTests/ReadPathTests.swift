@@ -347,7 +347,7 @@ final class ReadPathTests: XCTestCase {
         first.advance()
         second.advance()
         XCTAssertEqual(parent.queuedChildCount, 2)
-        let sums = parent.childSums.load()!
+        let sums = parent.domainAndPart.loadPart()!
         let base = sums.creditSequence.load(ordering: .sequentiallyConsistent)
         let walk = parent.domain.enterWalk()
         let finished = DispatchGroup()

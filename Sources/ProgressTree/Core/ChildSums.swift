@@ -19,16 +19,32 @@ import ProgressTreePlatform
 /// incremental steps than entries plus 1,024 (drift). Each case needs as many changes to happen again, so
 /// updates stay O(1) amortized.
 ///
-/// It is also the part of a node that only a parent needs, so that a leaf (most nodes) pays one word for
-/// all of it: the tops of the node's two intrusive stacks of children, `queueHead` and `freshChildren`,
-/// atomics that children push onto without a lock. It is created before the node's first child is
-/// attached (`ProgressNode.childPart`) and lives as long as the node.
+/// It is also the part of a node that only a parent needs, so that a leaf (most nodes) pays nothing for it
+/// beyond the word that holds its domain: the tops of the node's two intrusive stacks of children,
+/// `queueHead` and `freshChildren`, atomics that children push onto without a lock, and the node's domain,
+/// which the node's word holds no more once it holds this part (`DomainAndParentPart`). It is created
+/// before the node's first child is attached (`ProgressNode.childPart`) and lives as long as the node.
+@usableFromInline
 final class ChildSums: @unchecked Sendable {
+    /// The node's refresh domain, which the node reaches through this part once it has the part (see
+    /// `DomainAndParentPart`). A domain never changes (a merge forwards it to a representative instead).
+    @usableFromInline let domain: RefreshDomain
+
+    /// The domain, unretained: valid while this part is.
+    @inlinable var unretainedDomain: Unmanaged<RefreshDomain> {
+        @inline(__always) get { .passUnretained(domain) }
+    }
+
+    init(domain: RefreshDomain) {
+        self.domain = domain
+    }
+
     /// The node's children queued for the next refresh: the top of an intrusive stack linked by their
     /// `queueNext` (see ProgressNode+Propagation.swift).
     let queueHead = Atomic<UInt>(0)
     /// The node's children created attached to it (`init(totalUnitCount:parent:pendingUnitCount:)`) and not
-    /// yet moved into its `ChildTable`: the top of an intrusive stack linked by their `freshNext`, which
+    /// yet moved into its `ChildTable`: the top of an intrusive stack linked by their `freshNext` (the word
+    /// `freshNextOrSlot`), which
     /// holds a reference to each (see ProgressNode+FreshChildren.swift).
     let freshChildren = Atomic<UInt>(0)
 
@@ -266,7 +282,7 @@ extension ProgressNode {
 
     /// This node's children's sum, for code under the domain lock; created on first use.
     var childSumsForRefresh: ChildSums {
-        childSums.load() ?? childSums.storeIfNil(ChildSums())
+        domainAndPart.partCreatingIfNone()  // the part if there is one, else a new one
     }
 
     /// This node's parent part (`ChildSums`: sums, dirty queue, fresh stack), created on first use, without
@@ -274,21 +290,21 @@ extension ProgressNode {
     /// onto `queueHead`), so that the walks find it; the creation here is a fallback that never runs then.
     @inline(__always)
     var childPart: Unmanaged<ChildSums> {
-        if let part = childSums.unretained() { return part }
+        if let part = domainAndPart.unretainedPart() { return part }
         return .passUnretained(childSumsForRefresh)
     }
 
     /// The top of this node's dirty queue (0 when it has no parent part: no child ever attached).
     @inline(__always)
     func queueTop() -> UInt {
-        guard let part = childSums.unretained() else { return 0 }
+        guard let part = domainAndPart.unretainedPart() else { return 0 }
         return part._withUnsafeGuaranteedRef { $0.queueHead.load(ordering: .sequentiallyConsistent) }
     }
 
     /// Takes this node's whole dirty queue (one exchange), 0 when it is empty.
     @inline(__always)
     func takeQueue() -> UInt {
-        guard let part = childSums.unretained() else { return 0 }
+        guard let part = domainAndPart.unretainedPart() else { return 0 }
         return part._withUnsafeGuaranteedRef { $0.queueHead.exchange(0, ordering: .sequentiallyConsistent) }
     }
 
@@ -296,7 +312,7 @@ extension ProgressNode {
     /// Under the domain lock.
     @inline(__always)
     func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double) {
-        if let sums = childSums.unretained() {
+        if let sums = domainAndPart.unretainedPart() {
             sums._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
         } else {
             childSumsForRefresh.record(child, fraction: fraction)
@@ -306,7 +322,7 @@ extension ProgressNode {
     /// The children's sum as of the last refresh (0 before any), for readers outside the domain lock that
     /// only need a recent value (file summaries).
     var recentChildUnits: Double {
-        guard let sums = childSums.load() else { return 0 }
+        guard let sums = domainAndPart.loadPart() else { return 0 }
         return Double(bitPattern: sums.publishedSum.load(ordering: .relaxed))
     }
 }

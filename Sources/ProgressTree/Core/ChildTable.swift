@@ -5,8 +5,8 @@
 /// children, as Foundation does); what the children contribute to the parent's fraction is kept apart, by the
 /// refreshes (`ChildSums`). Removal leaves a hole that is compacted away once holes outnumber live children,
 /// so removal is O(1) amortized and memory stays proportional to the live children, however many have come
-/// and gone. Each child records its own slot in `ProgressNode.slotInParent`; the table updates it when it
-/// moves a child.
+/// and gone. Each child records its own slot (`ProgressNode.slotInParent`); the table updates it when it moves
+/// a child.
 struct ChildTable {
     /// One slot: a live child, or a hole (`owner == nil`) left by a child that finished.
     struct Entry {
@@ -52,23 +52,21 @@ struct ChildTable {
 
     /// Adds `node` (its `pendingInParent` is set).
     mutating func insert(_ node: ProgressNode) {
-        node.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed)
+        node.setSlotInParent(slots.count)
         slots.append(Entry(owner: node))
         liveCount += 1
     }
 
     /// Adds `node`, taking over the reference the caller retained for the table.
     mutating func insert(retained node: Unmanaged<ProgressNode>) {
-        node._withUnsafeGuaranteedRef {
-            $0.slotInParent.store(Int32(truncatingIfNeeded: slots.count), ordering: .relaxed)
-        }
+        node._withUnsafeGuaranteedRef { $0.setSlotInParent(slots.count) }
         slots.append(Entry(owner: node.takeRetainedValue()))
         liveCount += 1
     }
 
     /// The slot of `node`, if it is a live child of this table.
     private func slot(of node: ProgressNode) -> Int? {
-        let slot = Int(node.slotInParent.load(ordering: .relaxed))
+        let slot = node.slotInParent
         guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return nil }
         return slot
     }
@@ -80,7 +78,7 @@ struct ChildTable {
         guard let slot = slot(of: node) else { return false }
         slots[slot].owner = nil
         liveCount -= 1
-        node.slotInParent.store(-1, ordering: .relaxed)
+        node.setSlotInParent(-1)
         // Trailing holes go at once (a child that comes and goes alone costs no compaction).
         while let last = slots.last, last.owner == nil { slots.removeLast() }
         if liveCount == 0 {
@@ -105,9 +103,21 @@ struct ChildTable {
         var newSlot = 0
         for index in slots.indices where slots[index].owner != nil {
             if newSlot != index { slots.swapAt(newSlot, index) }  // the hole moves back; no reference count changes
-            slots[newSlot].owner!.slotInParent.store(Int32(truncatingIfNeeded: newSlot), ordering: .relaxed)
+            slots[newSlot].owner!.setSlotInParent(newSlot)
             newSlot += 1
         }
         slots.removeLast(slots.count - newSlot)
     }
+}
+
+extension ProgressNode {
+    /// This node's slot in its parent's `ChildTable`, -1 when it has none: the word `freshNextOrSlot` while
+    /// the node is off its parent's fresh stack. Under the parent's lock. (Read of a node still on a fresh
+    /// stack, it is the stack's link, an address: no slot of any table, which `ChildTable` checks by the
+    /// slot's owner.)
+    var slotInParent: Int { Int(bitPattern: freshNextOrSlot.load(ordering: .relaxed)) }
+
+    /// Records `slot` (-1: none) as this node's slot in its parent's `ChildTable`. Under the parent's lock,
+    /// once the node is off its fresh stack.
+    func setSlotInParent(_ slot: Int) { freshNextOrSlot.store(UInt(bitPattern: slot), ordering: .relaxed) }
 }

@@ -2,10 +2,10 @@
 /// leaves), handlers and control state, observers, metadata. Allocated on the first write; reads of a node
 /// without it see the defaults. Guarded by the node's lock, like the rest of `NodeState`.
 ///
-/// Reached only through `NodeState`'s private `extras`, inside the node's lock: accesses from two threads
-/// are ordered by the lock, and two overlapping accesses on one thread would have to overlap on the
-/// `NodeState` the lock lends out `inout`, which the compiler checks statically. (This holds because a
-/// `NodeState` is never copied out of the lock: a copy would share this object.) So the dynamic exclusivity
+/// Reached only through `NodeState`'s private accessors of its extras, inside the node's lock: accesses from
+/// two threads are ordered by the lock, and two overlapping accesses on one thread would have to overlap on
+/// the `NodeState` the lock lends out `inout`, which the compiler checks statically. (This holds because a
+/// `NodeState` cannot be copied out of the lock: it is `~Copyable`.) So the dynamic exclusivity
 /// checks (a `swift_beginAccess` and its thread-local set on each access of a field, about 1,000
 /// instructions of a value set's walk up 8 levels) are left out.
 final class NodeExtras {

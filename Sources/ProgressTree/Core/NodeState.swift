@@ -2,16 +2,46 @@
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 ///
-/// Two words inside the lock: the out-of-line `NodeExtras` and the link. `extras` comes first so that the
-/// one-byte link ends the struct (9 bytes, not 16) and the node packs its `controlFlags` and an `Int32`
-/// into the tail of its `Lock<NodeState>` (see "What a node holds" in Docs/Architecture.md).
-struct NodeState {
-    private var extras: NodeExtras?
+/// Nine bytes inside the lock, aligned to 4: the out-of-line `NodeExtras`, as an address in two 32-bit
+/// halves, and the one-byte link. The lock (`Synchronization.Mutex`) puts its 4-byte word first and this
+/// state at this state's alignment; with the address as a class reference (aligned to 8) that left 4 bytes
+/// of padding after the word. Aligned to 4, the lock takes 13 bytes, and the node packs its `controlFlags`
+/// into the byte after it (see "What a node holds" in Docs/Architecture.md).
+///
+/// Not copyable: it owns the reference to its `NodeExtras` (retained when created, released in `deinit`,
+/// when the node's lock goes with the node), and a copy would share that object outside the lock.
+struct NodeState: ~Copyable {
+    /// The address of the extras, retained by this state, in the bytes of two 32-bit halves (0: none), read
+    /// and written as one unaligned word. Written once, by `extrasForWriting()`; never changed afterwards.
+    private var extrasHalves: (UInt32, UInt32) = (0, 0)
     var link = ParentLink()
+
+    /// The node's extras, `nil` until the first write. The reference this state holds keeps it alive: read
+    /// unretained, valid while the state is (it never replaces it).
+    private var unmanagedExtras: Unmanaged<NodeExtras>? {
+        @inline(__always) get {
+            // One unaligned 8-byte load (halves composed by shifts cost three instructions more).
+            let address = withUnsafeBytes(of: extrasHalves) { $0.loadUnaligned(as: UInt.self) }
+            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+            return Unmanaged.fromOpaque(pointer)
+        }
+    }
+
+    /// Runs `body` on the extras, if any, without a reference count: the reference this state holds keeps
+    /// them alive for the call.
+    @inline(__always)
+    private func withExtras<Result>(_ body: (NodeExtras) -> Result) -> Result? {
+        guard let extras = unmanagedExtras else { return nil }
+        return extras._withUnsafeGuaranteedRef(body)
+    }
+
+    deinit {
+        unmanagedExtras?.release()
+    }
 
     /// Whether children, control state, observers or metadata were ever written (otherwise all are the
     /// defaults).
-    var hasExtras: Bool { extras != nil }
+    var hasExtras: Bool { unmanagedExtras != nil }
 
     /// The attached children (the strong references that keep them alive), but for the fresh children
     /// pushed onto the node's fresh stack (`ChildSums.freshChildren`) since the last look: read it only after
@@ -19,89 +49,112 @@ struct NodeState {
     /// leaf's table would be an empty array and a count in every node.
     var children: ChildTable {
         _read {
-            if let extras { yield extras.children } else { yield ChildTable() }
+            if let extras = unmanagedExtras {
+                // Unretained: this state's reference keeps the extras alive while the access lasts.
+                unowned(unsafe) let borrowed = extras.takeUnretainedValue()
+                yield borrowed.children
+            } else {
+                yield ChildTable()
+            }
         }
-        _modify { yield &extrasForWriting().children }
+        _modify {
+            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
+            yield &extras.children
+        }
     }
 
     /// `children.isEmpty`, without making an empty table for a node without extras (a finishing leaf asks).
-    var hasNoChildren: Bool { extras?.children.isEmpty ?? true }
+    var hasNoChildren: Bool { withExtras { $0.children.isEmpty } ?? true }
 
     var control: ControlState {
-        get { extras?.control ?? ControlState() }
-        _modify { yield &extrasForWriting().control }
+        get { withExtras { $0.control } ?? ControlState() }
+        _modify {
+            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
+            yield &extras.control
+        }
     }
 
     var observers: ObserverList {
-        get { extras?.observers ?? ObserverList() }
-        _modify { yield &extrasForWriting().observers }
+        get { withExtras { $0.observers } ?? ObserverList() }
+        _modify {
+            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
+            yield &extras.observers
+        }
     }
 
     var metadata: Metadata {
-        get { extras?.metadata ?? Metadata() }
-        _modify { yield &extrasForWriting().metadata }
+        get { withExtras { $0.metadata } ?? Metadata() }
+        _modify {
+            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
+            yield &extras.metadata
+        }
     }
 
     /// The node's `ObservableProgress`, while someone holds it.
     var observable: ObservableProgress? {
-        get { extras?.observable }
-        set { extrasForWriting().observable = newValue }
+        get { withExtras { $0.observable } ?? nil }
+        set { extrasForWriting()._withUnsafeGuaranteedRef { $0.observable = newValue } }
     }
 
     /// This node's entry of the property `key` names (Properties/PropertyStore.swift), `nil` when it has
     /// none: `propertyEntries?[key]` without a copy of the metadata, for a value set's walk up, which asks
     /// at every level.
     func propertyEntry(for key: ObjectIdentifier) -> PropertyEntry? {
-        guard let properties = extras?.metadata.extras?.properties, !properties.isEmpty else { return nil }
-        return properties[key]
+        withExtras { extras -> PropertyEntry? in
+            guard let properties = extras.metadata.extras?.properties, !properties.isEmpty else { return nil }
+            return properties[key]
+        } ?? nil
     }
 
     /// Whether this node has any property entry: the walk's test before `propertyEntry(for:)`, so that a
     /// node without any (most of a path) builds no optional entry (its copies go through value witnesses).
+    @inline(__always)
     var hasPropertyEntries: Bool {
-        guard let metadataExtras = extras?.metadata.extras else { return false }
-        return !metadataExtras.properties.isEmpty
+        withExtras { extras in extras.metadata.extras.map { !$0.properties.isEmpty } ?? false } ?? false
     }
 
     /// The file summary this node keeps once it is read with children (Summaries/FileSums.swift); `nil`
     /// before. Its members join and leave under this lock.
     var fileSums: FileSums? {
-        get { extras?.fileSums }
+        get { withExtras { $0.fileSums } ?? nil }
         set {
-            if newValue == nil && extras == nil { return }
-            extrasForWriting().fileSums = newValue
+            if newValue == nil && !hasExtras { return }
+            extrasForWriting()._withUnsafeGuaranteedRef { $0.fileSums = newValue }
         }
     }
 
     /// `fileSums` without a reference count, for the walks that read it at every level of a path: valid
     /// while this lock is held (the node's `NodeExtras` holds it, and only a write under the lock replaces
     /// it).
+    @inline(__always)
     var unretainedFileSums: Unmanaged<FileSums>? {
-        guard let extras, let sums = extras.fileSums else { return nil }
-        return .passUnretained(sums)
+        withExtras { extras in extras.fileSums.map { .passUnretained($0) } } ?? nil
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
     /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
     /// (`ProgressNode.orphan`) before its memory goes.
     var holderAddress: UInt {
-        get { extras?.holderAddress ?? 0 }
+        get { withExtras { $0.holderAddress } ?? 0 }
         set {
-            if newValue == 0 && extras == nil { return }
-            extrasForWriting().holderAddress = newValue
+            if newValue == 0 && !hasExtras { return }
+            extrasForWriting()._withUnsafeGuaranteedRef { $0.holderAddress = newValue }
         }
     }
 
     /// The weak link to the parent, where the runtime has no `swift_tryRetain` (see `NodeExtras`).
     var weakParent: ProgressNode? {
-        get { extras?.parentReference }
-        set { extrasForWriting().parentReference = newValue }
+        get { withExtras { $0.parentReference } ?? nil }
+        set { extrasForWriting()._withUnsafeGuaranteedRef { $0.parentReference = newValue } }
     }
 
-    private mutating func extrasForWriting() -> NodeExtras {
-        if let extras { return extras }
-        let created = NodeExtras()
-        extras = created
+    /// The extras, created on the first write, unretained: this state's reference keeps them alive.
+    private mutating func extrasForWriting() -> Unmanaged<NodeExtras> {
+        if let extras = unmanagedExtras { return extras }
+        let created = Unmanaged.passRetained(NodeExtras())  // released in `deinit`
+        withUnsafeMutableBytes(of: &extrasHalves) {
+            $0.storeBytes(of: UInt(bitPattern: created.toOpaque()), as: UInt.self)
+        }
         return created
     }
 

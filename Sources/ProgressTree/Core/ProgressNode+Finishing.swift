@@ -267,7 +267,7 @@ extension ProgressNode {
             $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
                 // No refresh runs in the tree: take the share out and credit, as one step for readers.
                 let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
-                childSums.load()?.remove(.passUnretained(child))
+                domainAndPart.loadPart()?.remove(.passUnretained(child))
                 if failedShare > 0 {
                     childSumsForRefresh.addFailedShare(failedShare)
                     _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing

@@ -7,7 +7,8 @@ import Synchronization
 //
 // Invariants:
 // - A fresh child is pushed once, onto its parent's `freshChildren` (a lock-free stack linked by
-//   `freshNext`, which never changes after the push), and the stack holds one reference to it. The stack's
+//   `freshNext`, which never changes after the push), and the stack holds one reference to it. (`freshNext`
+//   is the word `freshNextOrSlot`, which is the child's table slot once the child is off the stack.) The stack's
 //   top lives in the parent's `ChildSums` (its parent part), created here before the first push.
 // - Under the parent's lock, `settleFreshChildren` takes the whole stack (one exchange) and moves it, oldest
 //   first, into the `ChildTable`, with those references. Code that reads or changes the table settles first,
@@ -47,7 +48,7 @@ extension ProgressNode {
         childPart._withUnsafeGuaranteedRef { part in
             var top = part.freshChildren.load(ordering: .relaxed)
             while true {
-                child._withUnsafeGuaranteedRef { $0.freshNext.store(top, ordering: .relaxed) }
+                child._withUnsafeGuaranteedRef { $0.freshNextOrSlot.store(top, ordering: .relaxed) }
                 let (exchanged, original) = part.freshChildren.compareExchange(
                     expected: top, desired: address, successOrdering: .sequentiallyConsistent,
                     failureOrdering: .relaxed)
@@ -64,7 +65,7 @@ extension ProgressNode {
     /// node's lock; one atomic load when there are none.
     @inline(__always)
     func settleFreshChildren(_ state: inout NodeState) {
-        guard let part = childSums.unretained(),
+        guard let part = domainAndPart.unretainedPart(),
             part._withUnsafeGuaranteedRef({ $0.freshChildren.load(ordering: .sequentiallyConsistent) }) != 0
         else { return }
         moveFreshChildren(into: &state, part: part)
@@ -80,8 +81,8 @@ extension ProgressNode {
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
             entry = node._withUnsafeGuaranteedRef { node in
-                let next = node.freshNext.load(ordering: .relaxed)
-                node.freshNext.store(oldestFirst, ordering: .relaxed)
+                let next = node.freshNextOrSlot.load(ordering: .relaxed)
+                node.freshNextOrSlot.store(oldestFirst, ordering: .relaxed)
                 return next
             }
             oldestFirst = UInt(bitPattern: pointer)
@@ -91,7 +92,8 @@ extension ProgressNode {
         let fileSums = state.fileSums
         while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            // The link read before the insert, which writes the node's slot into the same word.
+            oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNextOrSlot.load(ordering: .relaxed) }
             if let fileSums {
                 node._withUnsafeGuaranteedRef { node in
                     if node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 { fileSums.join(node) }
@@ -103,11 +105,12 @@ extension ProgressNode {
 
     /// Takes all fresh children, with the stack's references, for a node going away (`deinit`).
     func takeFreshChildren(appendingTo nodes: inout [ProgressNode]) {
-        guard let part = childSums.unretained() else { return }
+        guard let part = domainAndPart.unretainedPart() else { return }
         var entry = part._withUnsafeGuaranteedRef { $0.freshChildren.exchange(0, ordering: .sequentiallyConsistent) }
         while let pointer = UnsafeRawPointer(bitPattern: entry) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node._withUnsafeGuaranteedRef { $0.freshNext.load(ordering: .relaxed) }
+            entry = node._withUnsafeGuaranteedRef { $0.freshNextOrSlot.load(ordering: .relaxed) }
+            node._withUnsafeGuaranteedRef { $0.setSlotInParent(-1) }  // off the stack, in no table
             nodes.append(node.takeRetainedValue())
         }
     }
@@ -118,14 +121,21 @@ extension ProgressNode {
     func popFreshChild(_ child: ProgressNode) -> Bool {
         let address = UInt(bitPattern: Unmanaged.passUnretained(child).toOpaque())
         // The part exists: it was created before the child was pushed.
-        guard let part = childSums.unretained() else { return false }
+        guard let part = domainAndPart.unretainedPart() else { return false }
         return part._withUnsafeGuaranteedRef { part in
             // On top: the push (releasing) is seen, and with it `freshNext`.
             guard part.freshChildren.load(ordering: .acquiring) == address else { return false }
-            let next = child.freshNext.load(ordering: .relaxed)
-            return part.freshChildren.compareExchange(
-                expected: address, desired: next, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed
-            ).exchanged
+            // Read while a settle may be writing the child's slot into the same word: then the settle's
+            // exchange has taken the stack, and the compare-and-exchange below fails whatever was read.
+            let next = child.freshNextOrSlot.load(ordering: .relaxed)
+            guard
+                part.freshChildren.compareExchange(
+                    expected: address, desired: next, successOrdering: .sequentiallyConsistent,
+                    failureOrdering: .relaxed
+                ).exchanged
+            else { return false }
+            child.setSlotInParent(-1)  // off the stack, in no table: only this thread reaches the word now
+            return true
         }
     }
 }

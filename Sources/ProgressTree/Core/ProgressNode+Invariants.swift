@@ -37,7 +37,7 @@ extension ProgressNode {
     /// then that child's newest fresh child); empty when all hold. At a quiescent point only.
     func invariantViolations() -> [String] {
         let checker = InvariantChecker()
-        if let domain = domainStorage.load() {
+        if let domain = domainAndPart.loadDomain() {
             domain.withRepresentativeLock { _ in checker.checkSubtree(of: self, representative: domain.representative) }
         } else {
             // No domain: never read, and never a parent (a node gets one before its first child).
@@ -140,9 +140,6 @@ private final class InvariantChecker {
             let child = view.fresh[index]
             guard let childRecord = reach(child, from: record, position: index, isFresh: true) else { break }
             children.append(Child(record: childRecord, address: Self.address(of: child), inTable: false))
-            if child.slotInParent.load(ordering: .relaxed) != -1 {
-                report(childRecord, "a fresh child (on the stack, not settled) with a table slot")
-            }
         }
         // `attached` is set with the link (a fresh child's initializer) or right after it (`addChild`), and
         // cleared under the node's lock with the link's detach (a finish, a failure).
@@ -172,8 +169,8 @@ private final class InvariantChecker {
         // holes outnumber live children only in a table of at most 32 slots (otherwise it compacts).
         for index in view.tableNodes.indices {
             let slot = view.tableSlots[index]
-            let recorded = view.tableNodes[index].slotInParent.load(ordering: .relaxed)
-            if recorded != Int32(slot) { report(record, "the child in slot \(slot) records slot \(recorded)") }
+            let recorded = view.tableNodes[index].slotInParent
+            if recorded != slot { report(record, "the child in slot \(slot) records slot \(recorded)") }
         }
         let live = view.tableNodes.count
         if view.liveCount != live {
@@ -189,9 +186,9 @@ private final class InvariantChecker {
         if !children.isEmpty && !has(NodeFlags.hasHadChildren) {
             report(record, "has children but not the hasHadChildren flag")
         }
-        if !children.isEmpty && node.domainStorage.load() == nil { report(record, "has children but no domain") }
+        if !children.isEmpty && node.domainAndPart.loadDomain() == nil { report(record, "has children but no domain") }
         // ... and its parent part (`childPart`), which holds the stacks its children push onto.
-        if has(NodeFlags.hasHadChildren) && node.childSums.load() == nil {
+        if has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil {
             report(record, "has had children but has no parent part (ChildSums)")
         }
         // `describesFiles` is set under the node's lock with metadata that describes files, never cleared.
@@ -208,7 +205,7 @@ private final class InvariantChecker {
 
         // Every node of a tree resolves to the tree's domain (RefreshDomain's invariant); a node that was
         // queued or recorded (`shared`) has one.
-        let domain = node.domainStorage.load()
+        let domain = node.domainAndPart.loadDomain()
         if let domain, domain.representative !== representative {
             report(record, "its refresh domain is not its tree's")
         }
@@ -239,7 +236,7 @@ private final class InvariantChecker {
         if !(cached >= 0 && cached <= 1) { report(record, "its cached fraction \(cached) is not within 0...1") }
 
         let queue = checkQueue(of: record, flags: flags, children: children)
-        let sums = node.childSums.load()?.checkedState
+        let sums = node.domainAndPart.loadPart()?.checkedState
         // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
         // them, and anything that changes them since marks the node (or refreshes its path) after the change.
         if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
@@ -477,11 +474,11 @@ private struct LockedView: Sendable {
         var fresh: [ProgressNode] = []
         var seen: Set<UInt> = []
         var entry =
-            node.childSums.load()?.freshChildren.load(ordering: .sequentiallyConsistent) ?? 0
+            node.domainAndPart.loadPart()?.freshChildren.load(ordering: .sequentiallyConsistent) ?? 0
         while let pointer = UnsafeRawPointer(bitPattern: entry), seen.insert(entry).inserted {
             let child = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
             fresh.append(child)
-            entry = child.freshNext.load(ordering: .relaxed)
+            entry = child.freshNextOrSlot.load(ordering: .relaxed)
         }
         self.fresh = fresh
         // (Without extras, the defaults: no metadata, no observer.)

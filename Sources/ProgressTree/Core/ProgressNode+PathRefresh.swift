@@ -38,7 +38,7 @@ extension ProgressNode {
         let flags = flags.load(ordering: .relaxed)
         guard flags & NodeFlags.observed == 0 else { return false }
         let storage: Unmanaged<RefreshDomain>
-        if let existing = domainStorage.unretained() {
+        if let existing = domainAndPart.unretainedDomain() {
             storage = existing
         } else if flags & NodeFlags.attached != 0 {
             storage = .passUnretained(adoptDomain())  // a fresh child's first update: its tree may be read
@@ -78,8 +78,17 @@ extension ProgressNode {
         while true {
             let next = node._withUnsafeGuaranteedRef { node -> Unmanaged<ProgressNode>? in
                 let flags = node.flags.load(ordering: .sequentiallyConsistent)
-                if let below { node.recordInSums(below, fraction: belowFraction) }
-                guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction() else {
+                // The parent part, loaded once for the level: a node below has one (it got it before its
+                // first child), a leaf none.
+                let part = node.domainAndPart.unretainedPart()
+                if let below {
+                    if let part {
+                        part._withUnsafeGuaranteedRef { $0.record(below, fraction: belowFraction) }
+                    } else {
+                        node.recordInSums(below, fraction: belowFraction)
+                    }
+                }
+                guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction(part: part) else {
                     node.markFromRefreshedPath(signals: &signals)
                     return nil
                 }
@@ -100,16 +109,26 @@ extension ProgressNode {
     }
 
     /// This node's fraction from its counts and sums, if they are all there is: nothing queued for a refresh
-    /// and no credit in progress or made while they were read. Under the domain lock.
+    /// and no credit in progress or made while they were read. Under the domain lock. `part` is this node's
+    /// parent part (`nil`: it never had a child, so it has no sums, no queue and no credit).
     @inline(__always)
-    private func quietFraction() -> Double? {
-        let sequence = creditSequenceNow()
-        guard ChildSums.isSettled(sequence), queueTop() == 0 else { return nil }
-        let completed = completedStorage.load(ordering: .sequentiallyConsistent)
-        let total = totalStorage.load(ordering: .sequentiallyConsistent)
-        let childUnits = childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
-        guard creditSequenceNow() == sequence else { return nil }
-        return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
+    private func quietFraction(part: Unmanaged<ChildSums>?) -> Double? {
+        guard let part else {
+            return FractionMath.fraction(
+                completed: completedStorage.load(ordering: .sequentiallyConsistent),
+                total: totalStorage.load(ordering: .sequentiallyConsistent), childUnits: 0)
+        }
+        return part._withUnsafeGuaranteedRef { part -> Double? in
+            let sequence = part.creditSequence.load(ordering: .sequentiallyConsistent)
+            guard ChildSums.isSettled(sequence), part.queueHead.load(ordering: .sequentiallyConsistent) == 0 else {
+                return nil
+            }
+            let completed = completedStorage.load(ordering: .sequentiallyConsistent)
+            let total = totalStorage.load(ordering: .sequentiallyConsistent)
+            let childUnits = part.total
+            guard part.creditSequence.load(ordering: .sequentiallyConsistent) == sequence else { return nil }
+            return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
+        }
     }
 
     /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings

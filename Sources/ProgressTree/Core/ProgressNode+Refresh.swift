@@ -16,7 +16,7 @@ extension ProgressNode {
     func refresh() -> Double {
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
             let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
-            if let domain = domainStorage.unretained() { RefreshDomain.noteCleanRead(domain) }
+            if let domain = domainAndPart.unretainedDomain() { RefreshDomain.noteCleanRead(domain) }
             return fraction
         }
         return refreshDirty()
@@ -129,7 +129,7 @@ extension ProgressNode {
     /// The credit sequence of this node's sums, 0 (settled) before they exist.
     @inline(__always)
     func creditSequenceNow() -> UInt64 {
-        guard let sums = childSums.unretained() else { return 0 }
+        guard let sums = domainAndPart.unretainedPart() else { return 0 }
         return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
     }
 
@@ -163,7 +163,7 @@ extension ProgressNode {
                     // Finished and credited, or failed: its share leaves the sum (a failed child's share at
                     // failure stays, apart), and the queue's reference goes.
                     node._withUnsafeGuaranteedRef { node in
-                        node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.remove(child) }
+                        node.domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef { $0.remove(child) }
                         let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
                         if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
                     }
@@ -178,8 +178,11 @@ extension ProgressNode {
             let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
                 let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
                 let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
-                let childUnits = node.childSums.unretained()?._withUnsafeGuaranteedRef { $0.total } ?? 0
-                let sequence = node.creditSequenceNow()
+                // The part loaded once for both (none: no child ever, no sums, the sequence 0).
+                let part = node.domainAndPart.unretainedPart()
+                let childUnits = part?._withUnsafeGuaranteedRef { $0.total } ?? 0
+                let sequence =
+                    part?._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) } ?? 0
                 guard sequence == top.sequence else { return (0, false) }
                 return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
             }

@@ -42,17 +42,19 @@ import ProgressTreePlatform
 public final class ProgressNode: Sendable {
     // MARK: Hot-path state (atomics, no lock)
     //
-    // The order is the layout (120 bytes with the header, so that malloc gives a node 128): the counts and
-    // `flags`, which `advance(by:)` reads, first; the words; then `state`, whose last 7 bytes take
-    // `controlFlags` and `contributorIndex` (see "What a node holds" in Docs/Architecture.md).
+    // The order is the layout (102 bytes with the header, so that malloc, which adds 8 and rounds to 16,
+    // gives a node 112; 105 would take 128): the counts and `flags`, which `advance(by:)` reads, first, with
+    // `contributorIndex` beside `flags`; the words; then `state` (13 bytes, aligned to 4) and `controlFlags`
+    // in the byte after it (see "What a node holds" in Docs/Architecture.md; `NodeSizeTests` pins it).
 
     /// The node's own completed units plus the pending units of children that finished.
     @usableFromInline let completedStorage: Atomic<Int64>
     @usableFromInline let totalStorage: Atomic<Int64>
     /// `NodeFlags` bits.
     @usableFromInline let flags: Atomic<UInt32>
-    /// This node's slot in its parent's `ChildTable`; written only under the parent's lock.
-    let slotInParent = Atomic<Int32>(-1)
+    /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
+    /// what it adds. Owned by the tree's domain lock.
+    let contributorIndex = Atomic<Int32>(-1)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     @usableFromInline let cachedFraction = Atomic<UInt64>(0)
@@ -64,15 +66,20 @@ public final class ProgressNode: Sendable {
     let pendingInParent = Atomic<Int64>(0)
     /// The next node in the parent's dirty queue (`ChildSums.queueHead`), while `queued`.
     let queueNext = Atomic<UInt>(0)
-    /// The next node in the parent's fresh children (`ChildSums.freshChildren`), set once before the push.
-    let freshNext = Atomic<UInt>(0)
-    /// What only a node with children needs, in one object created before its first child is attached
-    /// (`childPart`): the weighted sum of the attached children's progress, kept by refreshes under the
-    /// domain lock, and the tops of its dirty queue and of its stack of fresh children.
-    let childSums = OnceReference<ChildSums>()
-    /// The refresh domain of this node's tree (see `RefreshDomain`): set when the node first gets a child,
-    /// is first read, or is attached, and shared by every node of the tree.
-    @usableFromInline let domainStorage = OnceReference<RefreshDomain>()
+    /// Two values in one word, never needed at once: while this node is on its parent's stack of fresh
+    /// children (`ChildSums.freshChildren`), the next node of that stack (`freshNext`, set before the push);
+    /// otherwise its slot in its parent's `ChildTable` (`slotInParent`, -1 when it has none), written only
+    /// under the parent's lock. A node is pushed onto a fresh stack once, in its initializer, before it can
+    /// have a slot, and gets its first slot in the settle that has taken it off the stack, after the settle's
+    /// last read of its link (a node that pops itself off the stack clears the word to -1 once it is off).
+    let freshNextOrSlot = Atomic<UInt>(UInt(bitPattern: -1))
+    /// The refresh domain of this node's tree (see `RefreshDomain`), shared by every node of the tree: set
+    /// when the node first gets a child, is first read, or is attached. Then, from before its first child is
+    /// attached, what only a node with children needs, in one object that also holds the domain (`childPart`,
+    /// a `ChildSums`): the weighted sum of the attached children's progress, kept by refreshes under the
+    /// domain lock, and the tops of its dirty queue and of its stack of fresh children. One word for both
+    /// (`DomainAndParentPart`): a leaf pays 8 bytes for all of it.
+    @usableFromInline let domainAndPart = DomainAndParentPart()
 
     // MARK: Structure (guarded by the node's lock)
 
@@ -80,9 +87,6 @@ public final class ProgressNode: Sendable {
 
     /// Cancellation, pausing and failure bits, readable without the lock (see `ControlFlags`).
     let controlFlags = Atomic<UInt8>(0)
-    /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
-    /// what it adds. Owned by the tree's domain lock.
-    let contributorIndex = Atomic<Int32>(-1)
 
     // MARK: Creating nodes
 
@@ -236,7 +240,7 @@ public final class ProgressNode: Sendable {
         // retains the parent), then wait for the walks that may have read one before it was cleared (see
         // `parentAddress`). No walk starts here afterwards.
         for child in children { child.orphan() }
-        if let domain = domainStorage.load() { domain.waitForWalksAlongForwards() }
+        if let domain = domainAndPart.loadDomain() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
         var entry = takeQueue()
         while let address = UnsafeRawPointer(bitPattern: entry) {

@@ -218,15 +218,15 @@ final class RefreshDomain: Sendable {
     static func merge(_ child: ProgressNode, into parent: ProgressNode) {
         let parentDomain: RefreshDomain
         if parent.parentAddress.load(ordering: .sequentiallyConsistent) == 0,
-            let existing = child.domainStorage.load()
+            let existing = child.domainAndPart.loadDomain()
         {
             // A parent with no parent of its own and no domain yet takes the child's.
-            parentDomain = parent.domainStorage.storeIfNil(existing)
+            parentDomain = parent.domainAndPart.storeDomainIfNone(existing)
         } else {
             // Otherwise its own, or its parent's (a fresh child takes it now).
             parentDomain = parent.domain
         }
-        let childDomain = child.domainStorage.storeIfNil(parentDomain)
+        let childDomain = child.domainAndPart.storeDomainIfNone(parentDomain)
         if childDomain !== parentDomain { union(childDomain, parentDomain) }
     }
 
@@ -259,14 +259,14 @@ final class RefreshDomain: Sendable {
 extension ProgressNode {
     /// This node's domain, adopted or created on first use (`adoptDomain`). Not under this node's lock.
     var domain: RefreshDomain {
-        domainStorage.load() ?? adoptDomain()
+        domainAndPart.loadDomain() ?? adoptDomain()
     }
 
     /// This node's domain, adopted or created on first use, unretained: valid while this node is alive.
     /// Not under this node's lock.
     @inline(__always)
     var unretainedDomain: Unmanaged<RefreshDomain> {
-        if let domain = domainStorage.unretained() { return domain }
+        if let domain = domainAndPart.unretainedDomain() { return domain }
         return .passUnretained(adoptDomain())
     }
 
@@ -282,15 +282,15 @@ extension ProgressNode {
     @inline(never)
     func adoptDomain() -> RefreshDomain {
         state.withLock { _ -> RefreshDomain in
-            if let domain = domainStorage.load() { return domain }
+            if let domain = domainAndPart.loadDomain() { return domain }
             if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)) {
                 let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-                    $0.domainStorage.load()
+                    $0.domainAndPart.loadDomain()
                 }
                 assert(parentDomain != nil, "a parent gets its domain before its first fresh child (attachFreshChild)")
-                if let parentDomain { return domainStorage.storeIfNil(parentDomain) }
+                if let parentDomain { return domainAndPart.storeDomainIfNone(parentDomain) }
             }
-            return domainStorage.storeIfNil(RefreshDomain())
+            return domainAndPart.storeDomainIfNone(RefreshDomain())
         }
     }
 }

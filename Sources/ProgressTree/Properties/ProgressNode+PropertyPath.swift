@@ -177,7 +177,7 @@ extension ProgressNode {
     @usableFromInline
     func keptPropertySummary(_ key: ObjectIdentifier, _ step: PropertyStep) -> Bool {
         _ = refresh()  // records the children queued since, noting them in the log
-        guard let sums = childSums.unretained() else { return false }
+        guard let sums = domainAndPart.unretainedPart() else { return false }
         return unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ -> Bool in
                 // The log belongs to the domain lock, held here.

@@ -145,7 +145,7 @@ extension ProgressNode {
     /// entries or attached children (which may). The caller holds this node's lock (`state` is its state) in
     /// the critical section that detaches it, and calls this only for a node with extras or children (the
     /// file fold's gate).
-    func propertyLeaving(of state: NodeState) -> UInt8 {
+    func propertyLeaving(of state: borrowing NodeState) -> UInt8 {
         guard PropertyGate.anySet, !state.hasNoChildren || state.propertyEntries != nil else { return 0 }
         return currentControlFlags.contains(.cancelled) ? PropertyLeaving.cancelled : PropertyLeaving.finished
     }

@@ -143,7 +143,7 @@ extension ProgressNode {
     ) -> FileSumsStep {
         // The children recorded since the last read (the log belongs to the domain lock, held here); `nil`
         // when the log overflowed, or when this node keeps no summary yet (every member is computed then).
-        let logged = childSums.unretained()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
+        let logged = domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef { $0.fileChanges?.take() }
         return state.withLock { state -> FileSumsStep in
             settleFreshChildren(&state)  // fresh children join the members
             let sums: FileSums
@@ -214,7 +214,7 @@ extension ProgressNode {
     /// finished children read in the same critical section as the members (so that a child is counted
     /// attached or folded, never both nor neither), and whether it has files below it. The caller holds
     /// this node's lock.
-    private func keptSummary(of state: NodeState, attached sums: FileSums?) -> (SubtreeSummary, Bool) {
+    private func keptSummary(of state: borrowing NodeState, attached sums: FileSums?) -> (SubtreeSummary, Bool) {
         let attached = sums?.total.summary ?? FileSummary()
         let facts = fileFacts(of: state, includingChildren: false)
         let below = facts.finishedChildren.fileTotalCount.addingSaturated(attached.fileTotalCount)
@@ -226,7 +226,7 @@ extension ProgressNode {
     /// lock (`state` is its state) by the finishing path (`finishAndCreditAncestors()`), in the critical
     /// section that detaches it: nothing (the common case: no file metadata anywhere in it), a leaf's own
     /// files (no walk, no allocation), or, when it still has attached children, a walk of its subtree.
-    func finishedFileFold(of state: NodeState) -> FinishedFileFold {
+    func finishedFileFold(of state: borrowing NodeState) -> FinishedFileFold {
         guard state.children.isEmpty else { return .walk }
         if !state.hasExtras || state.metadata.contributesNoFiles { return .nothing }
         let leaf = ownFileSummary(of: state)
@@ -235,13 +235,13 @@ extension ProgressNode {
 
     /// This node's file summary counting none of its attached children: a leaf's whole file summary. The
     /// caller holds this node's lock (`state` is its state).
-    func ownFileSummary(of state: NodeState) -> FileSummary {
+    func ownFileSummary(of state: borrowing NodeState) -> FileSummary {
         fileFacts(of: state, includingChildren: false).summary(withChildren: FileSummary())
     }
 
     /// This node's files and properties counting none of its attached children: a leaf's whole summary.
     /// The caller holds this node's lock (`state` is its state).
-    func ownSubtreeSummary(of state: NodeState) -> SubtreeSummary {
+    func ownSubtreeSummary(of state: borrowing NodeState) -> SubtreeSummary {
         SubtreeSummary(
             files: ownFileSummary(of: state),
             properties: Self.propertySummaries(entries: state.propertyEntries, totals: nil))
@@ -295,7 +295,7 @@ extension ProgressNode {
     /// The counts are loaded relaxed: they are two independent values (an update may land between the two
     /// loads whatever the ordering), nothing else is published through them, and the rest comes from
     /// under the node's lock or the refresh above.
-    private func fileFacts(of state: NodeState, includingChildren: Bool) -> FileFacts {
+    private func fileFacts(of state: borrowing NodeState, includingChildren: Bool) -> FileFacts {
         let metadata = state.metadata  // one read of the node's extras
         let hasCounts = metadata.hasFileCountKeys
         return FileFacts(
