@@ -10,6 +10,7 @@
 
 import Dispatch
 import Foundation
+import ProgressTree
 import ProgressTreeTerminal
 import Scenarios
 
@@ -26,6 +27,13 @@ if arguments.first == "--memory-child" {
 // RSS growth for N live children of one root, in bytes.
 if arguments.first == "--memory-live" {
     runLiveMemoryChild(kind: arguments[1], count: Int(arguments[2])!)
+    exit(0)
+}
+
+// Issue 35's probe of memory per live node: `--memory-probe N` prints the RSS growth per child of N
+// children of one root (100 units each) just made, then once each was advanced once and the root read.
+if arguments.first == "--memory-probe" {
+    runMemoryProbe(count: Int(arguments[1]) ?? 1_000_000)
     exit(0)
 }
 
@@ -700,6 +708,37 @@ func runLiveMemoryChild(kind: String, count: Int) {
     let peakAfter = peakResidentBytes()!
     withExtendedLifetime(root) {}
     print(after - before, max(0, peakAfter - peakBefore))
+}
+
+/// Issue 35's probe: a root and `count` children made with `init(totalUnitCount: 100, parent:
+/// pendingUnitCount: 1)`, kept in an array reserved beforehand (its 8 B a child are left out), resident memory
+/// read before, after making them ("made"), and after advancing each once and reading the root ("running"),
+/// per child. A tree of 1,000 first warms the allocator up.
+func runMemoryProbe(count: Int) {
+    do {
+        let warm = ProgressNode.discreteProgress(totalUnitCount: 1_000)
+        let nodes = (0..<1_000).map { _ in ProgressNode(totalUnitCount: 100, parent: warm, pendingUnitCount: 1) }
+        for node in nodes { node.advance(by: 1) }
+        consume(warm.fractionCompleted)
+    }
+    let root = ProgressNode.discreteProgress(totalUnitCount: Int64(count))
+    var children: [ProgressNode] = []
+    children.reserveCapacity(count)
+    guard let before = residentBytes() else {
+        print("no /proc/self/statm")
+        return
+    }
+    for _ in 0..<count { children.append(ProgressNode(totalUnitCount: 100, parent: root, pendingUnitCount: 1)) }
+    let made = residentBytes()!
+    for child in children { child.advance(by: 1) }
+    let fraction = root.fractionCompleted
+    let running = residentBytes()!
+    precondition(abs(fraction - 0.01) < 1e-9, "memory probe: the root reads \(fraction), expected 0.01")
+    func perChild(_ bytes: Int) -> String {
+        String(format: "%.1f B", Double(bytes - before) / Double(count) - Double(MemoryLayout<ProgressNode>.stride))
+    }
+    print("made \(perChild(made)), running \(perChild(running)) per child of \(count)")
+    withExtendedLifetime((root, children)) {}
 }
 
 // MARK: - Profiling
