@@ -5,35 +5,8 @@ import Synchronization
 import TestSupport
 import XCTest
 
-/// A strong reference another thread (or a handler) can drop: the node's last one, so that its `deinit`
-/// runs where `release()` is called. Atomic only (ThreadSanitizer sees it).
-private final class ReleasableNode: Sendable {
-    private let address = Atomic<UInt>(0)
-    init(_ node: ProgressNode) {
-        address.store(UInt(bitPattern: Unmanaged.passRetained(node).toOpaque()), ordering: .releasing)
-    }
-    /// Drops the reference (once).
-    func release() {
-        let old = address.exchange(0, ordering: .acquiringAndReleasing)
-        guard let pointer = UnsafeRawPointer(bitPattern: old) else { return }
-        Unmanaged<ProgressNode>.fromOpaque(pointer).release()
-    }
-    deinit { release() }
-}
-
 private struct WeakNode {
     weak var node: ProgressNode?
-}
-
-/// Runs `body` on a new thread; returns whether it returned within `seconds` (a hang stays on its thread).
-private func returnsInTime(seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
-    let done = DispatchSemaphore(value: 0)
-    let thread = Thread {
-        body()
-        done.signal()
-    }
-    thread.start()
-    return done.wait(timeout: .now() + seconds) == .success
 }
 
 /// A spin barrier for two threads, one per round; `abandon()` lets a waiting thread go (a watchdog fired).

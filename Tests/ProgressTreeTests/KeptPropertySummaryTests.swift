@@ -109,6 +109,42 @@ final class KeptPropertySummaryTests: XCTestCase {
         #endif
     }
 
+    /// A value set's walk holds its ancestors by a registered walk of the domain, not by a reference each:
+    /// the tree above a leaf going away (its root's last reference dropped on another thread, each ancestor's
+    /// `deinit` in turn) while values are set on the leaf neither crashes nor hangs, and the leaf keeps its
+    /// exact summary.
+    func test_values_set_on_a_leaf_while_the_tree_above_it_goes_away_are_safe() {
+        for round in 0..<200 {
+            var root: ProgressNode? = ProgressNode.discreteProgress(totalUnitCount: 1)
+            var node = root!
+            for _ in 0..<7 { node = ProgressNode(totalUnitCount: 1, parent: node, pendingUnitCount: 1) }
+            let leaf = ProgressNode(totalUnitCount: 2, parent: node, pendingUnitCount: 1)
+            node = leaf
+            leaf[PhotosSkipped.self] = 1
+            XCTAssertEqual(root!.summary(of: PhotosSkipped.self), 1)  // the path keeps summaries from here on
+            let owner = ReleasableNode(root!)
+            let weakRoot = { [weak root] in root }
+            root = nil
+            let returned = returnsInTime {
+                DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                    if thread == 0 {
+                        for value in 2...101 { leaf[PhotosSkipped.self] = value }
+                    } else {
+                        for _ in 0..<(round % 50) { _ = leaf.fractionCompleted }
+                        owner.release()  // the root goes, and with it every ancestor of the leaf
+                    }
+                }
+            }
+            guard returned else {
+                return XCTFail("round \(round): a value set or a deinit waits for the other")
+            }
+            XCTAssertNil(weakRoot(), "round \(round)")
+            XCTAssertEqual(leaf[PhotosSkipped.self], 101)
+            XCTAssertEqual(leaf.summary(of: PhotosSkipped.self), 101)
+            XCTAssertNil(leaf.parent)
+        }
+    }
+
     /// The file counts are properties of the same kind: one storage with `fileTotalCount` and `userInfo`,
     /// and the file summary's rules for the summary.
     func test_the_file_counts_read_and_set_as_properties() {

@@ -23,8 +23,12 @@ final class NodeSizeTests: XCTestCase {
         let running = ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1)
         running.advance(by: 1)
         XCTAssertEqual(root.fractionCompleted, 0.05)
+        // glibc's malloc gives 104 usable bytes in its 112-byte class (128 would give 120); ThreadSanitizer's
+        // allocator reports the size asked for, the node's 102.
+        let expected = [102, 104]
         for (name, node) in [("root", root), ("fresh", fresh), ("added", added), ("running", running)] {
-            XCTAssertEqual(mallocUsableSize(Unmanaged.passUnretained(node).toOpaque()), 104, name)
+            let usable = mallocUsableSize(Unmanaged.passUnretained(node).toOpaque())
+            XCTAssertTrue(expected.contains(usable), "\(name): \(usable) usable bytes, expected one of \(expected)")
         }
     }
     #endif

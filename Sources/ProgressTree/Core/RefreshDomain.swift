@@ -134,9 +134,11 @@ final class RefreshDomain: Sendable {
     // MARK: Walks up the tree
 
     // An update walks up through its ancestors without locks, following `ProgressNode.parentAddress`, which
-    // holds no reference. A node going away therefore clears that pointer in each of its children and then
-    // waits for every walk that may have read it before (`waitForWalks`); a walk never blocks, so the wait
-    // is short. Walks register in one of two counters, chosen by the parity of `walkEpoch`; a waiter moves
+    // holds no reference, and so does a value set of a custom property under the domain lock. A node going
+    // away therefore clears that pointer in each of its children and then waits for every walk that may have
+    // read it before (`waitForWalks`). A walk waits for nothing but a node lock (an observed node's, to
+    // collect its observers; each ancestor's, for a value set), and no waiter holds a node lock (nor does
+    // any code that takes the domain lock after one), so the wait is short. Walks register in one of two counters, chosen by the parity of `walkEpoch`; a waiter moves
     // the epoch on and waits for the old counter to drain, so walks that start meanwhile (and can no longer
     // reach the node) never make it wait longer.
 

@@ -22,16 +22,20 @@
 extension ProgressNode {
     /// Stores `newValue` (a `Property.Value`) as this node's value of `Property`, announces it and counts it
     /// in the kept summaries of the path, all under the tree's domain lock (outside every lock: signalling,
-    /// which may run user code, and the release of the value replaced and of the ancestors held).
+    /// which may run user code, and the release of the value replaced).
     ///
     /// `step` is the property's typed step (`ProgressProperty._propertyLevelStep`): called once under this
     /// node's lock, in the critical section that stores the value, for the node's own summary (its entry
     /// reached in place, not looked up again), then once under each ancestor's, where it replaces the
     /// child's contribution by the summary it carries and computes the ancestor's.
     ///
-    /// This node is held by the caller; each ancestor by the one reference taken under its child's lock
-    /// (`retainNode(at:weakLink:)`, as `parentUnderOwnLock` does), kept in `reached` and released after the domain
-    /// lock; the walk itself counts no references.
+    /// This node is held by the caller; each ancestor by a walk of the domain registered for the climb
+    /// (`RefreshDomain.enterWalk`), as an update's walk up holds them: a node going away clears its
+    /// children's `parentAddress` and then waits for the walks in progress, so every ancestor reached through
+    /// `parentAddress` stays allocated until `exit()`, with no reference counted. The walk takes node locks,
+    /// as an update's does to collect observers: no code that waits for walks holds a node lock (a
+    /// `deinit`, `retire` and a domains' union wait outside every lock). Only the nodes a hand-over names are
+    /// retained, before the walk ends, for the announcement after the lock.
     @usableFromInline
     func setPropertyValue<Property: ProgressProperty>(
         _ newValue: any Sendable, of _: Property.Type, step: PropertyStep
@@ -42,10 +46,11 @@ extension ProgressNode {
         // The new value, swapped with the value it replaces, which is released after the locks (its deinit
         // may be user code). A swap moves both without copying (no value-witness assignment).
         var held: (any Sendable)? = newValue
-        var reached = ReachedNodes()  // released after the domain lock: a `deinit` may run user code
         let end = unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ -> PathEnd in
-                let parent = state.withLock { state -> Unmanaged<ProgressNode>? in
+                let walk = domain.enterWalk()
+                defer { walk.exit() }
+                let hasParent = state.withLock { state -> Bool in
                     let extras = state.metadata.extrasForWriting()
                     let index: PropertyEntries.Index
                     if let found = extras.properties.index(forKey: key) {
@@ -60,13 +65,9 @@ extension ProgressNode {
                     if flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
                         flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
                     }
-                    // Retained (unless its deinit has begun) for `reached`, as each ancestor is in `walkUp`.
-                    // A node without one announces the value by its own mark (`metadataChanged`), below, and
-                    // has no summary to carry up.
-                    guard
-                        let parent = retainNode(
-                            at: parentAddress.load(ordering: .sequentiallyConsistent), weakLink: state.weakParent)
-                    else { return nil }
+                    // A node without a parent announces the value by its own mark (`metadataChanged`), below,
+                    // and has no summary to carry up.
+                    guard parentAddress.load(ordering: .sequentiallyConsistent) != 0 else { return false }
                     if flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
                         Self.append(state.observers.signalTargets, to: &signals)
                     }
@@ -79,59 +80,74 @@ extension ProgressNode {
                     // entries, which read as empty meanwhile); the index holds, as nothing is inserted.
                     withUnsafePointer(to: &extras.properties.values[index]) { step(&level, $0) }
                     if level.madeTotal != nil { preconditionFailure("a level without a slot makes no total") }
-                    return parent
+                    return true
                 }
-                guard let parent else { return .noParent }
-                return walkUp(
-                    from: self, to: reached.append(retained: parent), key: key, step: step, signals: &signals,
-                    reached: &reached)
+                guard hasParent else { return .noParent }
+                return walkUp(from: self, key: key, step: step, signals: &signals)
             }
         }
         switch end {
         case .noParent:
             metadataChanged(affectsFiles: true, parent: nil, changedProperty: key)
         case .handOver(let child, let parent):
-            child.metadataChanged(affectsFiles: true, parent: parent, changedProperty: key)
+            if let parent {
+                child._withUnsafeGuaranteedRef { child in
+                    parent._withUnsafeGuaranteedRef {
+                        child.metadataChanged(affectsFiles: true, parent: $0, changedProperty: key)
+                    }
+                }
+                parent.release()
+            }
+            child.release()
         case .done:
             break
         }
         signals?.signal()
-        reached.release()
         withExtendedLifetime(held) {}
     }
 
     /// Where a value set's walk up stopped.
     enum PathEnd {
-        /// At the top of the tree, or at a node that let its child go.
+        /// At the top of the tree, or at a node that let its child go, or at one going away.
         case done
         /// The node set has no parent: its own mark announces the value.
         case noParent
         /// `parent` keeps no summary yet, or `child` is not one of its members: the announcement of a
-        /// metadata change takes over from `child` (see the top of this file). `parent` is held by `reached`
-        /// until `reached.release()`; `child` by `reached` too, or by the caller (the node set).
-        case handOver(child: ProgressNode, parent: ProgressNode)
+        /// metadata change takes over from `child` (see the top of this file). Both retained, for the
+        /// caller to release after that announcement; `parent` is `nil` when its `deinit` had begun (then
+        /// there is nothing to announce, and `child` is only released).
+        case handOver(child: Unmanaged<ProgressNode>, parent: Unmanaged<ProgressNode>?)
     }
 
-    /// The walk from `child` up through `parent` and its ancestors, under the domain lock: at each level,
-    /// under that node's lock, `step` replaces the child's contribution to the node's total and computes
-    /// the node's summary. `parent` and every ancestor reached are held by `reached`.
+    /// The walk from `start` up through its ancestors, under the domain lock and inside a registered walk of
+    /// the domain (every node reached through `parentAddress` stays allocated): at each level, under that
+    /// node's lock, `step` replaces the child's contribution to the node's total and computes the node's
+    /// summary. Reads `parentAddress` as an update's walk does (`markAncestors`): a node that leaves its
+    /// parent meanwhile is either seen attached, and its parent counted for nothing, or seen detached.
     private func walkUp(
-        from start: ProgressNode, to parent: Unmanaged<ProgressNode>, key: ObjectIdentifier, step: PropertyStep,
-        signals: inout [any ChangeSignalReceiver]?, reached: inout ReachedNodes
+        from start: ProgressNode, key: ObjectIdentifier, step: PropertyStep,
+        signals: inout [any ChangeSignalReceiver]?
     ) -> PathEnd {
         var child = Unmanaged.passUnretained(start)
-        var current = parent
+        var below: Unmanaged<ProgressNode>?  // the node below `child` on the path (`nil`: `child` is `start`)
         while true {
-            let address = UInt(bitPattern: child.toOpaque())
-            let found = current._withUnsafeGuaranteedRef { current in
-                current.state.withLock { state -> (next: Unmanaged<ProgressNode>?, Void)? in
-                    current.settleFreshChildren(&state)
+            let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
+            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return .done }
+            let current = Unmanaged<ProgressNode>.fromOpaque(pointer)
+            let childAddress = UInt(bitPattern: child.toOpaque())
+            // No reference to `current` may be counted here, not even by unoptimized code: were its last
+            // other reference dropped meanwhile, the release would run its `deinit` on this thread, which
+            // waits for this walk. So the closures capture it as `Unmanaged` (a value), and each use borrows
+            // it (`_withUnsafeGuaranteedRef`) in a closure that captures no reference.
+            let counted = current._withUnsafeGuaranteedRef { unretained in
+                unretained.state.withLock { state -> Bool in
+                    current._withUnsafeGuaranteedRef { $0.settleFreshChildren(&state) }
                     // The node's sums and total, unretained: its lock, held here, keeps them.
                     guard let sums = state.unretainedFileSums,
                         let (slot, total) = sums._withUnsafeGuaranteedRef({ sums in
-                            sums.slot(ofMember: address).map { ($0, sums.unretainedPropertyTotal(for: key)) }
+                            sums.slot(ofMember: childAddress).map { ($0, sums.unretainedPropertyTotal(for: key)) }
                         })
-                    else { return nil }
+                    else { return false }
                     var level = PropertyLevel(slot: slot, total: total)
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
@@ -139,22 +155,43 @@ extension ProgressNode {
                         step(&level, nil)  // most of a path: no entry to build
                     }
                     if let made = level.madeTotal { sums._withUnsafeGuaranteedRef { $0.addPropertyTotal(made) } }
-                    if current.flags.load(ordering: .relaxed) & NodeFlags.observed != 0 {
+                    if current._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .relaxed) }) & NodeFlags.observed != 0
+                    {
                         Self.append(state.observers.signalTargets, to: &signals)
                     }
-                    // Retained (unless its deinit has begun), for `reached`: see `parentUnderOwnLock`.
-                    return (
-                        retainNode(
-                            at: current.parentAddress.load(ordering: .sequentiallyConsistent),
-                            weakLink: state.weakParent), ()
-                    )
+                    return true
                 }
             }
-            guard let found else {
-                return .handOver(child: child.takeUnretainedValue(), parent: current.takeUnretainedValue())
+            guard counted else { return Self.handOver(from: child, below: below, to: current) }
+            (below, child) = (child, current)
+        }
+    }
+
+    /// The hand-over from `child` to `parent`, its parent, both reached in the walk (`below` is the node
+    /// below `child`, `nil` when `child` is the node set, which its caller holds): each retained for the
+    /// announcement after the lock, unless its `deinit` has begun (a node going away needs no announcement:
+    /// then `.done`). Inside the walk, where both stay allocated; under the domain lock and no node lock.
+    private static func handOver(
+        from child: Unmanaged<ProgressNode>, below: Unmanaged<ProgressNode>?, to parent: Unmanaged<ProgressNode>
+    ) -> PathEnd {
+        guard let retainedChild = retainInWalk(child, childOnPath: below) else { return .done }
+        // Without the parent, the child's reference is still released after the lock and the walk: it may
+        // be the last one by then, and a `deinit` waits for walks.
+        let retainedParent = retainInWalk(parent, childOnPath: child)
+        return .handOver(child: retainedChild, parent: retainedParent)
+    }
+
+    /// `node` retained unless its `deinit` has begun, where `child` is a node whose parent address named it
+    /// (`nil`: `node` is the node set, held by the caller). With the runtime's `swift_tryRetain`, or else
+    /// through `child`'s weak link to its parent (`retainNode(at:weakLink:)`), read under `child`'s lock.
+    private static func retainInWalk(
+        _ node: Unmanaged<ProgressNode>, childOnPath child: Unmanaged<ProgressNode>?
+    ) -> Unmanaged<ProgressNode>? {
+        guard let child else { return node.retain() }
+        return child._withUnsafeGuaranteedRef { child in
+            child.state.withLock { state in
+                retainNode(at: UInt(bitPattern: node.toOpaque()), weakLink: state.weakParent)
             }
-            guard let next = found.next else { return .done }
-            (child, current) = (current, reached.append(retained: next))
         }
     }
 
@@ -181,11 +218,21 @@ extension ProgressNode {
         return unretainedDomain._withUnsafeGuaranteedRef { domain in
             domain.withRepresentativeLock { _ -> Bool in
                 // The log belongs to the domain lock, held here.
-                guard sums._withUnsafeGuaranteedRef({ $0.fileChanges?.isEmpty ?? false }) else { return false }
+                guard
+                    sums._withUnsafeGuaranteedRef({ sums in
+                        sums.fileChanges.map { Unmanaged.passUnretained($0)._withUnsafeGuaranteedRef(\.isEmpty) }
+                            ?? false
+                    })
+                else { return false }
                 return state.withLock { state -> Bool in
                     settleFreshChildren(&state)  // a fresh child joins: then there is work
-                    guard let kept = state.fileSums, kept.hasNoneJoined else { return false }
-                    var level = PropertyLevel(slot: -1, total: kept.propertyTotal(for: key))
+                    // The sums and the total unretained, as the walk up reads them: the lock keeps them.
+                    guard let kept = state.unretainedFileSums,
+                        let total = kept._withUnsafeGuaranteedRef({ kept -> Unmanaged<PropertyTotalStorage>?? in
+                            kept.hasNoneJoined ? .some(kept.unretainedPropertyTotal(for: key)) : .none
+                        })
+                    else { return false }
+                    var level = PropertyLevel(slot: -1, total: total)
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
                     } else {
@@ -212,49 +259,5 @@ extension ProgressNode {
     ) {
         guard let targets else { return }
         if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
-    }
-}
-
-/// The ancestors a value set's walk reached, each retained (`retainNode(at:weakLink:)`), released together after
-/// the domain lock (a `deinit` may run user code). The first eight without an allocation.
-private struct ReachedNodes {
-    private var inline:
-        (
-            Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?,
-            Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?, Unmanaged<ProgressNode>?
-        ) = (nil, nil, nil, nil, nil, nil, nil, nil)
-    private var count = 0
-    private var more: [ProgressNode] = []
-
-    /// Keeps `reference`, retained by the caller for this, until `release()`; returns it.
-    mutating func append(retained reference: Unmanaged<ProgressNode>) -> Unmanaged<ProgressNode> {
-        defer { count += 1 }
-        switch count {
-        case 0: inline.0 = reference
-        case 1: inline.1 = reference
-        case 2: inline.2 = reference
-        case 3: inline.3 = reference
-        case 4: inline.4 = reference
-        case 5: inline.5 = reference
-        case 6: inline.6 = reference
-        case 7: inline.7 = reference
-        default: more.append(reference.takeRetainedValue())
-        }
-        return reference
-    }
-
-    /// Releases every node kept.
-    mutating func release() {
-        let count = count
-        withUnsafeMutablePointer(to: &inline) { tuple in
-            tuple.withMemoryRebound(to: Unmanaged<ProgressNode>?.self, capacity: 8) { references in
-                for index in 0..<min(count, 8) {
-                    references[index]?.release()
-                    references[index] = nil
-                }
-            }
-        }
-        self.count = 0
-        more = []
     }
 }

@@ -264,14 +264,17 @@ final class FileSums {
 /// The children a refresh recorded in a tracked node's sums since the last read of its summary (see the
 /// top of this file): addresses, never dereferenced. Owned by the tree's domain lock, like the `ChildSums`
 /// that holds it.
+///
+/// Only ever reached under the domain lock, which orders every access: its fields leave out the dynamic
+/// exclusivity checks (a value set's read of the root asks `isEmpty` each time).
 final class FileChangeLog {
-    private var addresses: [UInt] = []
+    @exclusivity(unchecked) private var addresses: [UInt] = []
     /// The last address noted: a child recorded again and again (one updated between reads of its path)
     /// is noted once.
-    private var lastAddress: UInt = 0
-    private var overflowed = false
+    @exclusivity(unchecked) private var lastAddress: UInt = 0
+    @exclusivity(unchecked) private var overflowed = false
     /// How many addresses it keeps before it only remembers that it overflowed.
-    var limit = 1_024
+    @exclusivity(unchecked) var limit = 1_024
 
     /// Notes that a refresh recorded `child`.
     @inline(__always)
