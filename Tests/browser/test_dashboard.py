@@ -387,6 +387,24 @@ def find_button(driver, command):
     return buttons[0] if buttons else None
 
 
+def click_button(driver, command):
+    """Clicks the root's button for `command`; returns the time of the click, or None when there is none. The
+    page redraws the root's row as lines arrive, so a button found may be replaced before the click lands
+    (a stale element): it is found again, up to 5 times."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    for _ in range(5):
+        button = find_button(driver, command)
+        if button is None:
+            return None
+        clicked = time.monotonic()
+        try:
+            button.click()
+            return clicked
+        except StaleElementReferenceException:
+            continue
+    return None
+
+
 def run_commands(driver, command, speed):
     """Pause, Resume and Cancel on the root act on the server, seen by a separate reader of /events."""
     server = Server(command, speed)
@@ -402,19 +420,14 @@ def run_commands(driver, command, speed):
         time.sleep(1.0)
 
         if root and "pause" in root["buttons"]:
-            button = find_button(driver, "pause")
-            clicked = time.monotonic()
-            button.click()
+            clicked = click_button(driver, "pause") or time.monotonic()
             seen = reader.wait_for(lambda line: line.get("id") == root_id and line.get("state") == "paused", 3)
             check("a click on Pause pauses the root", seen is not None,
                   "%.2f s" % (seen[0] - clicked) if seen else "no paused line in 3 s")
             page, ok = wait_page(driver, lambda p: "resume" in (root_row(p) or {"buttons": []})["buttons"], 2)
             check("a paused root offers Resume and says paused", ok and "paused" in root_row(page)["outcome"],
                   "buttons %s, outcome %r" % (root_row(page)["buttons"], root_row(page)["outcome"]))
-            button = find_button(driver, "resume")
-            clicked = time.monotonic()
-            if button is not None:
-                button.click()
+            clicked = click_button(driver, "resume") or time.monotonic()
             resumed = reader.wait_for(lambda line: line.get("id") == root_id and line.get("state") == "running", 3,
                                       after=clicked)
             resumed = resumed[0] if resumed else None
@@ -422,12 +435,10 @@ def run_commands(driver, command, speed):
                   "%.2f s" % (resumed - clicked) if resumed else "no running line in 3 s")
             page, ok = wait_page(driver, lambda p: "cancel" in (root_row(p) or {"buttons": []})["buttons"], 2)
 
-        button = find_button(driver, "cancel")
-        if button is None:
+        clicked = click_button(driver, "cancel")
+        if clicked is None:
             check("a click on Cancel cancels the job within 1 s", False, "no Cancel button on the root")
             return
-        clicked = time.monotonic()
-        button.click()
         seen = reader.wait_for(lambda line: line.get("parent") is None and line.get("state") == "cancelled", 5)
         delay = seen[0] - clicked if seen else None
         check("a click on Cancel cancels the job: the server's root is cancelled within 1 s",
