@@ -206,6 +206,23 @@ final class HTTPMountTests: XCTestCase {
         mount.close()
     }
 
+    func test_a_node_that_appears_below_a_mirror_paused_here_stays_paused() throws {
+        // Read-only: the pause is never sent, so no line of the publisher's ever says paused.
+        let server = try served(token: nil)
+        defer { server.stop() }
+        let mount = try ProgressNode.discreteProgress(totalUnitCount: 1)
+            .mountConnection(url: server.url(), pendingUnitCount: 1)
+        wait("the child") { mount.node.children.count == 1 }
+        let child = mount.node.children[0]
+        child.pause()
+        server.send(EventText.event(line(3, parent: 2, completed: 0, total: 1), id: 2))
+        wait("the grandchild's line applied") { mount.diagnostics.acceptedLines == 3 }
+        XCTAssertEqual(child.children.map(\.isPaused), [true])  // its line says running, written before
+        XCTAssertTrue(child.isPaused)
+        mount.close()
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+    }
+
     func test_a_read_only_server_gets_no_commands() throws {
         let server = try served(token: nil)
         defer { server.stop() }

@@ -284,13 +284,14 @@ final class MountTests: XCTestCase {
         var diagnostics = ProgressMount.Diagnostics()
         let rootLine = ProgressWireRecord(
             id: 1, parentID: nil, pendingUnitCount: 0, totalUnitCount: 2, completedUnitCount: 0)
-        map.apply(rootLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommands: [:]) { _, _ in
+        map.apply(rootLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommand: { _ in nil }) { _, _ in
             XCTFail("the root is the mount's own node, never created")
         }
         var prepared: [(node: ProgressNode, parent: ProgressNode, attached: Bool)] = []
         let childLine = ProgressWireRecord(
             id: 2, parentID: 1, pendingUnitCount: 1, totalUnitCount: 4, completedUnitCount: 1)
-        map.apply(childLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommands: [:]) { node, parent in
+        map.apply(childLine, diagnostics: &diagnostics, maximumNodeCount: 10, sentCommand: { _ in nil }) {
+            node, parent in
             prepared.append((node, parent, !root.children.isEmpty))
         }
         XCTAssertEqual(prepared.count, 1)

@@ -71,12 +71,13 @@ struct MountedNodeMap {
     /// always sent by them, in order.
     mutating func apply(
         _ incoming: ProgressWireRecord, diagnostics: inout ProgressMount.Diagnostics, maximumNodeCount: Int,
-        sentCommands: [Int: (ProgressWireCommand, ContinuousClock.Instant)],
+        sentCommand: (_ id: Int) -> (ProgressWireCommand, ContinuousClock.Instant)?,
         prepare: (_ node: ProgressNode, _ parent: ProgressNode) -> Void
     ) {
         var record = incoming
         diagnostics.cleanedStrings += Self.clean(&record)
         let entry: Entry
+        var isCreated = false
         if let known = entries[record.id] {
             guard known.parentID == record.parentID else {
                 diagnostics.cycleLines += 1
@@ -113,6 +114,7 @@ struct MountedNodeMap {
             }
             entry = Entry(node: node, parentID: parentID, pending: record.pendingUnitCount)
             entries[record.id] = entry
+            isCreated = true
         } else {
             guard rootID == nil else {
                 diagnostics.rejectedNodes += 1
@@ -143,17 +145,19 @@ struct MountedNodeMap {
             node.cancel()
         case .paused, .running:
             setCounts(record, on: node, diagnostics: &diagnostics)
+            guard (record.state == .paused) != node.isPaused else { break }
+            // A node this line created was published above, before this point: a pause it has now was made
+            // here (by a caller, or by a paused mirrored parent), after the line was written, and stands.
+            if isCreated && node.isPaused { break }
             // A pause or resume sent and not confirmed yet is not undone by a line written before it arrived.
-            if let (command, deadline) = sentCommands[record.id], ContinuousClock.now < deadline,
+            // Looked up now, when the line disagrees: a command sent while this line was being applied is
+            // seen (its node's state changed before its handler sent it).
+            if let (command, deadline) = sentCommand(record.id), ContinuousClock.now < deadline,
                 (command == .pause) != (record.state == .paused)
             {
                 break
             }
-            if record.state == .paused && !node.isPaused {
-                node.pause()
-            } else if record.state == .running && node.isPaused {
-                node.resume()
-            }
+            if record.state == .paused { node.pause() } else { node.resume() }
         }
         if ProgressWireRecord.State.isFinalNode(node) { forget(record.id) }
     }
@@ -317,7 +321,7 @@ struct MountedNodeMap {
         var finished = 0
         for (_, id, record) in unnamed where entries[id] != nil {
             // A known node's line: it creates nothing, so there is nothing to prepare.
-            apply(record, diagnostics: &scratch, maximumNodeCount: .max, sentCommands: [:]) { _, _ in }
+            apply(record, diagnostics: &scratch, maximumNodeCount: .max, sentCommand: { _ in nil }) { _, _ in }
             finished += 1
         }
         diagnostics.finishedWhileAway += finished

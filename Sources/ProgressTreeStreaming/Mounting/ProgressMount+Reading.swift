@@ -138,9 +138,9 @@ extension ProgressMount {
     /// Applies one record to the mirror, installs the handlers of a node it creates (before the node is
     /// attached), and notes what the commands sent wait for.
     func apply(_ record: ProgressWireRecord, to reading: inout MountReading) {
-        let sent = hasSentCommands.load(ordering: .acquiring) ? shared.withLock { $0.sentCommands } : [:]
         reading.mirror.apply(
-            record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount, sentCommands: sent
+            record, diagnostics: &reading.diagnostics, maximumNodeCount: options.maximumNodeCount,
+            sentCommand: { id in shared.withLock { $0.sentCommands[id] } }
         ) { mirrored, parent in
             installHandlers(on: mirrored, remoteID: record.id, mirrorParent: parent)
         }
@@ -151,7 +151,7 @@ extension ProgressMount {
         let isRootLine = record.id == rootID
         guard
             reading.announcedRootID != rootID || (isRootLine && reading.announcedRootFinal != record.state.isFinal)
-                || !sent.isEmpty
+                || hasSentCommands.load(ordering: .acquiring)
         else { return }
         reading.announcedRootID = rootID
         if isRootLine { reading.announcedRootFinal = record.state.isFinal }
