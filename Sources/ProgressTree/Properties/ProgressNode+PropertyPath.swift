@@ -52,9 +52,9 @@ extension ProgressNode {
                 defer { walk.exit() }
                 let hasParent = state.withLock { state -> Bool in
                     let extras = state.metadata.extrasForWriting()
-                    let index: PropertyEntries.Index
+                    let index: Int
                     if let found = extras.properties.index(forKey: key) {
-                        swap(&held, &extras.properties.values[found].value)
+                        swap(&held, &extras.properties[position: found].value)
                         index = found
                     } else {
                         extras.properties[key] = PropertyEntry(
@@ -78,7 +78,7 @@ extension ProgressNode {
                     // The entry just written, in place: no second look-up, no copy. A mutating access of the
                     // entries for the call (the step reads only the entry it is given, never the node's
                     // entries, which read as empty meanwhile); the index holds, as nothing is inserted.
-                    withUnsafePointer(to: &extras.properties.values[index]) { step(&level, $0) }
+                    withUnsafePointer(to: &extras.properties[position: index]) { step(&level, $0) }
                     if level.madeTotal != nil { preconditionFailure("a level without a slot makes no total") }
                     return true
                 }
@@ -144,17 +144,16 @@ extension ProgressNode {
                     current._withUnsafeGuaranteedRef { $0.settleFreshChildren(&state) }
                     // The node's sums and total, unretained: its lock, held here, keeps them.
                     guard let sums = state.unretainedFileSums,
-                        let (slot, total) = sums._withUnsafeGuaranteedRef({ sums in
-                            sums.slot(ofMember: childAddress).map { ($0, sums.unretainedPropertyTotal(for: key)) }
-                        })
+                        var level = sums._withUnsafeGuaranteedRef({ $0.pathLevel(ofMember: childAddress, key: key) })
                     else { return false }
-                    var level = PropertyLevel(slot: slot, total: total)
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
                     } else {
                         step(&level, nil)  // most of a path: no entry to build
                     }
-                    if let made = level.madeTotal { sums._withUnsafeGuaranteedRef { $0.addPropertyTotal(made) } }
+                    if let made = level.madeTotal {
+                        sums._withUnsafeGuaranteedRef { $0.addPropertyTotal(made.takeRetainedValue()) }
+                    }
                     if current._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .relaxed) }) & NodeFlags.observed != 0
                     {
                         Self.append(state.observers.signalTargets, to: &signals)

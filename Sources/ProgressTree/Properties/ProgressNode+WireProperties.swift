@@ -37,7 +37,7 @@ extension ProgressNode {
         guard let entries = state.withLock({ $0.propertyEntries }) else { return ([:], 0) }
         var values: [String: ProgressWireValue] = [:]
         var skipped = 0
-        for entry in entries.values {
+        for (_, entry) in entries {
             guard let value = entry.value, let wire = entry.operations as? any WirePropertyOperations.Type else {
                 continue
             }

@@ -19,14 +19,10 @@ struct PropertyLevel: Sendable {
     /// The node's total of the property over its members, `nil` when no member contributed it yet. Not
     /// retained: the node's `FileSums` holds it, under the node's lock, where the step runs.
     @usableFromInline var total: Unmanaged<PropertyTotalStorage>?
-    /// The total the step made when it found none (the first member to contribute), which the walk adds to
-    /// the node (then `total` is this one).
-    @usableFromInline var madeTotal: PropertyTotalStorage?
-
-    init(slot: Int, total: PropertyTotalStorage?) {
-        self.slot = slot
-        self.total = total.map { Unmanaged.passUnretained($0) }
-    }
+    /// The total the step made when it found none (the first member to contribute), retained once for the
+    /// walk, which adds it to the node and hands it that reference (then `total` is this one). Unmanaged,
+    /// so that a level is a plain value: copied, passed and returned with no reference count.
+    @usableFromInline var madeTotal: Unmanaged<PropertyTotalStorage>?
 
     /// A level whose total is held by the node's `FileSums`, under the node's lock.
     init(slot: Int, total: Unmanaged<PropertyTotalStorage>?) {
@@ -85,7 +81,7 @@ extension ProgressProperty {
                 let total = makePropertyTotal(Self.self)
                 _replace(level.slot, of: total, by: summary)
                 level.total = Unmanaged.passUnretained(total)
-                level.madeTotal = total
+                level.madeTotal = Unmanaged.passRetained(total)
             }
         }
         let below: Summary?
@@ -108,7 +104,7 @@ extension ProgressProperty {
     /// children left behind, then with `below` (its members' total, `nil`: none). As
     /// `PropertyOperationsOf.typedSummary(_:below:)`, which a read computes. `value`, when given, is the
     /// value the entry holds, typed.
-    @inlinable
+    @inlinable @inline(__always)
     static func _propertyNodeSummary(
         _ entry: UnsafePointer<PropertyEntry>?, below: Summary?, value: Value? = nil
     ) -> Summary {
@@ -125,7 +121,7 @@ extension ProgressProperty {
 
     /// Puts `summary` (`nil`: the default) in `slot` of `total` and merges the path above it again, as
     /// `PropertyTotalOf.setTyped(_:to:)` does.
-    @inlinable
+    @inlinable @inline(__always)
     static func _replace(_ slot: Int, of total: PropertyTotalStorage, by summary: Summary?) {
         assert(total.key == ObjectIdentifier(Self.self), "a total under another property's key")
         let value: Summary

@@ -203,11 +203,21 @@ final class FileSums {
 
     /// `propertyTotal(for:)` without a reference count: valid while the node's lock is held (this object
     /// holds the total, and totals are only ever added).
+    @inline(__always)
     func unretainedPropertyTotal(for key: ObjectIdentifier) -> Unmanaged<PropertyTotalStorage>? {
         propertyTotals.withUnsafeBufferPointer { totals in
             for index in totals.indices where totals[index].key == key { return .passUnretained(totals[index]) }
             return nil
         }
+    }
+
+    /// The slot of the member at `address` and this node's total of the property `key` names (`nil`: no
+    /// member contributed it yet), or `nil` when `address` names no member: one level of a value set's walk
+    /// up (Properties/ProgressNode+PropertyPath.swift), under the node's lock.
+    @inline(__always)
+    func pathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
+        guard let slot = slot(ofMember: address) else { return nil }
+        return PropertyLevel(slot: slot, total: unretainedPropertyTotal(for: key))
     }
 
     /// Adds the total a typed step made (Properties/PropertyPathStep.swift) when it found none for its
