@@ -131,6 +131,14 @@ struct NodeState: ~Copyable {
         withExtras { extras in extras.fileSums.map { .passUnretained($0) } } ?? nil
     }
 
+    /// One level of a value set's walk up: the slot of the member at `address` in this node's kept summary
+    /// and the summary's total of the property `key` names (`FileSums.pathLevel(ofMember:key:)`); `nil`
+    /// when the node keeps no summary or `address` names no member. Under this lock, which keeps both.
+    @inline(__always)
+    func propertyPathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
+        withExtras { extras in extras.fileSums?.pathLevel(ofMember: address, key: key) } ?? nil
+    }
+
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
     /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
     /// (`ProgressNode.orphan`) before its memory goes.

@@ -143,16 +143,16 @@ extension ProgressNode {
                 unretained.state.withLock { state -> Bool in
                     current._withUnsafeGuaranteedRef { $0.settleFreshChildren(&state) }
                     // The node's sums and total, unretained: its lock, held here, keeps them.
-                    guard let sums = state.unretainedFileSums,
-                        var level = sums._withUnsafeGuaranteedRef({ $0.pathLevel(ofMember: childAddress, key: key) })
-                    else { return false }
+                    guard var level = state.propertyPathLevel(ofMember: childAddress, key: key) else { return false }
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
                     } else {
                         step(&level, nil)  // most of a path: no entry to build
                     }
                     if let made = level.madeTotal {
-                        sums._withUnsafeGuaranteedRef { $0.addPropertyTotal(made.takeRetainedValue()) }
+                        state.unretainedFileSums?._withUnsafeGuaranteedRef {
+                            $0.addPropertyTotal(made.takeRetainedValue())
+                        }
                     }
                     if current._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .relaxed) }) & NodeFlags.observed != 0
                     {
