@@ -200,6 +200,22 @@ private final class InvariantChecker {
             report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
         }
         if let fileSums = view.fileSums { checkFileSums(fileSums, of: record, children: children) }
+        // The property side of the kept summary (Summaries/PropertySums.swift), under the domain lock.
+        if let fileSums = view.fileSums {
+            let pending = !fileSums.pendingLeaves.isEmpty
+            if pending != has(NodeFlags.propertyLeavesPending) {
+                report(
+                    record, "propertyLeavesPending is \(!pending) with \(fileSums.pendingLeaves.count) leaves to drain")
+            }
+            let propertySums = node.domainAndPart.loadPart()?.propertySums
+            if (propertySums != nil) != fileSums.hasPropertySums {
+                report(record, "its file summary says it has property sums: \(fileSums.hasPropertySums); it has")
+            }
+            let slotted = Set(fileSums.members.keys).union(fileSums.pendingLeaves)
+            for problem in propertySums?.slotViolations(membersOrLeaving: slotted) ?? [] { report(record, problem) }
+        } else if node.domainAndPart.loadPart()?.propertySums != nil {
+            report(record, "has property sums but keeps no file summary")
+        }
 
         // MARK: Under the domain lock: flags, queue, sums
 
@@ -439,6 +455,8 @@ private struct LockedView: Sendable {
     struct FileSumsView: Sendable {
         let members: [UInt: FileSums.Member]
         let total: ExactFileTotal
+        let pendingLeaves: [UInt]
+        let hasPropertySums: Bool
     }
 
     let link: ParentLink.Kind
@@ -484,7 +502,11 @@ private struct LockedView: Sendable {
         // (Without extras, the defaults: no metadata, no observer.)
         metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
         observerCount = state.hasExtras ? state.observers.receivers.count : 0
-        fileSums = state.fileSums.map { FileSumsView(members: $0.members, total: $0.total) }
+        fileSums = state.fileSums.map {
+            FileSumsView(
+                members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
+                hasPropertySums: $0.hasPropertySums)
+        }
     }
 }
 #else
