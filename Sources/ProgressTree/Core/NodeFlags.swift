@@ -46,6 +46,10 @@ enum NodeFlags {
     /// Members of this node's kept summary left it since the last drain of their property slots
     /// (Summaries/PropertySums.swift): set and cleared under this node's lock with that list.
     static let propertyLeavesPending: UInt32 = 1 << 12
+    /// Members joined this node's kept summary that no read computed yet (Summaries/FileSums.swift): set and
+    /// cleared under this node's lock with that list, so that a read of a current property summary can tell
+    /// without the lock (Properties/ProgressNode+PropertyPath.swift).
+    static let membersJoined: UInt32 = 1 << 13
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing

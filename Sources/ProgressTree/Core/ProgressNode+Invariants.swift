@@ -207,6 +207,11 @@ private final class InvariantChecker {
                 report(
                     record, "propertyLeavesPending is \(!pending) with \(fileSums.pendingLeaves.count) leaves to drain")
             }
+            if fileSums.hasJoined != has(NodeFlags.membersJoined) {
+                report(
+                    record,
+                    "membersJoined is \(!fileSums.hasJoined) but \(fileSums.hasJoined ? "some" : "no") members joined")
+            }
             let propertySums = node.domainAndPart.loadPart()?.propertySums
             if (propertySums != nil) != fileSums.hasPropertySums {
                 report(record, "its file summary says it has property sums: \(fileSums.hasPropertySums); it has")
@@ -457,6 +462,7 @@ private struct LockedView: Sendable {
         let total: ExactFileTotal
         let pendingLeaves: [UInt]
         let hasPropertySums: Bool
+        let hasJoined: Bool
     }
 
     let link: ParentLink.Kind
@@ -505,7 +511,7 @@ private struct LockedView: Sendable {
         fileSums = state.fileSums.map {
             FileSumsView(
                 members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
-                hasPropertySums: $0.hasPropertySums)
+                hasPropertySums: $0.hasPropertySums, hasJoined: !$0.joined.isEmpty)
         }
     }
 }

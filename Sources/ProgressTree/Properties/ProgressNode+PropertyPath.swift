@@ -248,7 +248,7 @@ extension ProgressNode {
     /// to compute (it keeps one, no member waits and its log is empty, once refreshed: the usual case after
     /// a value set, which counted it on the path), and returns `true`; `false` when a read has work to do.
     /// The step computes the node's summary of the property `key` names from its entry and its members'
-    /// total, under the domain lock and the node's lock.
+    /// total, under the domain lock, and the node's lock unless `readWithoutLock` can do without it.
     @usableFromInline
     func keptPropertySummary(_ key: ObjectIdentifier, _ step: PropertyStep) -> Bool {
         _ = refresh()  // records the children queued since, noting them in the log
@@ -262,24 +262,51 @@ extension ProgressNode {
                             ?? false
                     })
                 else { return false }
-                return state.withLock { state -> Bool in
-                    settleFreshChildren(&state)  // a fresh child joins: then there is work
-                    // The sums and the total unretained, as the walk up reads them: the lock keeps them.
-                    guard let kept = state.unretainedFileSums,
-                        let total = kept._withUnsafeGuaranteedRef({ kept -> Unmanaged<PropertyTotalStorage>?? in
-                            kept.hasNoneJoined ? .some(kept.levelTotal(for: key)) : .none
-                        })
-                    else { return false }
-                    var level = PropertyLevel(slot: -1, total: total)
-                    if state.hasPropertyEntries {
-                        Self.run(step, on: &level, entry: state.propertyEntry(for: key))
-                    } else {
-                        step(&level, nil)  // most of a path: no entry to build
-                    }
-                    return true
-                }
+                if sums._withUnsafeGuaranteedRef({ readWithoutLock(key, step, part: $0) }) { return true }
+                return readUnderLock(key, step)
             }
         }
+    }
+
+    /// `keptPropertySummary`'s read under this node's lock (and the domain lock, held), where
+    /// `readWithoutLock` cannot do without it. Out of line, so that the usual read stays small enough to
+    /// inline into the domain lock's critical section.
+    @inline(never)
+    private func readUnderLock(_ key: ObjectIdentifier, _ step: PropertyStep) -> Bool {
+        state.withLock { state -> Bool in
+            settleFreshChildren(&state)  // a fresh child joins: then there is work
+            // The sums and the total unretained, as the walk up reads them: the locks keep them.
+            guard let kept = state.unretainedFileSums,
+                let total = kept._withUnsafeGuaranteedRef({ kept -> Unmanaged<PropertyTotalStorage>?? in
+                    kept.hasNoneJoined ? .some(kept.levelTotal(for: key)) : .none
+                })
+            else { return false }
+            var level = PropertyLevel(slot: -1, total: total)
+            if state.hasPropertyEntries {
+                Self.run(step, on: &level, entry: state.propertyEntry(for: key))
+            } else {
+                step(&level, nil)  // most of a path: no entry to build
+            }
+            return true
+        }
+    }
+
+    /// `keptPropertySummary`'s read without this node's lock, when it needs nothing the lock keeps (as a
+    /// walk passes a node: `passWithoutLock`): no entry, no member that joined uncomputed, no member's leave
+    /// to drain (one load of the flags), no fresh child to settle, and `PropertySums` (owned by the domain
+    /// lock, held here) to read the total from. Then `step` computes the summary from the total alone, and
+    /// this returns `true`. A fresh child, a member or an entry that comes after these loads is a change
+    /// this read comes before; each marks the node, so the next read sees it.
+    @inline(__always)
+    private func readWithoutLock(_ key: ObjectIdentifier, _ step: PropertyStep, part: ChildSums) -> Bool {
+        let needsLock = NodeFlags.hasProperties | NodeFlags.membersJoined | NodeFlags.propertyLeavesPending
+        guard flags.load(ordering: .acquiring) & needsLock == 0,
+            part.freshChildren.load(ordering: .acquiring) == 0,
+            let propertySums = part.propertySums
+        else { return false }
+        var level = PropertyLevel(slot: -1, total: propertySums.unretainedTotal(for: key))
+        step(&level, nil)
+        return true
     }
 
     /// `summary(of:)` by a read of the kept summary (`readFileSummary()`), which computes what changed: the

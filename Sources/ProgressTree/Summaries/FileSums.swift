@@ -78,8 +78,8 @@ final class FileSums {
     /// The exact sum of `members`' files.
     @exclusivity(unchecked) private(set) var total = ExactFileTotal()
     /// Members that joined since the last read (their contribution is still zero); a member may have left
-    /// since.
-    @exclusivity(unchecked) private var joined: [UInt] = []
+    /// since. While it is not empty, the node's `NodeFlags.membersJoined` is set (`setJoined(_:)`).
+    @exclusivity(unchecked) private(set) var joined: [UInt] = []
     /// Whether the node's `PropertySums` exists (it may then hold slots of members): set under both locks
     /// when it is created, never cleared. Read under this node's lock alone by `leave`.
     @exclusivity(unchecked) private(set) var hasPropertySums = false
@@ -110,7 +110,10 @@ final class FileSums {
     func join(_ node: ProgressNode) {
         let address = Self.address(of: node)
         insert(address)
-        if node.mayHaveFiles { joined.append(address) }
+        if node.mayHaveFiles {
+            joined.append(address)
+            if joined.count == 1 { setFlag(NodeFlags.membersJoined, true) }
+        }
     }
 
     /// The members whose summary may not be empty, for a read that computes every member: under the node's
@@ -139,11 +142,7 @@ final class FileSums {
         total.subtract(member.files)
         if hasPropertySums {
             pendingLeaves.append(address)
-            if pendingLeaves.count == 1 {
-                owner._withUnsafeGuaranteedRef {
-                    _ = $0.flags.bitwiseOr(NodeFlags.propertyLeavesPending, ordering: .sequentiallyConsistent)
-                }
-            }
+            if pendingLeaves.count == 1 { setFlag(NodeFlags.propertyLeavesPending, true) }
         }
         // Memory follows the live children, as in `ChildTable`.
         if members.isEmpty && members.capacity > 64 { members = [:] }
@@ -163,8 +162,19 @@ final class FileSums {
         }
         for address in pendingLeaves { sums.release(address) }
         pendingLeaves.removeAll(keepingCapacity: pendingLeaves.count <= 64)
+        setFlag(NodeFlags.propertyLeavesPending, false)
+    }
+
+    /// Sets or clears one of the owner's flags that mirror this object's lists (`membersJoined`,
+    /// `propertyLeavesPending`), under the node's lock with the list, for the code that looks without the
+    /// lock (a value set's walk, a read of a current summary).
+    private func setFlag(_ flag: UInt32, _ isSet: Bool) {
         owner._withUnsafeGuaranteedRef {
-            _ = $0.flags.bitwiseAnd(~NodeFlags.propertyLeavesPending, ordering: .sequentiallyConsistent)
+            if isSet {
+                _ = $0.flags.bitwiseOr(flag, ordering: .sequentiallyConsistent)
+            } else {
+                _ = $0.flags.bitwiseAnd(~flag, ordering: .sequentiallyConsistent)
+            }
         }
     }
 
@@ -241,6 +251,7 @@ final class FileSums {
         guard !joined.isEmpty else { return [] }
         let taken = joined
         joined.removeAll(keepingCapacity: true)
+        setFlag(NodeFlags.membersJoined, false)
         return taken
     }
 
@@ -253,7 +264,10 @@ final class FileSums {
     ) -> Bool {
         guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
         let wasJoined = !joined.isEmpty  // joined with contribution zero: every property is new
-        joined.removeAll(keepingCapacity: true)
+        if wasJoined {
+            joined.removeAll(keepingCapacity: true)
+            setFlag(NodeFlags.membersJoined, false)
+        }
         replace(at: index, by: summary, onlyProperty: wasJoined ? nil : onlyProperty)
         return true
     }
