@@ -176,17 +176,11 @@ final class ChildSums: @unchecked Sendable {
     /// last read. `nil` otherwise, so that a record costs the others one load.
     @exclusivity(unchecked) var fileChanges: FileChangeLog?
 
-    /// While a member of this node's kept file summary contributes a custom property: the members' slots
-    /// and the property totals (Summaries/PropertySums.swift). `nil` before, so that nodes without custom
-    /// properties pay one word for them.
-    @exclusivity(unchecked) private(set) var propertySums: PropertySums?
-
-    /// `propertySums`, created if need be.
-    func propertySumsCreatingIfNone() -> PropertySums {
-        if let propertySums { return propertySums }
-        let created = PropertySums()
-        propertySums = created
-        return created
+    /// From the first custom property a member of this node's kept file summary contributed on: the
+    /// members' slots and the property totals (Summaries/PropertySums.swift), which the log holds (`nil`
+    /// before).
+    var propertySums: PropertySums? {
+        @inline(__always) get { fileChanges?.propertySums }
     }
 
     /// Records `child`'s new contribution (`pendingInParent × fraction`), and, while this node keeps a file

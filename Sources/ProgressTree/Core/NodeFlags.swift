@@ -37,11 +37,12 @@ enum NodeFlags {
     /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
     /// taking its lock (Summaries/FileSums.swift).
     static let describesFiles: UInt32 = 1 << 10
-    /// This node has had a custom property entry at some time: a value (Properties/ProgressNode+Properties.swift)
-    /// or what a child left behind (Properties/PropertyStore.swift). Set under its lock with the entry,
-    /// never cleared: whoever sees it clear sees no entry. Like `describesFiles`, it tells a parent's kept
-    /// summary that this node's summary may not be empty; a value set's walk passes a node without it (and
-    /// without the two bits below) without taking its lock (Properties/ProgressNode+PropertyPath.swift).
+    /// This node has had a custom property entry at some time: a value
+    /// (Properties/ProgressNode+Properties.swift) or what a child left behind (Properties/PropertyStore.swift).
+    /// Set under its lock with the entry, never cleared: whoever sees it clear sees no entry. Like
+    /// `describesFiles`, it tells a parent's kept summary that this node's summary may not be empty; a value
+    /// set's walk passes a node without it (and without `observed` and `propertyLeavesPending`) without
+    /// taking its lock (Properties/ProgressNode+PropertyPath.swift).
     static let hasProperties: UInt32 = 1 << 11
     /// Members of this node's kept summary left it since the last drain of their property slots
     /// (Summaries/PropertySums.swift): set and cleared under this node's lock with that list.

@@ -212,12 +212,15 @@ private final class InvariantChecker {
                     record,
                     "membersJoined is \(!fileSums.hasJoined) but \(fileSums.hasJoined ? "some" : "no") members joined")
             }
-            let propertySums = node.domainAndPart.loadPart()?.propertySums
-            if (propertySums != nil) != fileSums.hasPropertySums {
-                report(record, "its file summary says it has property sums: \(fileSums.hasPropertySums); it has")
+            // The slots are those of the members marked `hasSlot` and of the pending leaves, no other.
+            let slotted = Set(fileSums.members.filter(\.value.hasSlot).keys)
+            if let propertySums = node.domainAndPart.loadPart()?.propertySums {
+                for problem in propertySums.slotViolations(slotted: slotted, leaving: fileSums.pendingLeaves) {
+                    report(record, problem)
+                }
+            } else if !slotted.isEmpty || !fileSums.pendingLeaves.isEmpty {
+                report(record, "members have property slots, but it has no property sums")
             }
-            let slotted = Set(fileSums.members.keys).union(fileSums.pendingLeaves)
-            for problem in propertySums?.slotViolations(membersOrLeaving: slotted) ?? [] { report(record, problem) }
         } else if node.domainAndPart.loadPart()?.propertySums != nil {
             report(record, "has property sums but keeps no file summary")
         }
@@ -461,7 +464,6 @@ private struct LockedView: Sendable {
         let members: [UInt: FileSums.Member]
         let total: ExactFileTotal
         let pendingLeaves: [UInt]
-        let hasPropertySums: Bool
         let hasJoined: Bool
     }
 
@@ -511,7 +513,7 @@ private struct LockedView: Sendable {
         fileSums = state.fileSums.map {
             FileSumsView(
                 members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
-                hasPropertySums: $0.hasPropertySums, hasJoined: !$0.joined.isEmpty)
+                hasJoined: !$0.joined.isEmpty)
         }
     }
 }

@@ -154,7 +154,7 @@ extension ProgressNode {
             let counted = current._withUnsafeGuaranteedRef { unretained in
                 unretained.state.withLock { state -> Bool in
                     current._withUnsafeGuaranteedRef { $0.settleFreshChildren(&state) }
-                    // The node's sums and total, unretained: its lock, held here, keeps them.
+                    // The node's sums and total, unretained: its lock and the domain lock, held here, keep them.
                     guard var level = state.propertyPathLevel(ofMember: childAddress, key: key) else { return false }
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))

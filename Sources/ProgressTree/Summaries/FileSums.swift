@@ -7,9 +7,10 @@ import ProgressTreePlatform
 // A node keeps one ("is tracked") from the first read of its summary that finds it with children, or from
 // the first change of a child's metadata that can move the child's files (a kind to or from `.file`, a file
 // count), whichever comes first; a read makes every member with children it computes tracked too. It holds:
-// - under its own lock, `FileSums`: each member's last summary (its *contribution*) and their exact total;
+// - under its own lock, `FileSums`: each member's last files (its *contribution*) and their exact total;
 // - under its tree's domain lock, in its `ChildSums`, `FileChangeLog`: the children a refresh recorded in
-//   its sums since the last read.
+//   its sums since the last read; and the log's `PropertySums`: the members' property contributions and
+//   their totals (PropertySums.swift).
 //
 // Invariants:
 // - Members. Under the node's lock, the members are the children its summary counts as attached: every
@@ -62,9 +63,12 @@ import ProgressTreePlatform
 /// node's lock, which orders every access, so the dynamic exclusivity checks are left out
 /// (`@exclusivity(unchecked)`): a settle of 100,000 fresh children paid one per member joined.
 final class FileSums {
-    /// What a member contributes: its files as of the read that last computed them.
+    /// What a member contributes: its files as of the read that last computed them; and whether it has a
+    /// slot in the node's `PropertySums` (set, under both locks, when it is given one; a slot is never
+    /// taken back from a member).
     struct Member {
         var files = ProgressNode.FileSummary()
+        var hasSlot = false
     }
 
     /// The node that keeps this summary, unretained: it holds this object.
@@ -73,21 +77,17 @@ final class FileSums {
     /// domain lock: only methods documented as running under it reach that.
     private let part: Unmanaged<ChildSums>
 
-    /// Each member's contribution (its summary as of the read that last computed it), by address.
+    /// Each member's files (as of the read that last computed them), by address.
     @exclusivity(unchecked) private(set) var members: [UInt: Member] = [:]
     /// The exact sum of `members`' files.
     @exclusivity(unchecked) private(set) var total = ExactFileTotal()
     /// Members that joined since the last read (their contribution is still zero); a member may have left
-    /// since. While it is not empty, the node's `NodeFlags.membersJoined` is set (`setJoined(_:)`).
+    /// since. While it is not empty, the node's `NodeFlags.membersJoined` is set (`setFlag(_:_:)`).
     @exclusivity(unchecked) private(set) var joined: [UInt] = []
-    /// Whether the node's `PropertySums` exists (it may then hold slots of members): set under both locks
-    /// when it is created, never cleared. Read under this node's lock alone by `leave`.
-    @exclusivity(unchecked) private(set) var hasPropertySums = false
-    /// Members that left since the last drain, while the node had `PropertySums`: their slots still hold
-    /// their contributions, until a holder of the domain lock drains them (`drainPropertyLeaves()`). While
-    /// it is not empty, the node's `NodeFlags.propertyLeavesPending` is set. At most one entry per member
-    /// that left since: bounded by the members a drain last saw, since only a holder of both locks, who
-    /// drains first, gives out slots.
+    /// Members with a slot that left since the last drain: their slots still hold their contributions,
+    /// until a holder of the domain lock drains them (`drainPropertyLeaves()`). While it is not empty, the
+    /// node's `NodeFlags.propertyLeavesPending` is set. One entry per slot given out: bounded by the
+    /// slotted members the last drain left.
     @exclusivity(unchecked) private(set) var pendingLeaves: [UInt] = []
 
     /// The summary `owner` keeps, `part` being its parent part.
@@ -140,7 +140,7 @@ final class FileSums {
         let address = Self.address(of: node)
         guard let member = members.removeValue(forKey: address) else { return }
         total.subtract(member.files)
-        if hasPropertySums {
+        if member.hasSlot {
             pendingLeaves.append(address)
             if pendingLeaves.count == 1 { setFlag(NodeFlags.propertyLeavesPending, true) }
         }
@@ -185,8 +185,9 @@ final class FileSums {
         return part._withUnsafeGuaranteedRef { part in
             if let existing = part.propertySums { return existing }
             guard creating else { return nil }
-            hasPropertySums = true
-            return part.propertySumsCreatingIfNone()
+            // The read that started this summary made the log in the same critical section.
+            guard let log = part.fileChanges else { preconditionFailure("a kept summary has its log") }
+            return log.propertySumsCreatingIfNone()
         }
     }
 
@@ -208,12 +209,15 @@ final class FileSums {
             total.add(summary.files)
             members.values[index].files = summary.files
         }
+        // A member is given a slot when it contributes something (PropertySums.replaceProperty...).
         if let onlyProperty {
             let property = summary.properties?[onlyProperty]
             propertySums(creating: property != nil)?.replaceProperty(onlyProperty, ofMember: address, by: property)
+            if property != nil { members.values[index].hasSlot = true }
         } else {
             propertySums(creating: summary.properties != nil)?.replaceProperties(
                 ofMember: address, by: summary.properties)
+            if summary.properties != nil { members.values[index].hasSlot = true }
         }
     }
 
@@ -235,7 +239,8 @@ final class FileSums {
     /// of a value set's walk up that takes the node's lock (Properties/ProgressNode+PropertyPath.swift).
     /// Under the domain lock and the node's lock.
     func pathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
-        guard members[address] != nil, let sums = propertySums(creating: true) else { return nil }
+        guard let index = members.index(forKey: address), let sums = propertySums(creating: true) else { return nil }
+        members.values[index].hasSlot = true
         return PropertyLevel(slot: sums.slotAssigning(address), total: sums.unretainedTotal(for: key))
     }
 
@@ -297,6 +302,19 @@ final class FileChangeLog {
     @exclusivity(unchecked) private var overflowed = false
     /// How many addresses it keeps before it only remembers that it overflowed.
     @exclusivity(unchecked) var limit = 1_024
+    /// Once a member of the node's kept summary contributed a custom property: the property side of that
+    /// summary (PropertySums.swift), owned by the domain lock as this log is. Kept here rather than in
+    /// `ChildSums` because this log, like it, exists only while the node keeps a summary: a parent that
+    /// keeps none pays nothing for it (`ChildSums` is in malloc's 144-byte class without it, 160 with).
+    @exclusivity(unchecked) private(set) var propertySums: PropertySums?
+
+    /// `propertySums`, created if need be.
+    func propertySumsCreatingIfNone() -> PropertySums {
+        if let propertySums { return propertySums }
+        let created = PropertySums()
+        propertySums = created
+        return created
+    }
 
     /// Notes that a refresh recorded `child`.
     @inline(__always)

@@ -1,6 +1,6 @@
 // The custom properties' side of a tracked node's kept summary (FileSums.swift): each member's contribution
 // to each property, in a slot of that property's total (PropertyTotal.swift). Owned by the tree's domain
-// lock, like the `ChildSums` that holds it, and not by the node's lock as the files' side is: a value set
+// lock, like the `ChildSums` and the `FileChangeLog` that hold it, and not by the node's lock as the files' side is: a value set
 // walks up its path under the domain lock alone, so that it takes no ancestor's lock
 // (Properties/ProgressNode+PropertyPath.swift).
 //
@@ -23,7 +23,7 @@
 //   next read computes the node again.
 
 /// The members' slots and the property totals of a node's kept summary (see the top of this file): reached
-/// through the node's `ChildSums` and only under the tree's domain lock, which orders every access (so the
+/// through the node's `ChildSums` (its log of changes holds it) and only under the tree's domain lock, which orders every access (so the
 /// dynamic exclusivity checks are left out: `@exclusivity(unchecked)`).
 final class PropertySums {
     /// For each property some member's subtree contributed, the merge of the members' summaries of it. An
@@ -141,13 +141,17 @@ final class PropertySums {
 
 #if PROGRESSTREE_INTERNAL_CHECKS
 extension PropertySums {
-    /// The invariants of the slots (see the top of this file) that `membersOrLeaving` (the node's members
-    /// and its pending leaves) lets the checks see, one line each; empty when all hold. Under the domain
-    /// lock, for `ProgressNode.invariantViolations()` (Core/ProgressNode+Invariants.swift).
-    func slotViolations(membersOrLeaving: Set<UInt>) -> [String] {
+    /// The invariants of the slots (see the top of this file), one line each; empty when all hold:
+    /// `slotted`, the members that `FileSums` marks as having a slot, each have one; every slot is one of
+    /// theirs or of a member that left and is still `leaving` (pending); and the slots are distinct. Under
+    /// the domain lock, for `ProgressNode.invariantViolations()` (Core/ProgressNode+Invariants.swift).
+    func slotViolations(slotted: Set<UInt>, leaving: [UInt]) -> [String] {
         var violations: [String] = []
-        let strangers = slots.keys.filter { !membersOrLeaving.contains($0) }.count
+        let allowed = slotted.union(leaving)
+        let strangers = slots.keys.filter { !allowed.contains($0) }.count
         if strangers > 0 { violations.append("\(strangers) property slots of nodes that are not members") }
+        let missing = slotted.filter { slots[$0] == nil }.count
+        if missing > 0 { violations.append("\(missing) members marked as slotted have no property slot") }
         let given = Set(slots.values)
         let free = Set(freeSlots)
         if given.count != slots.count { violations.append("two members share a property slot") }
