@@ -148,7 +148,7 @@ extension ProgressNode {
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
                 state.fileSums?.leave(self)  // its files leave the summary (Summaries/FileSums.swift)
-                state.foldPropertiesLeftBehind(leftProperties)  // with the removal, as a finished child's
+                state.foldPropertiesLeftBehind(leftProperties, into: parent)  // with the removal, as a finished child's
                 state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.failedRemainder += failed.remainder
                 state.control.outcomes.record(
@@ -198,7 +198,7 @@ extension ProgressNode {
             settleFreshChildren(&state)
             state.children.remove(child)
             state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
-            state.foldPropertiesLeftBehind(leftProperties)
+            state.foldPropertiesLeftBehind(leftProperties, into: self)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.failedRemainder += left.remainder
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)

@@ -176,6 +176,13 @@ final class ChildSums: @unchecked Sendable {
     /// last read. `nil` otherwise, so that a record costs the others one load.
     @exclusivity(unchecked) var fileChanges: FileChangeLog?
 
+    /// From the first custom property a member of this node's kept file summary contributed on: the
+    /// members' slots and the property totals (Summaries/PropertySums.swift), which the log holds (`nil`
+    /// before).
+    var propertySums: PropertySums? {
+        @inline(__always) get { fileChanges?.propertySums }
+    }
+
     /// Records `child`'s new contribution (`pendingInParent × fraction`), and, while this node keeps a file
     /// summary, notes that `child` changed (whatever its fraction: its bytes or metadata may have).
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {

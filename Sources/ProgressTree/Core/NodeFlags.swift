@@ -37,10 +37,20 @@ enum NodeFlags {
     /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
     /// taking its lock (Summaries/FileSums.swift).
     static let describesFiles: UInt32 = 1 << 10
-    /// This node has held a custom property value at some time (Properties/ProgressNode+Properties.swift).
-    /// Set under its lock with the value, never cleared. Like `describesFiles`, it tells a parent's kept
-    /// summary that this node's summary may not be empty.
+    /// This node has had a custom property entry at some time: a value
+    /// (Properties/ProgressNode+Properties.swift) or what a child left behind (Properties/PropertyStore.swift).
+    /// Set under its lock with the entry, never cleared: whoever sees it clear sees no entry. Like
+    /// `describesFiles`, it tells a parent's kept summary that this node's summary may not be empty; a value
+    /// set's walk passes a node without it (and without `observed` and `propertyLeavesPending`) without
+    /// taking its lock (Properties/ProgressNode+PropertyPath.swift).
     static let hasProperties: UInt32 = 1 << 11
+    /// Members of this node's kept summary left it since the last drain of their property slots
+    /// (Summaries/PropertySums.swift): set and cleared under this node's lock with that list.
+    static let propertyLeavesPending: UInt32 = 1 << 12
+    /// Members joined this node's kept summary that no read computed yet (Summaries/FileSums.swift): set and
+    /// cleared under this node's lock with that list, so that a read of a current property summary can tell
+    /// without the lock (Properties/ProgressNode+PropertyPath.swift).
+    static let membersJoined: UInt32 = 1 << 13
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing

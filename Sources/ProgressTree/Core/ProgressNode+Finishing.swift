@@ -76,7 +76,7 @@ extension ProgressNode {
             parent.state.withLock { state in
                 state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
                 if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                state.foldPropertiesLeftBehind(leftProperties)
+                state.foldPropertiesLeftBehind(leftProperties, into: parent)
                 flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
             }
             return false
@@ -89,7 +89,7 @@ extension ProgressNode {
         return parent.state.withLock { state in
             parent.settleFreshChildren(&state)
             if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-            state.foldPropertiesLeftBehind(leftProperties)
+            state.foldPropertiesLeftBehind(leftProperties, into: parent)
             state.children.remove(self)
             state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
             return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren

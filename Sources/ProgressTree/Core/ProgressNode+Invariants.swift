@@ -200,6 +200,30 @@ private final class InvariantChecker {
             report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
         }
         if let fileSums = view.fileSums { checkFileSums(fileSums, of: record, children: children) }
+        // The property side of the kept summary (Summaries/PropertySums.swift), under the domain lock.
+        if let fileSums = view.fileSums {
+            let pending = !fileSums.pendingLeaves.isEmpty
+            if pending != has(NodeFlags.propertyLeavesPending) {
+                report(
+                    record, "propertyLeavesPending is \(!pending) with \(fileSums.pendingLeaves.count) leaves to drain")
+            }
+            if fileSums.hasJoined != has(NodeFlags.membersJoined) {
+                report(
+                    record,
+                    "membersJoined is \(!fileSums.hasJoined) but \(fileSums.hasJoined ? "some" : "no") members joined")
+            }
+            // The slots are those of the members marked `hasSlot` and of the pending leaves, no other.
+            let slotted = Set(fileSums.members.filter(\.value.hasSlot).keys)
+            if let propertySums = node.domainAndPart.loadPart()?.propertySums {
+                for problem in propertySums.slotViolations(slotted: slotted, leaving: fileSums.pendingLeaves) {
+                    report(record, problem)
+                }
+            } else if !slotted.isEmpty || !fileSums.pendingLeaves.isEmpty {
+                report(record, "members have property slots, but it has no property sums")
+            }
+        } else if node.domainAndPart.loadPart()?.propertySums != nil {
+            report(record, "has property sums but keeps no file summary")
+        }
 
         // MARK: Under the domain lock: flags, queue, sums
 
@@ -439,6 +463,8 @@ private struct LockedView: Sendable {
     struct FileSumsView: Sendable {
         let members: [UInt: FileSums.Member]
         let total: ExactFileTotal
+        let pendingLeaves: [UInt]
+        let hasJoined: Bool
     }
 
     let link: ParentLink.Kind
@@ -484,7 +510,11 @@ private struct LockedView: Sendable {
         // (Without extras, the defaults: no metadata, no observer.)
         metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
         observerCount = state.hasExtras ? state.observers.receivers.count : 0
-        fileSums = state.fileSums.map { FileSumsView(members: $0.members, total: $0.total) }
+        fileSums = state.fileSums.map {
+            FileSumsView(
+                members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
+                hasJoined: !$0.joined.isEmpty)
+        }
     }
 }
 #else

@@ -3,13 +3,18 @@
 // summary of that one property in its parent's total, then its parent's in the grandparent's, and so on.
 //
 // Why this keeps the kept summaries exact (the "Changes" invariant of FileSums.swift):
-// - It runs under the tree's domain lock, as every replacement of a contribution does, and takes one node
-//   lock at a time inside it: no read and no other writer of contributions interleaves.
+// - It runs under the tree's domain lock, as every replacement of a contribution does: no read and no other
+//   writer of contributions interleaves. The property totals belong to that lock
+//   (Summaries/PropertySums.swift); it takes an ancestor's lock, one at a time, only where it needs what
+//   that lock keeps (the ancestor's entries or observers, members' leaves to drain, a member without a
+//   slot: `passWithoutLock`).
 // - At each level it replaces one property's contribution of one member with the member's summary of that
-//   property, computed under the member's lock from its entries and its own totals. Those totals may be
-//   behind changes further down that no read has taken yet; such a change marked the member, so a refresh
-//   records it in its parent's log and the next read computes it again (a child leaving a node meanwhile
-//   does the same). So every contribution is either what a read would compute, or logged, as before.
+//   property, computed from its entries (under its lock; it has none where the walk passed without it) and
+//   its own totals, drained of the members that left it (or, where the walk passed without the lock, as of
+//   before those leaves, which marked it). Those totals may be behind changes further down that no read
+//   has taken yet; such a change marked the member, so a refresh records it in its parent's log and the
+//   next read computes it again (a child leaving a node meanwhile does the same). So every contribution is
+//   either what a read would compute, or logged, as before.
 // - Where it cannot go on (an ancestor that keeps no summary yet, or its child is not one of its members:
 //   a fresh child not settled, one that left), it hands over to the announcement of any metadata change
 //   (`metadataChanged(affectsFiles:parent:changedProperty:)`): that ancestor counts the child's summary (or
@@ -26,8 +31,9 @@ extension ProgressNode {
     ///
     /// `step` is the property's typed step (`ProgressProperty._propertyLevelStep`): called once under this
     /// node's lock, in the critical section that stores the value, for the node's own summary (its entry
-    /// reached in place, not looked up again), then once under each ancestor's, where it replaces the
-    /// child's contribution by the summary it carries and computes the ancestor's.
+    /// reached in place, not looked up again), then once at each ancestor (under its lock where the walk
+    /// needs it), where it replaces the child's contribution by the summary it carries and computes the
+    /// ancestor's.
     ///
     /// This node is held by the caller; each ancestor by a walk of the domain registered for the climb
     /// (`RefreshDomain.enterWalk`), as an update's walk up holds them: a node going away clears its
@@ -72,7 +78,7 @@ extension ProgressNode {
                         Self.append(state.observers.signalTargets, to: &signals)
                     }
                     let total = state.unretainedFileSums?._withUnsafeGuaranteedRef {
-                        $0.unretainedPropertyTotal(for: key)
+                        $0.levelTotal(for: key)
                     }
                     var level = PropertyLevel(slot: -1, total: total)
                     // The entry just written, in place: no second look-up, no copy. A mutating access of the
@@ -120,10 +126,11 @@ extension ProgressNode {
     }
 
     /// The walk from `start` up through its ancestors, under the domain lock and inside a registered walk of
-    /// the domain (every node reached through `parentAddress` stays allocated): at each level, under that
-    /// node's lock, `step` replaces the child's contribution to the node's total and computes the node's
-    /// summary. Reads `parentAddress` as an update's walk does (`markAncestors`): a node that leaves its
-    /// parent meanwhile is either seen attached, and its parent counted for nothing, or seen detached.
+    /// the domain (every node reached through `parentAddress` stays allocated): at each level, without that
+    /// node's lock where it can (`passWithoutLock`) or under it, `step` replaces the child's contribution to
+    /// the node's total and computes the node's summary. Reads `parentAddress` as an update's walk does
+    /// (`markAncestors`): a node that leaves its parent meanwhile is either seen attached, and its parent
+    /// counted for nothing, or seen detached.
     private func walkUp(
         from start: ProgressNode, key: ObjectIdentifier, step: PropertyStep,
         signals: inout [any ChangeSignalReceiver]?
@@ -139,10 +146,15 @@ extension ProgressNode {
             // other reference dropped meanwhile, the release would run its `deinit` on this thread, which
             // waits for this walk. So the closures capture it as `Unmanaged` (a value), and each use borrows
             // it (`_withUnsafeGuaranteedRef`) in a closure that captures no reference.
+            if current._withUnsafeGuaranteedRef({ Self.passWithoutLock(step, at: $0, member: childAddress, key: key) })
+            {
+                (below, child) = (child, current)
+                continue
+            }
             let counted = current._withUnsafeGuaranteedRef { unretained in
                 unretained.state.withLock { state -> Bool in
                     current._withUnsafeGuaranteedRef { $0.settleFreshChildren(&state) }
-                    // The node's sums and total, unretained: its lock, held here, keeps them.
+                    // The node's sums and total, unretained: its lock and the domain lock, held here, keep them.
                     guard var level = state.propertyPathLevel(ofMember: childAddress, key: key) else { return false }
                     if state.hasPropertyEntries {
                         Self.run(step, on: &level, entry: state.propertyEntry(for: key))
@@ -164,6 +176,33 @@ extension ProgressNode {
             guard counted else { return Self.handOver(from: child, below: below, to: current) }
             (below, child) = (child, current)
         }
+    }
+
+    /// One level of the walk without `node`'s lock, when it needs nothing the lock keeps: `node` has no
+    /// property entry, no observer and no member's leave to drain (one load of its flags), and the member at
+    /// `address` has a slot in its `PropertySums` with a total of the property (owned by the domain lock,
+    /// held here; see Summaries/PropertySums.swift). Then `step` replaces the member's contribution and
+    /// computes the node's summary from its total alone, and this returns `true`; otherwise `false`, and
+    /// the level takes the lock. A node that gains an entry or an observer, or loses a member, after the
+    /// load is computed as of before that change; each such change marks it (or signals later), as the
+    /// top of this file says of changes that a walk does not see.
+    @inline(__always)
+    private static func passWithoutLock(
+        _ step: PropertyStep, at node: ProgressNode, member address: UInt, key: ObjectIdentifier
+    ) -> Bool {
+        let needsLock = NodeFlags.hasProperties | NodeFlags.observed | NodeFlags.propertyLeavesPending
+        guard node.flags.load(ordering: .acquiring) & needsLock == 0,
+            let part = node.domainAndPart.unretainedPart(),
+            let level = part._withUnsafeGuaranteedRef({ part -> PropertyLevel? in
+                guard let sums = part.propertySums, let slot = sums.slot(ofMember: address),
+                    let total = sums.unretainedTotal(for: key)
+                else { return nil }
+                return PropertyLevel(slot: slot, total: total)
+            })
+        else { return false }
+        var passing = level
+        step(&passing, nil)
+        return true
     }
 
     /// The hand-over from `child` to `parent`, its parent, both reached in the walk (`below` is the node
@@ -209,7 +248,7 @@ extension ProgressNode {
     /// to compute (it keeps one, no member waits and its log is empty, once refreshed: the usual case after
     /// a value set, which counted it on the path), and returns `true`; `false` when a read has work to do.
     /// The step computes the node's summary of the property `key` names from its entry and its members'
-    /// total, under the domain lock and the node's lock.
+    /// total, under the domain lock, and the node's lock unless `readWithoutLock` can do without it.
     @usableFromInline
     func keptPropertySummary(_ key: ObjectIdentifier, _ step: PropertyStep) -> Bool {
         _ = refresh()  // records the children queued since, noting them in the log
@@ -223,24 +262,51 @@ extension ProgressNode {
                             ?? false
                     })
                 else { return false }
-                return state.withLock { state -> Bool in
-                    settleFreshChildren(&state)  // a fresh child joins: then there is work
-                    // The sums and the total unretained, as the walk up reads them: the lock keeps them.
-                    guard let kept = state.unretainedFileSums,
-                        let total = kept._withUnsafeGuaranteedRef({ kept -> Unmanaged<PropertyTotalStorage>?? in
-                            kept.hasNoneJoined ? .some(kept.unretainedPropertyTotal(for: key)) : .none
-                        })
-                    else { return false }
-                    var level = PropertyLevel(slot: -1, total: total)
-                    if state.hasPropertyEntries {
-                        Self.run(step, on: &level, entry: state.propertyEntry(for: key))
-                    } else {
-                        step(&level, nil)  // most of a path: no entry to build
-                    }
-                    return true
-                }
+                if sums._withUnsafeGuaranteedRef({ readWithoutLock(key, step, part: $0) }) { return true }
+                return readUnderLock(key, step)
             }
         }
+    }
+
+    /// `keptPropertySummary`'s read under this node's lock (and the domain lock, held), where
+    /// `readWithoutLock` cannot do without it. Out of line, so that the usual read stays small enough to
+    /// inline into the domain lock's critical section.
+    @inline(never)
+    private func readUnderLock(_ key: ObjectIdentifier, _ step: PropertyStep) -> Bool {
+        state.withLock { state -> Bool in
+            settleFreshChildren(&state)  // a fresh child joins: then there is work
+            // The sums and the total unretained, as the walk up reads them: the locks keep them.
+            guard let kept = state.unretainedFileSums,
+                let total = kept._withUnsafeGuaranteedRef({ kept -> Unmanaged<PropertyTotalStorage>?? in
+                    kept.hasNoneJoined ? .some(kept.levelTotal(for: key)) : .none
+                })
+            else { return false }
+            var level = PropertyLevel(slot: -1, total: total)
+            if state.hasPropertyEntries {
+                Self.run(step, on: &level, entry: state.propertyEntry(for: key))
+            } else {
+                step(&level, nil)  // most of a path: no entry to build
+            }
+            return true
+        }
+    }
+
+    /// `keptPropertySummary`'s read without this node's lock, when it needs nothing the lock keeps (as a
+    /// walk passes a node: `passWithoutLock`): no entry, no member that joined uncomputed, no member's leave
+    /// to drain (one load of the flags), no fresh child to settle, and `PropertySums` (owned by the domain
+    /// lock, held here) to read the total from. Then `step` computes the summary from the total alone, and
+    /// this returns `true`. A fresh child, a member or an entry that comes after these loads is a change
+    /// this read comes before; each marks the node, so the next read sees it.
+    @inline(__always)
+    private func readWithoutLock(_ key: ObjectIdentifier, _ step: PropertyStep, part: ChildSums) -> Bool {
+        let needsLock = NodeFlags.hasProperties | NodeFlags.membersJoined | NodeFlags.propertyLeavesPending
+        guard flags.load(ordering: .acquiring) & needsLock == 0,
+            part.freshChildren.load(ordering: .acquiring) == 0,
+            let propertySums = part.propertySums
+        else { return false }
+        var level = PropertyLevel(slot: -1, total: propertySums.unretainedTotal(for: key))
+        step(&level, nil)
+        return true
     }
 
     /// `summary(of:)` by a read of the kept summary (`readFileSummary()`), which computes what changed: the

@@ -33,7 +33,7 @@
 /// change the sum, whether they are still attached or already let go). The four functions and
 /// `summaryLeftBehind(_:by:)` must be pure and quick, and must not call into ProgressTree: they run on
 /// whichever thread sets a value, reads a summary, or finishes or fails a node, `reduce` and `merge` inside
-/// the tree's refresh lock and a node's lock (a parent keeps its children's summaries up to date there, so
+/// the tree's refresh lock, and often a node's lock (a parent keeps its children's summaries up to date there, so
 /// that a read after a change costs O(log children), not O(children)). A function that traps is the
 /// program's bug.
 ///

@@ -174,9 +174,15 @@ extension NodeState {
     /// node's entries, unmerged (no user code under the lock). Under this node's lock, in the critical section
     /// that removes the child (or lists it as finished); `ProgressNode.compactPropertiesLeftBehind(_:)` merges
     /// them after it.
+    /// `node` is the node whose state this is: its `hasProperties` is set with the entries.
     @inline(__always)
-    mutating func foldPropertiesLeftBehind(_ left: PropertyEntries?) {
-        if let left { foldPropertiesLeftBehind(left) }
+    mutating func foldPropertiesLeftBehind(_ left: PropertyEntries?, into node: ProgressNode) {
+        if let left {
+            foldPropertiesLeftBehind(left)
+            if node.flags.load(ordering: .relaxed) & NodeFlags.hasProperties == 0 {
+                node.flags.bitwiseOr(NodeFlags.hasProperties, ordering: .sequentiallyConsistent)
+            }
+        }
     }
 
     @inline(never)  // off the finish's common path

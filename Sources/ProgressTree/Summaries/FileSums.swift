@@ -7,9 +7,10 @@ import ProgressTreePlatform
 // A node keeps one ("is tracked") from the first read of its summary that finds it with children, or from
 // the first change of a child's metadata that can move the child's files (a kind to or from `.file`, a file
 // count), whichever comes first; a read makes every member with children it computes tracked too. It holds:
-// - under its own lock, `FileSums`: each member's last summary (its *contribution*) and their exact total;
+// - under its own lock, `FileSums`: each member's last files (its *contribution*) and their exact total;
 // - under its tree's domain lock, in its `ChildSums`, `FileChangeLog`: the children a refresh recorded in
-//   its sums since the last read.
+//   its sums since the last read; and the log's `PropertySums`: the members' property contributions and
+//   their totals (PropertySums.swift).
 //
 // Invariants:
 // - Members. Under the node's lock, the members are the children its summary counts as attached: every
@@ -57,38 +58,43 @@ import ProgressTreePlatform
 //   more changes than members.
 
 /// What a tracked node's summary counts of its attached children, under the node's lock (see the top of
-/// this file). A reference, kept in `NodeExtras`, and never shared: only ever reached under the node's lock,
-/// which orders every access, so the dynamic exclusivity checks are left out (`@exclusivity(unchecked)`):
-/// a settle of 100,000 fresh children paid one per member joined.
+/// this file); their custom properties are counted in the node's `PropertySums`, under the domain lock
+/// (PropertySums.swift). A reference, kept in `NodeExtras`, and never shared: only ever reached under the
+/// node's lock, which orders every access, so the dynamic exclusivity checks are left out
+/// (`@exclusivity(unchecked)`): a settle of 100,000 fresh children paid one per member joined.
 final class FileSums {
-    /// What a member contributes: its files as of the read that last computed them, and the slot of its
-    /// property contributions in `propertyTotals`.
+    /// What a member contributes: its files as of the read that last computed them; and whether it has a
+    /// slot in the node's `PropertySums` (set, under both locks, when it is given one; a slot is never
+    /// taken back from a member).
     struct Member {
         var files = ProgressNode.FileSummary()
-        let slot: Int32
+        var hasSlot = false
     }
 
-    /// Each member's contribution (its summary as of the read that last computed it), by address.
+    /// The node that keeps this summary, unretained: it holds this object.
+    private let owner: Unmanaged<ProgressNode>
+    /// The node's parent part, unretained: it lives as long as the node. Its `propertySums` belongs to the
+    /// domain lock: only methods documented as running under it reach that.
+    private let part: Unmanaged<ChildSums>
+
+    /// Each member's files (as of the read that last computed them), by address.
     @exclusivity(unchecked) private(set) var members: [UInt: Member] = [:]
     /// The exact sum of `members`' files.
     @exclusivity(unchecked) private(set) var total = ExactFileTotal()
-    /// For each property some member's subtree contributed, the merge of the members' summaries of it
-    /// (empty until one did: nodes without custom properties pay nothing for them). A member that does not
-    /// contribute a property holds its default there. An array, looked up by the property's key
-    /// (`propertyTotal(for:)`): a node's properties are usually one or two, and a scan of them costs less than
-    /// hashing the key.
-    @exclusivity(unchecked) private(set) var propertyTotals: [PropertyTotalStorage] = []
-    /// Slots of members that left, for the next to join (a member's slot is fixed while it is one).
-    @exclusivity(unchecked) private var freeSlots: [Int32] = []
-    /// The slots ever given out since the members were last empty.
-    @exclusivity(unchecked) private var slotEnd: Int32 = 0
     /// Members that joined since the last read (their contribution is still zero); a member may have left
-    /// since.
-    @exclusivity(unchecked) private var joined: [UInt] = []
-    /// The member `slot(ofMember:)` found last, and its slot (0: none): a value set on one node walks the
-    /// same path again and again, and finds each of its members here without hashing. Cleared when that
-    /// member leaves (a member's slot is fixed while it is one, and its address names no other node then).
-    @exclusivity(unchecked) private var lastLookedUp: (address: UInt, slot: Int32) = (0, 0)
+    /// since. While it is not empty, the node's `NodeFlags.membersJoined` is set (`setFlag(_:_:)`).
+    @exclusivity(unchecked) private(set) var joined: [UInt] = []
+    /// Members with a slot that left since the last drain: their slots still hold their contributions,
+    /// until a holder of the domain lock drains them (`drainPropertyLeaves()`). While it is not empty, the
+    /// node's `NodeFlags.propertyLeavesPending` is set. One entry per slot given out: bounded by the
+    /// slotted members the last drain left.
+    @exclusivity(unchecked) private(set) var pendingLeaves: [UInt] = []
+
+    /// The summary `owner` keeps, `part` being its parent part.
+    init(owner: ProgressNode, part: ChildSums) {
+        self.owner = .passUnretained(owner)
+        self.part = .passUnretained(part)
+    }
 
     /// The first members, when the node starts keeping its summary: the unfinished children of its table.
     /// Not listed as joined: the read that starts keeping the summary computes every member that may have
@@ -104,7 +110,10 @@ final class FileSums {
     func join(_ node: ProgressNode) {
         let address = Self.address(of: node)
         insert(address)
-        if node.mayHaveFiles { joined.append(address) }
+        if node.mayHaveFiles {
+            joined.append(address)
+            if joined.count == 1 { setFlag(NodeFlags.membersJoined, true) }
+        }
     }
 
     /// The members whose summary may not be empty, for a read that computes every member: under the node's
@@ -118,124 +127,128 @@ final class FileSums {
         return addresses
     }
 
-    /// Adds the node at `address` as a member of contribution zero, in a free slot.
+    /// Adds the node at `address` as a member of contribution zero.
     private func insert(_ address: UInt) {
-        let slot: Int32
-        if let free = freeSlots.popLast() {
-            slot = free
-        } else {
-            slot = slotEnd
-            slotEnd += 1
-        }
-        let replaced = members.updateValue(Member(slot: slot), forKey: address)
+        let replaced = members.updateValue(Member(), forKey: address)
         assert(replaced == nil, "a node joins one table once")
     }
 
     /// `node` leaves (its files are folded in the same critical section, or it failed); nothing when it was
-    /// not a member (it joined no tracked table, or it left already).
+    /// not a member (it joined no tracked table, or it left already). Under the node's lock alone: its
+    /// property contributions leave at the next drain (see PropertySums.swift).
     func leave(_ node: ProgressNode) {
         let address = Self.address(of: node)
         guard let member = members.removeValue(forKey: address) else { return }
-        if lastLookedUp.address == address { lastLookedUp = (0, 0) }
         total.subtract(member.files)
-        for propertyTotal in propertyTotals { propertyTotal.set(Int(member.slot), to: nil) }
-        freeSlots.append(member.slot)
+        if member.hasSlot {
+            pendingLeaves.append(address)
+            if pendingLeaves.count == 1 { setFlag(NodeFlags.propertyLeavesPending, true) }
+        }
         // Memory follows the live children, as in `ChildTable`.
-        if members.isEmpty {
-            if members.capacity > 64 { members = [:] }
-            freeSlots = []
-            slotEnd = 0
-            for propertyTotal in propertyTotals { propertyTotal.removeAll() }
+        if members.isEmpty && members.capacity > 64 { members = [:] }
+    }
+
+    /// Releases the slots of the members that left since the last drain (see PropertySums.swift). Under the
+    /// domain lock and the node's lock, before anything reads or writes the property totals.
+    @inline(__always)
+    private func drainPropertyLeaves() {
+        if !pendingLeaves.isEmpty { drainPendingLeaves() }
+    }
+
+    @inline(never)  // off the common path: no member left since
+    private func drainPendingLeaves() {
+        guard let sums = part._withUnsafeGuaranteedRef(\.propertySums) else {
+            preconditionFailure("pending leaves without property sums")
+        }
+        for address in pendingLeaves { sums.release(address) }
+        pendingLeaves.removeAll(keepingCapacity: pendingLeaves.count <= 64)
+        setFlag(NodeFlags.propertyLeavesPending, false)
+    }
+
+    /// Sets or clears one of the owner's flags that mirror this object's lists (`membersJoined`,
+    /// `propertyLeavesPending`), under the node's lock with the list, for the code that looks without the
+    /// lock (a value set's walk, a read of a current summary).
+    private func setFlag(_ flag: UInt32, _ isSet: Bool) {
+        owner._withUnsafeGuaranteedRef {
+            if isSet {
+                _ = $0.flags.bitwiseOr(flag, ordering: .sequentiallyConsistent)
+            } else {
+                _ = $0.flags.bitwiseAnd(~flag, ordering: .sequentiallyConsistent)
+            }
+        }
+    }
+
+    /// The node's `PropertySums`, drained, created if `creating` (else `nil` when there is none). Under the
+    /// domain lock and the node's lock.
+    private func propertySums(creating: Bool) -> PropertySums? {
+        drainPropertyLeaves()
+        return part._withUnsafeGuaranteedRef { part in
+            if let existing = part.propertySums { return existing }
+            guard creating else { return nil }
+            // The read that started this summary made the log in the same critical section.
+            guard let log = part.fileChanges else { preconditionFailure("a kept summary has its log") }
+            return log.propertySumsCreatingIfNone()
         }
     }
 
     /// Replaces the contribution of the member at `address`, if it is still one (a read computed its
-    /// summary, and it may have left meanwhile).
+    /// summary, and it may have left meanwhile). Under the domain lock and the node's lock.
     func update(_ address: UInt, to summary: SubtreeSummary) {
         guard let index = members.index(forKey: address) else { return }
         replace(at: index, by: summary)
     }
 
     /// Replaces the contribution of the member at `index`, and the totals with it: every property's, or
-    /// only `onlyProperty`'s when the others are known unchanged.
+    /// only `onlyProperty`'s when the others are known unchanged. Under the domain lock and the node's lock.
     private func replace(
         at index: [UInt: Member].Index, by summary: SubtreeSummary, onlyProperty: ObjectIdentifier? = nil
     ) {
-        let old = members.values[index]
+        let (address, old) = members[index]
         if old.files != summary.files {
             total.subtract(old.files)
             total.add(summary.files)
             members.values[index].files = summary.files
         }
+        // A member is given a slot when it contributes something (PropertySums.replaceProperty...).
         if let onlyProperty {
-            replaceProperty(onlyProperty, inSlot: Int(old.slot), by: summary.properties?[onlyProperty])
-        } else if summary.properties != nil || !propertyTotals.isEmpty {
-            replaceProperties(inSlot: Int(old.slot), by: summary.properties ?? [:])
+            let property = summary.properties?[onlyProperty]
+            propertySums(creating: property != nil)?.replaceProperty(onlyProperty, ofMember: address, by: property)
+            if property != nil { members.values[index].hasSlot = true }
+        } else {
+            propertySums(creating: summary.properties != nil)?.replaceProperties(
+                ofMember: address, by: summary.properties)
+            if summary.properties != nil { members.values[index].hasSlot = true }
         }
     }
 
-    /// Puts `properties` in `slot` of every property total (creating the totals of properties no member
-    /// contributed before), and the default in the others.
-    private func replaceProperties(inSlot slot: Int, by properties: PropertySummaries) {
-        for (key, property) in properties where propertyTotal(for: key) == nil {
-            propertyTotals.append(property.operations.makeTypedTotal())
-        }
-        for propertyTotal in propertyTotals { propertyTotal.set(slot, to: properties[propertyTotal.key]?.summary) }
-    }
+    /// The property totals, for a read that computes the node's summary. Under the domain lock and the
+    /// node's lock.
+    var propertyTotals: [PropertyTotalStorage] { propertySums(creating: false)?.totals ?? [] }
 
-    /// Puts `property` in `slot` of its total (created if no member contributed it before; `nil`: the
-    /// default).
-    private func replaceProperty(_ key: ObjectIdentifier, inSlot slot: Int, by property: PropertySummary?) {
-        if let existing = propertyTotal(for: key) {
-            existing.set(slot, to: property?.summary)
-        } else if let property {
-            let created = property.operations.makeTypedTotal()
-            created.set(slot, to: property.summary)
-            propertyTotals.append(created)
-        }
-    }
-
-    /// The total of the property `key` names, if a member contributed it.
+    /// The total of the property `key` names (`nil`: no member contributed it), without a reference count:
+    /// for the node's own level of a value set, and a read of a current summary. Under the domain lock and
+    /// the node's lock, which keep it.
     @inline(__always)
-    func propertyTotal(for key: ObjectIdentifier) -> PropertyTotalStorage? {
-        unretainedPropertyTotal(for: key)?.takeUnretainedValue()
+    func levelTotal(for key: ObjectIdentifier) -> Unmanaged<PropertyTotalStorage>? {
+        drainPropertyLeaves()
+        return part._withUnsafeGuaranteedRef { $0.propertySums?.unretainedTotal(for: key) }
     }
 
-    /// `propertyTotal(for:)` without a reference count: valid while the node's lock is held (this object
-    /// holds the total, and totals are only ever added).
-    @inline(__always)
-    func unretainedPropertyTotal(for key: ObjectIdentifier) -> Unmanaged<PropertyTotalStorage>? {
-        propertyTotals.withUnsafeBufferPointer { totals in
-            for index in totals.indices where totals[index].key == key { return .passUnretained(totals[index]) }
-            return nil
-        }
-    }
-
-    /// The slot of the member at `address` and this node's total of the property `key` names (`nil`: no
-    /// member contributed it yet), or `nil` when `address` names no member: one level of a value set's walk
-    /// up (Properties/ProgressNode+PropertyPath.swift), under the node's lock.
-    @inline(__always)
+    /// The slot of the member at `address` (given one if it has none) and this node's total of the property
+    /// `key` names (`nil`: no member contributed it yet), or `nil` when `address` names no member: one level
+    /// of a value set's walk up that takes the node's lock (Properties/ProgressNode+PropertyPath.swift).
+    /// Under the domain lock and the node's lock.
     func pathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
-        guard let slot = slot(ofMember: address) else { return nil }
-        return PropertyLevel(slot: slot, total: unretainedPropertyTotal(for: key))
+        guard let index = members.index(forKey: address), let sums = propertySums(creating: true) else { return nil }
+        members.values[index].hasSlot = true
+        return PropertyLevel(slot: sums.slotAssigning(address), total: sums.unretainedTotal(for: key))
     }
 
     /// Adds the total a typed step made (Properties/PropertyPathStep.swift) when it found none for its
-    /// property.
+    /// property. Under the domain lock and the node's lock, after `pathLevel(ofMember:key:)`.
     func addPropertyTotal(_ total: PropertyTotalStorage) {
-        assert(propertyTotal(for: total.key) == nil, "one total per property")
-        propertyTotals.append(total)
-    }
-
-    /// The slot of the member at `address`, `nil` when it is none (see
-    /// Properties/ProgressNode+PropertyPath.swift). One hashed look-up, none when it is the member found
-    /// last.
-    @inline(__always)
-    func slot(ofMember address: UInt) -> Int? {
-        if address == lastLookedUp.address { return Int(lastLookedUp.slot) }
-        guard let member = members[address] else { return nil }
-        lastLookedUp = (address, member.slot)
-        return Int(member.slot)
+        guard let sums = propertySums(creating: false) else { preconditionFailure("a level has property sums") }
+        sums.addTotal(total)
     }
 
     /// The members that joined since the last call (some may have left since).
@@ -243,6 +256,7 @@ final class FileSums {
         guard !joined.isEmpty else { return [] }
         let taken = joined
         joined.removeAll(keepingCapacity: true)
+        setFlag(NodeFlags.membersJoined, false)
         return taken
     }
 
@@ -255,7 +269,10 @@ final class FileSums {
     ) -> Bool {
         guard joined.allSatisfy({ $0 == address }), let index = members.index(forKey: address) else { return false }
         let wasJoined = !joined.isEmpty  // joined with contribution zero: every property is new
-        joined.removeAll(keepingCapacity: true)
+        if wasJoined {
+            joined.removeAll(keepingCapacity: true)
+            setFlag(NodeFlags.membersJoined, false)
+        }
         replace(at: index, by: summary, onlyProperty: wasJoined ? nil : onlyProperty)
         return true
     }
@@ -285,6 +302,19 @@ final class FileChangeLog {
     @exclusivity(unchecked) private var overflowed = false
     /// How many addresses it keeps before it only remembers that it overflowed.
     @exclusivity(unchecked) var limit = 1_024
+    /// Once a member of the node's kept summary contributed a custom property: the property side of that
+    /// summary (PropertySums.swift), owned by the domain lock as this log is. Kept here rather than in
+    /// `ChildSums` because this log, like it, exists only while the node keeps a summary: a parent that
+    /// keeps none pays nothing for it (`ChildSums` is in malloc's 144-byte class without it, 160 with).
+    @exclusivity(unchecked) private(set) var propertySums: PropertySums?
+
+    /// `propertySums`, created if need be.
+    func propertySumsCreatingIfNone() -> PropertySums {
+        if let propertySums { return propertySums }
+        let created = PropertySums()
+        propertySums = created
+        return created
+    }
 
     /// Notes that a refresh recorded `child`.
     @inline(__always)

@@ -156,7 +156,7 @@ extension ProgressNode {
                     let (summary, hasFilesBelow) = keptSummary(of: state, attached: nil)
                     return .done(summary, hasFilesBelow: hasFilesBelow)
                 }
-                sums = FileSums()
+                sums = FileSums(owner: self, part: childSumsForRefresh)
                 state.fileSums = sums
                 sums.begin(with: state.children)
             }

@@ -1,13 +1,14 @@
-// The total of one custom property over the members of a node's kept summary (FileSums.swift): a segment
+// The total of one custom property over the members of a node's kept summary (PropertySums.swift): a segment
 // tree over the members' slots, so that replacing one member's contribution re-merges O(log members)
 // summaries, whatever `merge` is. A property's `merge` need not be invertible (a maximum, a set union), so
 // the total cannot subtract an old contribution the way the file total does.
 //
-// Invariant (under the node's lock, like the `FileSums` that holds it): `tree[1]` is the merge of every
-// leaf, each inner node the merge of its two children; a slot no member holds, and a member that never
+// Invariant (under the tree's domain lock, like the `PropertySums` that holds it): `tree[1]` is the merge of
+// every leaf, each inner node the merge of its two children; a slot no member holds, and a member that never
 // contributed this property, hold `defaultSummary` (the identity of `merge`, by the protocol's
-// requirements). User code (`merge`) runs here, under the node's lock and its tree's domain lock: the
-// protocol asks it to be pure and not to call into the tree.
+// requirements). User code (`merge`) runs here, under the domain lock (and the node's lock, but where a
+// value set's walk passes the node without it): the protocol asks it to be pure and not to call into the
+// tree.
 //
 // Two ways in. The type-erased one (`set(_:to:)`, `total`: a read, a child leaving) goes through the
 // subclass `PropertyTotalOf<Property>`, compiled once in this module for every property. The typed one, a
@@ -19,7 +20,7 @@
 
 /// A property's total over a kept summary's members: `2 × capacity` initialized `Summary` values of the
 /// property `key` names, the leaves from `capacity` on (a power of two, 0 when nothing is held). Reached
-/// only under its node's lock, which orders every access (so `@unchecked Sendable`, and no dynamic
+/// only under its tree's domain lock, which orders every access (so `@unchecked Sendable`, and no dynamic
 /// exclusivity checks: `@exclusivity(unchecked)`; `final`, so that the typed step reads them directly, not
 /// through class accessors). Always a `PropertyTotalOf<Property>` of that property.
 @usableFromInline

@@ -15,7 +15,7 @@ indirect enum ModelOperation {
     case setCompleted(node: Int, value: Int64)
     case setTotal(node: Int, value: Int64)
     case advance(node: Int, units: Int64)
-    /// Count changes with no read in between.
+    /// Changes with no read in between: count changes, or value sets among finishes and failures.
     case burst([ModelOperation])
     case cancel(node: Int)
     /// `fail(_:)` with a `ModelError`.
@@ -126,11 +126,19 @@ final class ModelRun {
     }
 
     private func generate() -> ModelOperation {
-        // One operation in six sets a custom property (Properties/).
+        // One operation in six sets a custom property (Properties/); one in three of those is a burst of value
+        // sets, finishes and failures with no read in between, so that value sets walk past nodes whose
+        // members left and were not drained yet (Summaries/PropertySums.swift).
         if !nodes.isEmpty && propertyRandom.below(6) == 0 {
-            return .setProperty(
-                node: propertyRandom.below(nodes.count), property: propertyRandom.below(ModelProperties.count),
-                value: Int(propertyRandom.value(in: -2...9)))
+            guard propertyRandom.below(3) == 0 else { return randomSetProperty() }
+            return .burst(
+                (0..<(2 + propertyRandom.below(4))).map { _ in
+                    switch propertyRandom.below(4) {
+                    case 0, 1: randomSetProperty()
+                    case 2: finishByHand()
+                    default: .fail(node: randomNode())
+                    }
+                })
         }
         let canCreate = nodes.count < Self.maxNodes
         let roll = nodes.isEmpty ? 0 : operationRandom.below(100)
@@ -170,6 +178,12 @@ final class ModelRun {
     }
 
     private func randomNode() -> Int { operationRandom.below(nodes.count) }
+
+    private func randomSetProperty() -> ModelOperation {
+        .setProperty(
+            node: propertyRandom.below(nodes.count), property: propertyRandom.below(ModelProperties.count),
+            value: Int(propertyRandom.value(in: -2...9)))
+    }
 
     /// Sets a node's completed count to what finishes it, preferring nodes with work attached below them
     /// (a node finished by hand while its children run; or 1 of a total of 0), so that runs meet finished
