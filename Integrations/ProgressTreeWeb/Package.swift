@@ -23,8 +23,9 @@ let package = Package(
         // so that the routes can name headers (`HTTPField.Name`), which Hummingbird does not re-export.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
-        // Also in Hummingbird's graph: stopping the server gracefully (`ServiceGroup.triggerGracefulShutdown`).
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // Also in Hummingbird's graph: stopping the server gracefully (`ServiceGroup.triggerGracefulShutdown`),
+        // and ending each reader's stream when the application's does (`withGracefulShutdownHandler`).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -61,6 +62,8 @@ let package = Package(
             name: "ProgressTreeWebTests",
             dependencies: [
                 "ProgressTreeWeb", "web-dashboard",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ProgressTree", package: "ProgressTree"),
                 .product(name: "ProgressTreeStreaming", package: "ProgressTree"),
             ]),

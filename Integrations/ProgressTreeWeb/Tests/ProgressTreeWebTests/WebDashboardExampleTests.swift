@@ -59,9 +59,15 @@ final class WebDashboardExampleTests: XCTestCase {
         let text = try curl(url + "events", seconds: 3)
         var records: [ProgressWireRecord] = []
         var syncedEvents = 0
+        var runEvents = 0
         for block in text.components(separatedBy: "\n\n") where !block.isEmpty {
             let lines = block.split(separator: "\n").map(String.init)
             if lines == ["retry: 1000"] || lines.allSatisfy({ $0.hasPrefix(":") }) { continue }
+            if lines.first == "event: run" {
+                runEvents += 1
+                XCTAssertNotNil(lines.last?.wholeMatch(of: /data: \{"v":1,"run":"[0-9a-f]{32}"\}/), block)
+                continue
+            }
             if lines.first == "event: synced" {
                 syncedEvents += 1
                 continue
@@ -73,6 +79,7 @@ final class WebDashboardExampleTests: XCTestCase {
             XCTAssertNoThrow(records.append(try ProgressWireRecord(line: Array(line.utf8))), String(line))
         }
         XCTAssertEqual(syncedEvents, 1)
+        XCTAssertEqual(runEvents, 1, "the stream names its run first")
         // The writer rules: every node named gets a final line, the root's is the last; the failed photo
         // is named with its reason.
         let last = try XCTUnwrap(records.last)
