@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ProgressTreeWeb", targets: ["ProgressTreeWeb"]),
         .executable(name: "web-dashboard", targets: ["web-dashboard"]),
         .executable(name: "web-readers-bench", targets: ["web-readers-bench"]),
+        .executable(name: "jobs-app", targets: ["jobs-app"]),
     ],
     dependencies: [
         // Named: a path dependency's identity is otherwise its folder's name, which differs between clones.
@@ -23,8 +24,12 @@ let package = Package(
         // so that the routes can name headers (`HTTPField.Name`), which Hummingbird does not re-export.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
-        // Also in Hummingbird's graph: stopping the server gracefully (`ServiceGroup.triggerGracefulShutdown`).
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // Also in Hummingbird's graph: stopping the server gracefully (`ServiceGroup.triggerGracefulShutdown`),
+        // and ending each reader's stream when the application's does (`withGracefulShutdownHandler`).
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // For the example application only (`jobs-app`): its cookie sessions and bearer tokens. The library
+        // does not depend on it: an application's authentication is its own.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         .target(
@@ -49,6 +54,16 @@ let package = Package(
                 "ProgressTreeWeb", .product(name: "ProgressTree", package: "ProgressTree"),
                 .product(name: "ProgressTreeStreaming", package: "ProgressTree"),
             ]),
+        // A Hummingbird application of its own with background jobs, each job's progress at a path it chooses
+        // behind its own authentication (cookie sessions or bearer tokens): `jobs-app --port 0`.
+        .executableTarget(
+            name: "jobs-app",
+            dependencies: [
+                "ProgressTreeWeb", .product(name: "ProgressTree", package: "ProgressTree"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Many readers of one tree: the server's CPU, each change's latency and memory per connection.
         .executableTarget(
             name: "web-readers-bench",
@@ -56,11 +71,13 @@ let package = Package(
                 "ProgressTreeWeb", .product(name: "ProgressTree", package: "ProgressTree"),
                 .product(name: "ProgressTreeStreaming", package: "ProgressTree"),
             ]),
-        // Depends on the example so that it is built before the tests that run it.
+        // Depends on the examples so that they are built before the tests that run them.
         .testTarget(
             name: "ProgressTreeWebTests",
             dependencies: [
-                "ProgressTreeWeb", "web-dashboard",
+                "ProgressTreeWeb", "web-dashboard", "jobs-app",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ProgressTree", package: "ProgressTree"),
                 .product(name: "ProgressTreeStreaming", package: "ProgressTree"),
             ]),

@@ -44,6 +44,12 @@ final class EventStreamTests: XCTestCase {
         return text.split(separator: "\n\n", omittingEmptySubsequences: true).map { block in
             let fields = block.split(separator: "\n").map(String.init)
             if fields == ["retry: 1000"] || fields.first?.hasPrefix(":") == true { return fields.joined() }
+            if fields.first == "event: run" {
+                // `{"v":1,"run":"…"}`: the stream's run, 32 hexadecimal digits.
+                let run = fields.count == 2 ? fields[1].wholeMatch(of: /data: \{"v":1,"run":"([0-9a-f]{32})"\}/) : nil
+                XCTAssertNotNil(run, block.description, file: file, line: line)
+                return "run"
+            }
             if fields.first == "event: synced" {
                 XCTAssertEqual(fields.count, 3, block.description, file: file, line: line)
                 let walk = fields[1].dropFirst("id: ".count)
@@ -108,7 +114,8 @@ final class EventStreamTests: XCTestCase {
         let first = await ready(subscription)
         XCTAssertEqual(
             first.map { String(decoding: $0, as: UTF8.self) },
-            "retry: 1000\n\nevent: synced\nid: 100\ndata: {\"v\":1,\"synced\":100}\n\n")
+            "retry: 1000\n\nevent: run\ndata: {\"v\":1,\"run\":\"\(stream.runID)\"}\n\nevent: synced\nid: 100\ndata: {\"v\":1,\"synced\":100}\n\n"
+        )
         stream.publishChanges()
         let walk = await ready(subscription)
         let text = String(decoding: try XCTUnwrap(walk), as: UTF8.self)
@@ -139,6 +146,28 @@ final class EventStreamTests: XCTestCase {
         XCTAssertEqual(stream.lastEventID, 103)
     }
 
+    func test_every_subscriber_is_told_the_streams_run_first_and_another_stream_is_another_run() async throws {
+        let root = album(total: 1)
+        let stream = makeStream(root)
+        let again = makeStream(root)
+        XCTAssertNotNil(stream.runID.wholeMatch(of: /[0-9a-f]{32}/), stream.runID)
+        XCTAssertNotEqual(stream.runID, again.runID)
+        stream.publishChanges()
+        for lastEventID in [nil, "101"] {
+            let chunk = await ready(stream.subscribe(lastEventID: lastEventID))
+            let text = String(decoding: try XCTUnwrap(chunk), as: UTF8.self)
+            XCTAssertTrue(
+                text.hasPrefix("retry: 1000\n\nevent: run\ndata: {\"v\":1,\"run\":\"\(stream.runID)\"}\n\nid: 101\n"),
+                text)
+        }
+        // A reader resynced after falling behind is told no run again: its connection is the same.
+        let subscription = stream.subscribe()
+        await expectEvents(subscription, ["retry: 1000", "run", "id: 101: 1 - running Album", "synced 101"])
+        root.completedUnitCount = 1
+        stream.publishChanges()
+        await expectEvents(subscription, ["id: 102: 1 - finished Album"])
+    }
+
     func test_a_late_joiner_gets_every_node_still_in_the_tree_and_the_kept_failures_then_synced() async throws {
         let root = album(total: 4)
         let done = makeNamedNode("done.jpg", total: 1, parent: root)
@@ -162,7 +191,7 @@ final class EventStreamTests: XCTestCase {
         await expectEvents(
             joiner,
             [
-                "retry: 1000",
+                "retry: 1000", "run",
                 "id: 103: 1 - running Album",
                 "id: 103: 3 1 failed broken.jpg (failure 7)",
                 "id: 103: 4 1 running running.jpg",
@@ -196,12 +225,12 @@ final class EventStreamTests: XCTestCase {
         await expectEvents(
             stream.subscribe(lastEventID: "103"),
             [
-                "retry: 1000", "id: 104: 1 - running Album", "id: 104: 3 1 running second.jpg",
+                "retry: 1000", "run", "id: 104: 1 - running Album", "id: 104: 3 1 running second.jpg",
                 "id: 104: 4 1 failed third.jpg (failure 3)", "synced 104",
             ])
         // A number this stream never wrote, or none, or not a number: everything.
         let everything = [
-            "retry: 1000", "id: 104: 1 - running Album", "id: 104: 2 1 failed first.jpg (failure 1)",
+            "retry: 1000", "run", "id: 104: 1 - running Album", "id: 104: 2 1 failed first.jpg (failure 1)",
             "id: 104: 3 1 running second.jpg", "id: 104: 4 1 failed third.jpg (failure 3)", "synced 104",
         ]
         for lastEventID in ["7", "105", nil, "x"] {
@@ -239,7 +268,10 @@ final class EventStreamTests: XCTestCase {
         let joiner = stream.subscribe()
         await expectEvents(
             joiner,
-            ["retry: 1000", "id: 102: 3 1 failed bad.jpg (failure 2)", "id: 102: 1 - cancelled Album", "synced 102"])
+            [
+                "retry: 1000", "run", "id: 102: 3 1 failed bad.jpg (failure 2)", "id: 102: 1 - cancelled Album",
+                "synced 102",
+            ])
         // Open: nothing more but keep-alives. (Sent to a transport waiting for a chunk: asked for until the
         // waiting task has one; awaiting its value is not cancellable, so it is polled.)
         let received = ReceivedChunk()
@@ -328,7 +360,7 @@ final class EventStreamTests: XCTestCase {
         XCTAssertNil(end)
         // Later: the final state, then the end.
         let later = stream.subscribe()
-        await expectEvents(later, ["retry: 1000", "id: 101: 1 - finished Album", "synced 101"])
+        await expectEvents(later, ["retry: 1000", "run", "id: 101: 1 - finished Album", "synced 101"])
         let laterEnd = await later.next()
         XCTAssertNil(laterEnd)
     }

@@ -22,6 +22,11 @@ final class HTTPMountTests: XCTestCase {
         return record.line
     }
 
+    /// The event that names a stream's run (`Docs/WireFormat.md`, "Runs").
+    func runEvent(_ run: String) -> String {
+        "event: run\ndata: {\"v\":1,\"run\":\"\(run)\"}\n\n"
+    }
+
     /// A server whose event connections get `snapshots` in turn (the last one again once they run out),
     /// each after `retry: 100`.
     func server(
@@ -118,6 +123,43 @@ final class HTTPMountTests: XCTestCase {
         XCTAssertTrue(mount.node.isFinished)
         XCTAssertEqual(mount.diagnostics.reconnections, 1)
         XCTAssertEqual(mount.diagnostics.finishedWhileAway, 1)
+    }
+
+    func test_a_server_serving_another_run_after_a_reconnection_replaces_the_mirror_never_merges() throws {
+        // Run A at 2 of 4, its photo 3 half done; the server restarts (run B) and names new nodes with the
+        // same ids: B's node 2 is another photo, B's node 3 does not exist yet.
+        let first =
+            runEvent("a") + EventText.event(line(1, completed: 2, total: 4), id: 5)
+            + EventText.event(line(2, parent: 1, completed: 1, total: 2), id: 5)
+            + EventText.event(line(3, parent: 1, completed: 1, total: 2), id: 5) + EventText.synced(5)
+        let second =
+            runEvent("b") + EventText.event(line(1, completed: 0, total: 4), id: 1)
+            + EventText.event(line(2, parent: 1, completed: 0, total: 8), id: 1) + EventText.synced(1)
+        let server = try server(snapshots: [first, second])
+        defer { server.stop() }
+        let parent = ProgressNode.discreteProgress(totalUnitCount: 1)
+        let mount = try parent.mountConnection(url: server.url(), pendingUnitCount: 1, name: "farm")
+        wait("run A mirrored") { mount.node.children.count == 2 }
+        let runA = mount.node.children
+        XCTAssertEqual(mount.node.fractionCompleted, 0.75)  // (2 + 1/2 + 1/2) / 4
+        server.drop()
+        wait("run B mirrored") { mount.node.children.count == 1 && mount.node.completedUnitCount == 0 }
+        // A's nodes were lost with their run: failed, counting nothing; B's node 2 is a node of its own.
+        for node in runA {
+            XCTAssertTrue(node.isFailed)
+            XCTAssertEqual(node.failure.map { "\($0)" }, "lost: farm started a new run")
+            XCTAssertFalse(mount.node.children.contains { $0 === node })
+        }
+        let photo = try XCTUnwrap(mount.node.children.first)
+        XCTAssertEqual(photo.totalUnitCount, 8)
+        XCTAssertEqual(mount.node.fractionCompleted, 0)  // what a fresh mount of run B shows
+        XCTAssertEqual(mount.diagnostics.finishedWhileAway, 0)
+        // The same run again after a drop is a reconnection: nothing is lost.
+        server.send(EventText.event(line(2, parent: 1, completed: 4, total: 8), id: 2))
+        wait("B's photo moves") { photo.completedUnitCount == 4 }
+        server.send(EventText.event(line(1, completed: 4, total: 4, state: .finished), id: 3))
+        XCTAssertTrue(mount.waitUntilEnded(timeout: .seconds(10)))
+        XCTAssertTrue(mount.node.isFinished)
     }
 
     func test_a_server_that_is_gone_fails_the_mount_with_the_reason_within_the_limit() throws {

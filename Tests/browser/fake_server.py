@@ -177,7 +177,7 @@ class Job:
                     photo.reason = "%s: the camera stopped answering (simulated with --fail-every %d)" % (
                         photo.name, self.fail_every)
                     download.cancel()
-                    self.root.completed += photo.pending
+                    # A failed photo is never counted as done (as in the real server).
                     self.active.remove(item)
                     continue
                 if download.completed >= download.total:
@@ -198,8 +198,21 @@ class Job:
                 self.active.remove(item)
         self.start_photos()
         if self.root.state in ("running", "paused") and not self.active and not self.waiting:
-            self.root.completed = self.root.total
-            self.root.state = "finished"
+            # As web-dashboard ends its album: failed if photos failed, else finished (by hand, saying what was
+            # imported, when photos were cancelled on their own).
+            photos = [child for child in self.root.children]
+            failed = sum(1 for photo in photos if photo.state == "failed")
+            cancelled = sum(1 for photo in photos if photo.state == "cancelled")
+            if failed:
+                self.root.state = "failed"
+                self.root.reason = "%d of %d photos failed" % (failed, len(photos)) + (
+                    ", %d cancelled" % cancelled if cancelled else "")
+            else:
+                if cancelled:
+                    self.root.metadata["additionalDescription"] = "%d of %d imported" % (
+                        len(photos) - cancelled, len(photos))
+                self.root.completed = self.root.total
+                self.root.state = "finished"
 
     # --- the writer ---
 
@@ -383,7 +396,7 @@ class Handler(BaseHTTPRequestHandler):
                 lines = job.snapshot()
                 number = job.walk_number
                 position = len(job.walks)
-            out = ["retry: 1000\n\n"]
+            out = ["retry: 1000\n\n", "event: run\ndata: %s\n\n" % wire({"v": 1, "run": self.server.run_id})]
             for line in lines:
                 out.append("id: %d\ndata: %s\n\n" % (number, wire(line)))
             out.append("event: synced\ndata: %s\n\n" % wire({"v": 1, "synced": number}))
@@ -414,6 +427,9 @@ class Handler(BaseHTTPRequestHandler):
             return
 
     def do_POST(self):
+        if self.path_only() == "/token":
+            self.do_GET()
+            return
         if self.path_only() != "/commands":
             self.send_plain(HTTPStatus.NOT_FOUND, b"not found\n")
             return
@@ -456,6 +472,7 @@ def main():
     server.daemon_threads = True
     server.job = job
     server.token = secrets.token_hex(16)
+    server.run_id = secrets.token_hex(16)  # the run this process serves (Docs/WireFormat.md, "Runs")
     server.read_only = args.read_only
     server.resources = args.resources
     server.stopping = False

@@ -17,6 +17,11 @@ FILE_ID = CHILDREN + 2   # a file node without a name, below the first child
 FAILED_ID = CHILDREN + 3  # a failed node whose name and reason are not plain text
 HOSTILE_NAME = "<img src=x onerror=\"document.title='owned'\"> & <b>bold</b>"
 HOSTILE_REASON = "<script>alert(1)</script>\u0007 stopped"
+# Characters that reorder text: an override that would show "exe.jpg" as "gpj.exe", an isolate, marks.
+BIDI_ID = CHILDREN + 4
+BIDI_NAME = "photo\u202egpj.exe \u2067x\u2069 \u200ey\u200f \u061cz \u202a\u202b\u202c\u202d\u2066\u2068"
+BIDI_SHOWN = "photo gpj.exe  x   y   z"
+RUN = "0123456789abcdef0123456789abcdef"  # the same run on every connection: a reconnection, not a new run
 STILL_RUNNING = 499      # after the reconnection: ids 2 ... 500 are named, 501 ... 1002 are not
 UPDATES = 30             # walks after the reconnection, each updating every running node
 
@@ -33,6 +38,10 @@ def line(node_id, parent, name, completed, total, state="running", **extra):
     }
     record.update(extra)
     return record
+
+
+def run_event():
+    return 'event: run\ndata: {"v":1,"run":"%s"}\n\n' % RUN
 
 
 def event(record, walk):
@@ -73,6 +82,12 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_body(404, b"not found\n", "text/plain")
 
+    def do_POST(self):
+        if self.path.split("?", 1)[0] == PREFIX + "token":
+            self.send_body(200, b"0123456789abcdef0123456789abcdef", "text/plain")
+        else:
+            self.send_body(404, b"not found\n", "text/plain")
+
     def events(self):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -93,7 +108,7 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def first_connection(self):
-        out = ["retry: 300\n\n", event(line(1, None, "Wide job", 10, 2000), 7)]
+        out = ["retry: 300\n\n", run_event(), event(line(1, None, "Wide \u202ejob", 10, 2000), 7)]
         for node_id in range(2, CHILDREN + 2):
             out.append(event(line(node_id, 1, "item %d" % (node_id - 1), node_id % 90, 100), 7))
         out.append(event("not json at all", 7))
@@ -103,6 +118,7 @@ class Handler(BaseHTTPRequestHandler):
         out.append(event(line(FILE_ID, 2, "", 1024, 2048, kind="NSProgressKindFile",
                               fileURL="file:///tmp/a%20b.txt"), 7))
         out.append(event(line(FAILED_ID, 1, HOSTILE_NAME, 3, 10, state="failed", reason=HOSTILE_REASON), 7))
+        out.append(event(line(BIDI_ID, 2, BIDI_NAME, 1, 4, state="failed", reason=BIDI_NAME + ": \u202estopped"), 7))
         out.append('event: synced\ndata: {"v":1,"synced":7}\n\n')
         self.wfile.write("".join(out).encode())
         self.wfile.flush()
@@ -110,7 +126,7 @@ class Handler(BaseHTTPRequestHandler):
         self.server.drop.wait(20)
 
     def later_connection(self):
-        out = ["retry: 300\n\n", event(line(1, None, "Wide job", 500, 2000), 9)]
+        out = ["retry: 300\n\n", run_event(), event(line(1, None, "Wide \u202ejob", 500, 2000), 9)]
         for node_id in range(2, STILL_RUNNING + 2):
             out.append(event(line(node_id, 1, "item %d" % (node_id - 1), 50, 100), 9))
         out.append(event(line(FAILED_ID, 1, HOSTILE_NAME, 3, 10, state="failed", reason=HOSTILE_REASON), 9))

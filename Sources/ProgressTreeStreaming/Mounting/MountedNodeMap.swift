@@ -328,6 +328,36 @@ struct MountedNodeMap {
         return finished
     }
 
+    /// The stream serves another run (over HTTP: a server that restarted, or another instance): its ids
+    /// name other nodes, so the mirror starts again from that run's lines, and the mirrored nodes of the
+    /// run before that had not ended are lost with it. Each of them, from the deepest, is set to no work
+    /// done and failed ("lost: … started a new run"), so that none counts in the mount's node (whose next
+    /// line, the new run's root line, sets its counts); the ids of the run before are forgotten.
+    mutating func beginRun() {
+        var lost: [(depth: Int, id: Int, node: ProgressNode)] = []
+        for (id, entry) in entries where id != rootID && !ProgressWireRecord.State.isFinalNode(entry.node) {
+            var depth = 0
+            var parent = entry.parentID
+            while let parentID = parent, depth <= entries.count {
+                depth += 1
+                parent = entries[parentID]?.parentID
+            }
+            lost.append((depth, id, entry.node))
+        }
+        lost.sort { ($0.depth, $0.id) > ($1.depth, $1.id) }
+        let failure = ProgressMount.Failure(reason: "lost: \(name) started a new run")
+        for (_, _, node) in lost {
+            if node.completedUnitCount != 0 { node.completedUnitCount = 0 }
+            node.fail(failure)
+        }
+        entries = [:]
+        rootID = nil
+        ended = []
+        endedOrder = []
+        endedNext = 0
+        if snapshotNames != nil { snapshotNames = [] }
+    }
+
     private mutating func forget(_ id: Int) {
         guard id != rootID else { return }
         entries[id] = nil

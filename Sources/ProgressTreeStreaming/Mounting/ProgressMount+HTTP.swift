@@ -26,6 +26,18 @@ extension ProgressMount {
             reading.mirror.beginSnapshot()
         case .synced:
             _ = reading.mirror.endSnapshot(diagnostics: &reading.diagnostics)
+        case .newRun:
+            // The server serves another run: its ids name other nodes. The mirror starts again, and what
+            // waits for a line of the run before (the root's id, commands sent) is forgotten.
+            reading.mirror.beginRun()
+            reading.announcedRootID = nil
+            reading.announcedRootFinal = false
+            shared.withLock { shared in
+                shared.rootID = nil
+                shared.streamRootIsFinal = false
+                shared.sentCommands = [:]
+            }
+            hasSentCommands.store(false, ordering: .releasing)
         }
     }
 }
@@ -37,12 +49,16 @@ enum SnapshotMarker: Equatable {
     case begins
     /// The server's `synced` event: the snapshot is complete, and mirrored nodes it did not name finished.
     case synced
+    /// The connection serves another run than the one before (its `run` event): the mirror starts again
+    /// (`MountedNodeMap.beginRun()`), before that run's snapshot.
+    case newRun
 
     /// The marker's line, with its newline.
     var line: [UInt8] {
         switch self {
         case .begins: [0, 0x62, 0x0A]
         case .synced: [0, 0x73, 0x0A]
+        case .newRun: [0, 0x6E, 0x0A]
         }
     }
 
@@ -52,6 +68,7 @@ enum SnapshotMarker: Equatable {
         switch line[1] {
         case 0x62: self = .begins
         case 0x73: self = .synced
+        case 0x6E: self = .newRun
         default: return nil
         }
     }

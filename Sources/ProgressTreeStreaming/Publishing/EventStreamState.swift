@@ -39,6 +39,8 @@ struct EventStreamState {
 
     var tree = EventStreamTree()
     let maximumBufferedBytes: Int
+    /// The run this stream serves: named to each subscriber first (`ServerSentEvents.appendRun`).
+    let runID: String
     /// The number before the first walk's: walks are numbered from `firstWalk + 1`.
     let firstWalk: UInt64
     /// The number of the last walk that wrote lines.
@@ -55,8 +57,9 @@ struct EventStreamState {
     /// Numbers at or below this one may have been given to a snapshot that is forgotten: they count as none.
     private var forgottenSnapshots: UInt64
 
-    init(firstWalk: UInt64, maximumBufferedBytes: Int) {
+    init(firstWalk: UInt64, runID: String, maximumBufferedBytes: Int) {
         self.firstWalk = firstWalk
+        self.runID = runID
         self.lastWalk = firstWalk
         self.forgottenSnapshots = firstWalk
         self.maximumBufferedBytes = maximumBufferedBytes
@@ -125,8 +128,12 @@ struct EventStreamState {
             subscriber.lastDelivery = .now
             let joinedWith = subscriber.lastEventID
             subscriber.lastEventID = nil
-            var chunk = subscriber.hasRetry ? [] : ServerSentEvents.retry
-            subscriber.hasRetry = true
+            var chunk: [UInt8] = []
+            if !subscriber.hasRetry {
+                chunk = ServerSentEvents.retry
+                ServerSentEvents.appendRun(runID, to: &chunk)
+                subscriber.hasRetry = true
+            }
             appendSnapshot(since: joinedWith, to: &chunk)
             return .chunk(chunk)
         }

@@ -19,8 +19,8 @@ import ProgressTreePlatform
 /// its last line, failed ones with their reason, the root's final line last), are numbered by walk (the
 /// events' `id`) and framed once, and the same bytes are handed to every subscriber. The stream keeps the
 /// current line of every node named and still in the tree, and the kept failures, so that a subscriber
-/// joining late, or reconnecting with `Last-Event-ID`, first gets those lines (all with the last walk's
-/// id), then `event: synced`, then the later walks. After the root's final line no walk writes anything;
+/// joining late, or reconnecting with `Last-Event-ID`, first gets the run's name (`runID`), then those
+/// lines (all with the last walk's id), then `event: synced`, then the later walks. After the root's final line no walk writes anything;
 /// a subscriber joining then gets the final state and `synced`, and its subscription stays open (only
 /// keep-alives) until it is cancelled or the stream finishes.
 ///
@@ -82,6 +82,11 @@ public final class ProgressEventStream: Sendable {
         public init() {}
     }
 
+    /// The run this stream serves: 32 hexadecimal digits, random, new for each stream, named to every
+    /// subscriber first (`event: run`, `Docs/WireFormat.md`, "Runs"), so that a reader that reconnects to
+    /// another run (a server restarted, another instance) starts again instead of merging two runs.
+    public let runID: String
+
     private let core: EventStreamCore
     private let publisher: ProgressPublisher
     private let options: Options
@@ -90,8 +95,15 @@ public final class ProgressEventStream: Sendable {
     /// A stream of the tree below `root`. Nothing is walked before `start()` or `publishChanges()`.
     public init(_ root: ProgressNode, options: Options = Options()) {
         let firstWalk = options.firstEventID ?? UInt64.random(in: 1...(1 << 40))
+        var generator = SystemRandomNumberGenerator()
+        let runID = (0..<2).map { _ in
+            let digits = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
         let core = EventStreamCore(
-            EventStreamState(firstWalk: firstWalk, maximumBufferedBytes: max(0, options.maximumBufferedBytes)))
+            EventStreamState(
+                firstWalk: firstWalk, runID: runID, maximumBufferedBytes: max(0, options.maximumBufferedBytes)))
+        self.runID = runID
         var publisherOptions = options.publisher
         publisherOptions.cancelsRootWhenDisconnected = false
         self.core = core
@@ -146,8 +158,8 @@ public final class ProgressEventStream: Sendable {
         core.finish()
     }
 
-    /// A new subscriber: its chunks are the event stream of one reader, from the `retry` field and the
-    /// snapshot on. `lastEventID` is the request's `Last-Event-ID` header, if any (a number this stream
+    /// A new subscriber: its chunks are the event stream of one reader, from the `retry` field, the `run`
+    /// event and the snapshot on. `lastEventID` is the request's `Last-Event-ID` header, if any (a number this stream
     /// did not write counts as none).
     public func subscribe(lastEventID: String? = nil) -> Subscription {
         let joinedWith = lastEventID.flatMap { UInt64($0.trimmingSpaces) }
@@ -188,7 +200,7 @@ public final class ProgressEventStream: Sendable {
     }
 
     /// One reader's event stream, as chunks of bytes to write to its connection in order: the `retry`
-    /// field and the snapshot, `synced`, then each walk's events and the keep-alives. The sequence ends
+    /// field, the `run` event and the snapshot, `synced`, then each walk's events and the keep-alives. The sequence ends
     /// when the subscription is cancelled, or after the stream finished; cancelling the task iterating it
     /// cancels it, and so does its release.
     ///

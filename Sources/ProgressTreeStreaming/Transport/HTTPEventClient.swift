@@ -7,7 +7,8 @@ import ProgressTreePlatform
 /// The mount reads a pipe as it reads any stream (`ProgressMount`, on the reactor's thread): the client
 /// writes into it each default event's data as a line of the format, and, among them, a snapshot marker
 /// (`SnapshotMarker`) when a connection is answered and at the server's `synced` event, so that the
-/// mount finishes the nodes a reconnection's snapshot did not name, in order with the lines. The mount's
+/// mount finishes the nodes a reconnection's snapshot did not name, in order with the lines, and a marker
+/// when a connection names another run than the one before (the mount then starts again). The mount's
 /// commands come back on a second pipe, and the client posts each to the server, in order.
 ///
 /// - A connection that drops before the root's final line is made again after the server's `retry`
@@ -58,6 +59,9 @@ struct HTTPEventClient {
     private var token: Token
     private var retry = Duration.seconds(1)
     private var lastEventID = ""
+    /// The run the server named last (its `run` event), if any: a connection that names another one
+    /// serves a new run, which replaces the mirror's nodes (`SnapshotMarker.newRun`).
+    private var runID: String?
     private var connections = 0
     private var commandSplitter = LineSplitter(maximumLineLength: 4096)
 
@@ -229,6 +233,13 @@ struct HTTPEventClient {
             case .event(let type, var data):
                 if type == "synced" {
                     lines += SnapshotMarker.synced.line
+                } else if type == "run" {
+                    // `{"v":1,"run":"…"}`: another run than the one mirrored starts the mirror again.
+                    guard let members = try? WireJSON.object(data), case .string(let run)? = members["run"] else {
+                        continue
+                    }
+                    if let known = runID, known != run { lines += SnapshotMarker.newRun.line }
+                    runID = run
                 } else if type == "message" {
                     // One line: data fields joined by LF read as one (JSON takes the space as it took the
                     // line break), and no server line passes for a marker.

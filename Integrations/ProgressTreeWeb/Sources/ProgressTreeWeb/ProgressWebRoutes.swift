@@ -2,33 +2,49 @@ import HTTPTypes
 import Hummingbird
 import ProgressTree
 import ProgressTreeStreaming
+import Synchronization
 
-/// The routes that serve one node's tree (`Docs/WireFormat.md`, "Over HTTP (Server-Sent Events)"), added to
-/// a Hummingbird router with `router.addProgressRoutes(for:options:)`:
+/// One node's tree, served (`Docs/WireFormat.md`, "Over HTTP (Server-Sent Events)"; `Docs/WebDashboard.md`):
+/// its event stream, its run, its command token, and the answers of the routes a router serves it at
+/// (`addProgressRoutes`, on a `Router` or a `RouterGroup`, at any path):
 ///
 /// | route | answer |
 /// |---|---|
-/// | `GET /` | the page (`text/html`), with `GET /dashboard.js` and `GET /dashboard.css` |
-/// | `GET /events` | the tree as `text/event-stream` (`ProgressEventStream`), `Last-Event-ID` honoured |
-/// | `GET /token` | the token (`text/plain`), to a trusted `Host` only; `404` when read-only |
-/// | `POST /commands` | one command line with `ProgressTree-Token`: `204`, `400`, `403` or `413` |
+/// | `GET` the group's path, with or without `/` | the page (`text/html`); without the trailing slash, `302` to it |
+/// | `GET dashboard.js`, `GET dashboard.css` | the page's script and styles |
+/// | `GET events` | the tree as `text/event-stream` (`ProgressEventStream`), its run named first |
+/// | `GET` or `POST token` | the token (`text/plain`), to a trusted page or program; `404` when read-only |
+/// | `POST commands` | one command line with `ProgressTree-Token`: `204`, `400`, `403` or `413` |
 ///
-/// Every answer has `Cache-Control: no-store`. Reading is open to whoever reaches the server; a command
-/// takes the token, which only a page of the server's own origin can read, and is refused (`403`) from
-/// another `Origin`, to an untrusted `Host` (an IP address, `localhost` and `Options.allowedHostNames` are
-/// trusted), and on a read-only server, which has no token.
+/// Every answer has `Cache-Control: no-store`. Reading is open to whoever the application lets reach the
+/// routes (its own middleware in front: its login, its sessions); a command takes the token, which only a
+/// page of the server's own origin, or of an allowed origin (`Options.allowedOrigins`, behind a proxy),
+/// can read, and is refused (`403`) from any other origin, to an untrusted `Host` (DNS rebinding), and on a
+/// read-only tree, which has no token.
+///
+/// Each value is one run: its walks start when it is made and stop at `finish()`; a tree served anew (a
+/// new value, a restarted process) is a new run with a new `runID`, and a page that reconnects to it
+/// starts again from its state.
 ///
 /// Thread safety: a value of constants and a `ProgressEventStream`; every member may be used from any
 /// thread.
 public struct ProgressWebRoutes: Sendable {
     /// How the routes behave.
     public struct Options: Sendable {
-        /// Whether commands are refused (`403`) and `/token` is not served (`404`): the page then offers no
+        /// Whether commands are refused (`403`) and `token` is not served (`404`): the page then offers no
         /// control.
         public var isReadOnly = false
-        /// The names besides IP addresses and `localhost` that a request's `Host` may carry for `/token` and
-        /// `/commands` (`"build-box.local"`), compared without case; the port is not compared.
+        /// The names besides IP addresses and `localhost` that a request's `Host` may carry for `token` and
+        /// `commands` (`"build-box.local"`, or the upstream name a proxy sends, `"backend"`), compared
+        /// without case; the port is not compared.
         public var allowedHostNames: [String] = []
+        /// The origins, besides the server's own, whose pages may read the token and send commands: the
+        /// page's address as the browser shows it behind a reverse proxy that rewrites `Host`
+        /// (`"https://progress.example.com"`, `"http://10.0.0.5:8080"`: scheme, host and port, a default
+        /// port may be left out), compared without case. The server's own origin needs no entry: `http://`
+        /// or `https://` and the request's `Host`, when that `Host` is trusted. There is no wildcard: an
+        /// entry that is not an origin stops the program with a message naming it.
+        public var allowedOrigins: [String] = []
         /// How the tree is walked and served to each reader (`ProgressEventStream.Options`). Its walks are
         /// 100 ms apart by default, not the publisher's 50: a page shows ten changes a second, and each
         /// reader costs the server one write a walk (`web-readers-bench`: 100 readers cost 4.0–6.5% of a core
@@ -40,121 +56,62 @@ public struct ProgressWebRoutes: Sendable {
             return options
         }()
 
-        /// The default options: commands with the token, IP addresses and `localhost` only, walks 100 ms
-        /// apart.
+        /// The default options: commands with the token, from the server's own origin, to IP addresses and
+        /// `localhost`; walks 100 ms apart.
         public init() {}
     }
 
     /// The request header that carries the token.
     public static let tokenHeader = "ProgressTree-Token"
 
-    /// The event stream the routes serve (started by `addProgressRoutes`).
+    /// The event stream the routes serve.
     public let events: ProgressEventStream
-    /// The token commands must carry: 32 hexadecimal digits, new for each set of routes; `nil` when
-    /// read-only.
+    /// The token commands must carry: 32 hexadecimal digits, new for each value; `nil` when read-only.
     public let token: String?
-    let options: Options
+    let checks: RequestChecks
+    private let ending: EndingBox
 
-    init(_ root: ProgressNode, options: Options) {
-        self.events = ProgressEventStream(root, options: options.eventStream)
-        self.token = options.isReadOnly ? nil : RequestChecks.makeToken()
-        self.options = options
+    /// Why streams end, for the event that tells readers so (`nil` while the tree is served).
+    final class EndingBox: Sendable {
+        let reason = Mutex<String?>(nil)
     }
 
-    /// Ends every reader's event stream after the last walk (the root's final line, if it is final), so
-    /// that the server can stop: a server waits for its responses to end before it stops.
+    /// Serves `root`'s tree: its walks start now (`Options.eventStream`), one walk for every reader of every
+    /// router that serves these routes. Call `finish()` when it is no longer served (the job is gone, or
+    /// the application stops), so that the walks stop and the readers' streams end.
+    ///
+    /// - Precondition: every entry of `options.allowedOrigins` is an origin (see there).
+    public init(_ root: ProgressNode, options: Options = Options()) {
+        self.events = ProgressEventStream(root, options: options.eventStream)
+        self.token = options.isReadOnly ? nil : RequestChecks.makeSecret()
+        self.checks = RequestChecks(allowedHostNames: options.allowedHostNames, allowedOrigins: options.allowedOrigins)
+        self.ending = EndingBox()
+        events.start()
+    }
+
+    /// The run these routes serve (`ProgressEventStream.runID`): 32 hexadecimal digits, new for each value.
+    public var runID: String { events.runID }
+
+    /// Stops walking and ends every reader's event stream after the last walk (the root's final line, if
+    /// it is final) with an `ended` event (`"closed"`), so that a server can stop: a server waits for its
+    /// responses to end before it stops. A reader that comes later gets the final state, then `ended`.
     public func finish() {
+        finish(reason: Self.closedReason)
+    }
+
+    /// `finish()`, with the reason the `ended` event gives.
+    func finish(reason: String) {
+        ending.reason.withLock { $0 = $0 ?? reason }
         events.finish()
     }
 
-    // MARK: Answers
-
-    static let noStore: HTTPFields = [.cacheControl: "no-store"]
-
-    func page(_ bytes: [UInt8], type: String) -> Response {
-        var headers = Self.noStore
-        headers[.contentType] = type
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    /// The `ended` event's reason once `finish` was called; `nil` before.
+    var endReason: String? {
+        ending.reason.withLock { $0 }
     }
 
-    func status(_ status: HTTPResponse.Status) -> Response {
-        Response(status: status, headers: Self.noStore)
-    }
-
-    func tokenAnswer(_ request: Request) -> Response {
-        guard let token else { return status(.notFound) }
-        guard RequestChecks.isTrustedHost(request.head.authority, allowedNames: options.allowedHostNames)
-        else { return status(.forbidden) }
-        var headers = Self.noStore
-        headers[.contentType] = "text/plain; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: token)))
-    }
-
-    func commandAnswer(_ request: Request) async -> Response {
-        let host = request.head.authority
-        guard let token, RequestChecks.isTrustedHost(host, allowedNames: options.allowedHostNames),
-            RequestChecks.isSameOrigin(request.headers[.origin], host: host),
-            let field = HTTPField.Name(Self.tokenHeader),
-            RequestChecks.tokenMatches(request.headers[field], token)
-        else { return status(.forbidden) }
-        let limit = ProgressPublisher.maximumCommandLength
-        var body: [UInt8] = []
-        do {
-            for try await buffer in request.body {
-                guard body.count + buffer.readableBytes <= limit else { return status(.contentTooLarge) }
-                body.append(contentsOf: buffer.readableBytesView)
-            }
-        } catch {
-            return status(.badRequest)
-        }
-        switch events.applyCommand(body) {
-        case .applied, .ignored: return status(.noContent)
-        case .malformed: return status(.badRequest)
-        case .oversized: return status(.contentTooLarge)
-        }
-    }
-
-    func eventsAnswer(_ request: Request) -> Response {
-        var headers = Self.noStore
-        headers[.contentType] = "text/event-stream"
-        if let buffering = HTTPField.Name("X-Accel-Buffering") { headers[buffering] = "no" }
-        let lastEventID = HTTPField.Name("Last-Event-ID").flatMap { request.headers[$0] }
-        let subscription = events.subscribe(lastEventID: lastEventID)
-        return Response(
-            status: .ok, headers: headers,
-            body: ResponseBody { writer in
-                // Ends the subscription (and with it the loop) as soon as the reader closes its side.
-                try await request.body.consumeWithInboundCloseHandler { _ in
-                    for await chunk in subscription {
-                        try await writer.write(ByteBuffer(bytes: chunk))
-                    }
-                } onInboundClosed: {
-                    subscription.cancel()
-                }
-                subscription.cancel()
-                try await writer.finish(nil)
-            })
-    }
-}
-
-extension Router {
-    /// Adds the routes that serve `root`'s tree (`GET /`, `/events`, `/token`, `/dashboard.js`,
-    /// `/dashboard.css`, `POST /commands`: see `ProgressWebRoutes`) and starts walking it. Call
-    /// `finish()` on the result before the application stops, so that the event streams end.
-    @discardableResult
-    public func addProgressRoutes(
-        for root: ProgressNode, options: ProgressWebRoutes.Options = ProgressWebRoutes.Options()
-    ) -> ProgressWebRoutes {
-        let routes = ProgressWebRoutes(root, options: options)
-        get("/") { _, _ in routes.page(PackageResources.index_html, type: "text/html; charset=utf-8") }
-        get("/dashboard.js") { _, _ in
-            routes.page(PackageResources.dashboard_js, type: "text/javascript; charset=utf-8")
-        }
-        get("/dashboard.css") { _, _ in routes.page(PackageResources.dashboard_css, type: "text/css; charset=utf-8") }
-        get("/events") { request, _ in routes.eventsAnswer(request) }
-        get("/token") { request, _ in routes.tokenAnswer(request) }
-        post("/commands") { request, _ in await routes.commandAnswer(request) }
-        routes.events.start()
-        return routes
-    }
+    /// The `ended` reason when the routes were finished: the tree is no longer served.
+    static let closedReason = "closed"
+    /// The `ended` reason when the server stops (its graceful shutdown).
+    static let stoppingReason = "stopping"
 }

@@ -18,8 +18,9 @@ import Synchronization
 ///
 /// It listens on 127.0.0.1 unless told otherwise (`address: .unprotected("0.0.0.0")`), as
 /// `ProgressListener` does: whoever reaches the address can read the tree; commands take the token. To
-/// serve the tree from a Hummingbird application of your own, add its routes to your router instead
-/// (`router.addProgressRoutes(for:options:)`).
+/// serve trees from a Hummingbird application of your own, at paths of its choosing and behind its own
+/// middleware, add their routes to its router or to a group of it instead
+/// (`router.group("progress").addProgressRoutes(for:options:)`; `Docs/WebDashboard.md`).
 ///
 /// Thread safety: every member may be called from any thread; `start()` and `stop()` once each.
 public final class ProgressWebServer: Sendable {
@@ -118,10 +119,10 @@ public final class ProgressWebServer: Sendable {
         }
     }
 
-    /// Ends every reader's event stream (after the last walk), stops listening, and returns once the
-    /// server stopped (the answers under way finished).
+    /// Ends every reader's event stream (after the last walk, with an `ended` event saying the server
+    /// stops), stops listening, and returns once the server stopped (the answers under way finished).
     public func stop() async {
-        routes.finish()
+        routes.finish(reason: ProgressWebRoutes.stoppingReason)
         guard let task = state.withLock({ $0.task }) else { return }
         await group.triggerGracefulShutdown()
         await task.value
@@ -134,7 +135,7 @@ public final class ProgressWebServer: Sendable {
         await withTaskCancellationHandler {
             await task.value
         } onCancel: {
-            routes.finish()
+            routes.finish(reason: ProgressWebRoutes.stoppingReason)
             Task { [group] in await group.triggerGracefulShutdown() }
         }
     }

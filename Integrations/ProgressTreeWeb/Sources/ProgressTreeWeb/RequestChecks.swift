@@ -1,24 +1,82 @@
-/// Who may read the token and send commands (`Docs/WireFormat.md`, "Over HTTP", "Commands"): pure checks of
-/// a request's headers, kept apart from the routes so that each rule reads as one function.
-enum RequestChecks {
-    /// Whether a request's `Host` header names this server in a way no other site can borrow: an IP
-    /// address (v4, or v6 in brackets), `localhost`, or one of `allowedNames` (case-insensitive), with or
-    /// without a port. A page of another site whose name was rebound to this machine's address sends its
-    /// own name, and is refused.
-    static func isTrustedHost(_ host: String?, allowedNames: [String]) -> Bool {
-        guard let host, let name = hostName(host) else { return false }
-        let lowered = name.lowercased()
-        if lowered == "localhost" || lowered == "localhost." { return true }
-        if isIPv4(lowered) || (lowered.hasPrefix("[") && lowered.hasSuffix("]")) { return true }
-        return allowedNames.contains { $0.lowercased() == lowered }
+/// Who may read the token and send commands (`Docs/WireFormat.md`, "Over HTTP", "Commands";
+/// `Docs/WebDashboard.md`, "Behind a reverse proxy"): pure checks of a request's headers, kept apart from
+/// the routes so that each rule reads as one function.
+///
+/// The rules, for `/token` and `/commands`:
+/// - A request with an `Origin` (a browser's page) is taken when that origin is one of the allowed origins
+///   (the page's address behind a proxy), or when `Host` is trusted and the origin is `http://` or
+///   `https://` and that very `Host` (the server's own page, directly or through a TLS-terminating proxy
+///   that passes `Host` on). Any other origin, `null` included, is refused: another site's page, and a
+///   page of another site whose name was rebound to this machine (DNS rebinding), which sends its own name.
+/// - A request without an `Origin` (a program, or a browser's same-origin `GET`) is taken when `Host` is
+///   trusted: an IP address, `localhost`, or an allowed name.
+/// Never "any origin": an allowed origin is a whole `scheme://host[:port]`, checked when it is given.
+struct RequestChecks: Sendable {
+    /// The names besides IP addresses and `localhost` that `Host` may carry, lowercased.
+    let allowedHostNames: Set<String>
+    /// The allowed origins, normalized (`Origin.normalized(_:)`).
+    let allowedOrigins: Set<String>
+
+    /// Checks of `allowedHostNames` and `allowedOrigins` (`ProgressWebRoutes.Options`).
+    ///
+    /// - Precondition: every allowed origin is `http://` or `https://`, a host, and at most a port: a
+    ///   wildcard, a path or another scheme is a programming error, stopped with a message naming it.
+    init(allowedHostNames: [String], allowedOrigins: [String]) {
+        self.allowedHostNames = Set(allowedHostNames.map { $0.lowercased() })
+        self.allowedOrigins = Set(
+            allowedOrigins.map { origin in
+                guard let normalized = Self.normalizedOrigin(origin) else {
+                    preconditionFailure(
+                        "ProgressWebRoutes.Options.allowedOrigins: \"\(origin)\" is not an origin: write "
+                            + "scheme://host[:port] as the browser shows the page's address, e.g. "
+                            + "\"https://progress.example.com\" (no wildcard, no path)")
+                }
+                return normalized
+            })
     }
 
-    /// Whether a command's `Origin` header is this server's own origin or absent (a program, not a page):
-    /// `http://` and the request's `Host`. Any other value, `null` included, names another origin.
-    static func isSameOrigin(_ origin: String?, host: String?) -> Bool {
-        guard let origin else { return true }
-        guard let host else { return false }
-        return origin.lowercased() == "http://" + host.lowercased()
+    /// Whether a request with these `Host` and `Origin` headers may read the token or send a command.
+    func allows(host: String?, origin: String?) -> Bool {
+        let hostIsTrusted = isTrustedHost(host)
+        guard let origin else { return hostIsTrusted }
+        guard let normalized = Self.normalizedOrigin(origin) else { return false }
+        if allowedOrigins.contains(normalized) { return true }
+        guard hostIsTrusted, let host else { return false }
+        let lowered = host.lowercased()
+        return normalized == Self.normalizedOrigin("http://" + lowered)
+            || normalized == Self.normalizedOrigin("https://" + lowered)
+    }
+
+    /// Whether a request's `Host` header names this server in a way no other site can borrow: an IP
+    /// address (v4, or v6 in brackets), `localhost`, or an allowed name (case-insensitive), with or
+    /// without a port. A page of another site whose name was rebound to this machine's address sends its
+    /// own name, and is refused.
+    func isTrustedHost(_ host: String?) -> Bool {
+        guard let host, let name = Self.hostName(host) else { return false }
+        let lowered = name.lowercased()
+        if lowered == "localhost" || lowered == "localhost." { return true }
+        if Self.isIPv4(lowered) || (lowered.hasPrefix("[") && lowered.hasSuffix("]")) { return true }
+        return allowedHostNames.contains(lowered)
+    }
+
+    /// `scheme://host[:port]` lowercased, without a default port (80 for http, 443 for https) and without
+    /// a trailing slash; `nil` when `origin` is not such an origin (`null`, a wildcard, a path, a user).
+    static func normalizedOrigin(_ origin: String) -> String? {
+        var text = Substring(origin.lowercased())
+        if text.hasSuffix("/") { text = text.dropLast() }
+        let scheme: String
+        if text.hasPrefix("http://") {
+            scheme = "http"
+        } else if text.hasPrefix("https://") {
+            scheme = "https"
+        } else {
+            return nil
+        }
+        let authority = text.dropFirst(scheme.count + 3)
+        guard let name = hostName(String(authority)), !name.contains("*") else { return nil }
+        var port = authority.dropFirst(name.count)
+        if port == (scheme == "http" ? ":80" : ":443") { port = "" }
+        return "\(scheme)://\(name)\(port)"
     }
 
     /// Compares a presented token with the server's in time that does not depend on where they differ.
@@ -32,8 +90,8 @@ enum RequestChecks {
         return difference == 0
     }
 
-    /// A new token: 32 hexadecimal digits from the system's random generator.
-    static func makeToken() -> String {
+    /// 32 hexadecimal digits from the system's random generator: a token, a ticket.
+    static func makeSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in
             let text = String(generator.next() as UInt64, radix: 16)

@@ -20,15 +20,30 @@ struct PhotoJob: Sendable {
     /// Why the album fails when photos did: it is incomplete.
     struct Incomplete: Error, CustomStringConvertible {
         let failed: Int
+        let cancelled: Int
         let photos: Int
-        var description: String { "\(failed) of \(photos) photos failed" }
+        var description: String {
+            "\(failed) of \(photos) photos failed" + (cancelled > 0 ? ", \(cancelled) cancelled" : "")
+        }
     }
 
-    /// Imports every photo into `album`; returns how many failed.
-    func run(into album: ProgressNode) async -> Int {
-        await withTaskGroup(of: Bool.self) { group in
+    /// How an import ended: the photos imported, failed, and cancelled on their own (a Cancel on a photo's
+    /// row; not counted when the album was cancelled).
+    struct Outcome: Sendable, Equatable {
+        var imported = 0
+        var failed = 0
+        var cancelled = 0
+    }
+
+    private enum PhotoResult: Sendable {
+        case imported, failed, cancelled
+    }
+
+    /// Imports every photo into `album`; says how each ended.
+    func run(into album: ProgressNode) async -> Outcome {
+        await withTaskGroup(of: PhotoResult.self) { group in
             var next = 0
-            var failed = 0
+            var outcome = Outcome()
             func startNext() {
                 guard next < photos, !album.isCancelled else { return }
                 let index = next
@@ -39,21 +54,25 @@ struct PhotoJob: Sendable {
                 group.addTask {
                     do {
                         try await importPhoto(index, into: photo)
-                        return true
+                        return .imported
                     } catch let error as CameraStopped {
                         photo.fail(error)
-                        return false
+                        return .failed
                     } catch {
-                        return true  // cancelled: the photo keeps what it had done
+                        return .cancelled  // the photo keeps what it had done
                     }
                 }
             }
             for _ in 0..<3 { startNext() }
-            while let succeeded = await group.next() {
-                if !succeeded { failed += 1 }
+            while let result = await group.next() {
+                switch result {
+                case .imported: outcome.imported += 1
+                case .failed: outcome.failed += 1
+                case .cancelled: if !album.isCancelled { outcome.cancelled += 1 }
+                }
                 startNext()
             }
-            return failed
+            return outcome
         }
     }
 

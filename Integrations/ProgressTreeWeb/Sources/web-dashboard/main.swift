@@ -119,10 +119,18 @@ let signals = [(SIGINT, Int32(130)), (SIGTERM, Int32(143))].map { signalNumber, 
     return source
 }
 
-let failed = await job.run(into: album)
-if failed > 0, !album.isCancelled {
+let outcome = await job.run(into: album)
+if album.isCancelled {
+    // Its final line says so.
+} else if outcome.failed > 0 {
     // Incomplete: the album fails too, as photo-import's does.
-    album.fail(PhotoJob.Incomplete(failed: failed, photos: job.photos))
+    album.fail(PhotoJob.Incomplete(failed: outcome.failed, cancelled: outcome.cancelled, photos: job.photos))
+} else if outcome.cancelled > 0 {
+    // Photos cancelled on their own (a Cancel on a photo's row) were taken out of the work: the album is
+    // done with the others. A cancelled photo is never counted as done, so the album finishes by hand, its
+    // counts saying what was imported (the page adds "1 cancelled").
+    album.localizedAdditionalDescription = "\(outcome.imported) of \(job.photos) imported"
+    album.completedUnitCount = album.totalUnitCount
 } else if job.photos == 0 {
     album.completedUnitCount = 1
 }

@@ -56,7 +56,7 @@ final class ProgressWebServerTests: XCTestCase {
     func test_events_are_served_as_text_event_stream_one_wire_line_each_then_each_walk() async throws {
         let (root, children) = album(["a.jpg", "b.jpg"])
         let server = try await startServer(root)
-        let (connection, events) = try openEvents(server, count: 5)
+        let (connection, events) = try openEvents(server, count: 6)
         let response = try XCTUnwrap(connection.response)
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.headers["content-type"], "text/event-stream")
@@ -65,13 +65,17 @@ final class ProgressWebServerTests: XCTestCase {
         let walk = try base(events)
         XCTAssertEqual(
             events.map { $0.summary(base: walk) },
-            ["retry 1000", "+0: 1 - running Album", "+0: 2 1 running a.jpg", "+0: 3 1 running b.jpg", "synced +0"])
+            [
+                "retry 1000", "run", "+0: 1 - running Album", "+0: 2 1 running a.jpg", "+0: 3 1 running b.jpg",
+                "synced +0",
+            ])
+        XCTAssertEqual(ServerSentEvent.run(in: events), server.routes.runID)
         children[0].completedUnitCount = 4
         children[1].fail(Failure())
         server.routes.events.publishChanges()
-        let later = try more(connection, total: 8)
+        let later = try more(connection, total: 9)
         XCTAssertEqual(
-            later.dropFirst(5).map { $0.summary(base: walk) },
+            later.dropFirst(6).map { $0.summary(base: walk) },
             ["+1: 1 - running Album", "+1: 2 1 finished a.jpg", "+1: 3 1 failed b.jpg (Failure())"])
         await server.stop()
     }
@@ -84,26 +88,27 @@ final class ProgressWebServerTests: XCTestCase {
         server.routes.events.publishChanges()  // +1
         children[2].completedUnitCount = 1
         server.routes.events.publishChanges()  // +2
-        let (connection, events) = try openEvents(server, count: 5)
+        let (connection, events) = try openEvents(server, count: 6)
         let walk = try base(events) - 2
         XCTAssertEqual(
             events.map { $0.summary(base: walk) },
             [
-                "retry 1000", "+2: 1 - running Album", "+2: 3 1 failed b.jpg (Failure())", "+2: 4 1 running c.jpg",
+                "retry 1000", "run", "+2: 1 - running Album", "+2: 3 1 failed b.jpg (Failure())",
+                "+2: 4 1 running c.jpg",
                 "synced +2",
             ])
         children[2].completedUnitCount = 2
         server.routes.events.publishChanges()  // +3, read live
         XCTAssertEqual(
-            try more(connection, total: 7).dropFirst(5).map { $0.summary(base: walk) },
+            try more(connection, total: 8).dropFirst(6).map { $0.summary(base: walk) },
             ["+3: 1 - running Album", "+3: 4 1 running c.jpg"])
         children[2].completedUnitCount = 3
         server.routes.events.publishChanges()  // +4, while the reader is away
         // Reconnecting having seen +3: b's failure (+1) is known, the live nodes are all sent.
-        let (_, again) = try openEvents(server, lastEventID: String(walk + 3), count: 4)
+        let (_, again) = try openEvents(server, lastEventID: String(walk + 3), count: 5)
         XCTAssertEqual(
             again.map { $0.summary(base: walk) },
-            ["retry 1000", "+4: 1 - running Album", "+4: 4 1 running c.jpg", "synced +4"])
+            ["retry 1000", "run", "+4: 1 - running Album", "+4: 4 1 running c.jpg", "synced +4"])
         await server.stop()
     }
 
@@ -113,14 +118,16 @@ final class ProgressWebServerTests: XCTestCase {
         children[0].fail(Failure())
         root.cancel()
         server.routes.events.publishChanges()
-        let (connection, events) = try openEvents(server, count: 4)
+        let (connection, events) = try openEvents(server, count: 5)
         let walk = try base(events) - 1
         XCTAssertEqual(
             events.map { $0.summary(base: walk) },
-            ["retry 1000", "+1: 2 1 failed a.jpg (Failure())", "+1: 1 - cancelled Album", "synced +1"])
+            ["retry 1000", "run", "+1: 2 1 failed a.jpg (Failure())", "+1: 1 - cancelled Album", "synced +1"])
         XCTAssertFalse(try XCTUnwrap(connection.response).isComplete)
         await server.stop()
         XCTAssertTrue(connection.read(seconds: 5) { $0.isComplete }, "stop() ends the stream")
+        let last = ServerSentEvent.parse(try XCTUnwrap(connection.response).body).last
+        XCTAssertEqual(last?.summary(base: walk), "ended stopping", "the reader is told the server stops")
     }
 
     func test_commands_take_the_token_from_this_origin_and_host_and_are_answered_by_status() async throws {
@@ -148,6 +155,15 @@ final class ProgressWebServerTests: XCTestCase {
         XCTAssertEqual(try call("GET", "/token", host: "DASH.example").status, 200)
         XCTAssertEqual(try call("GET", "/token", host: "[::1]:\(port)").status, 200)
         XCTAssertEqual(try call("GET", "/token", host: "evil.example:\(port)").status, 403)
+        // The page asks with POST, so that its browser says its origin.
+        let ownOrigin = [("Origin", "http://127.0.0.1:\(port)")]
+        XCTAssertEqual(try call("POST", "/token", host: "127.0.0.1:\(port)", headers: ownOrigin).body, token)
+        XCTAssertEqual(
+            try call("POST", "/token", host: "127.0.0.1:\(port)", headers: [("Origin", "http://evil.example")]).status,
+            403)
+        XCTAssertEqual(
+            try call("GET", "/token", host: "127.0.0.1:\(port)", headers: [("Origin", "http://evil.example")]).status,
+            403)
 
         let pause = #"{"v":1,"command":"pause","id":2}"#
         let withToken = [("ProgressTree-Token", token)]
@@ -220,17 +236,43 @@ final class ProgressWebServerTests: XCTestCase {
     }
 
     func test_host_and_origin_checks() {
+        let checks = RequestChecks(allowedHostNames: [], allowedOrigins: [])
         for host in ["127.0.0.1", "127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:80", "[fe80::1]", "10.0.0.7"] {
-            XCTAssertTrue(RequestChecks.isTrustedHost(host, allowedNames: []), host)
+            XCTAssertTrue(checks.isTrustedHost(host), host)
         }
         for host in [nil, "", "evil.example", "127.0.0.1.evil.example", "1.2.3", "256.1.1.1", "a@127.0.0.1", "[::1"] {
-            XCTAssertFalse(RequestChecks.isTrustedHost(host, allowedNames: []), host ?? "nil")
+            XCTAssertFalse(checks.isTrustedHost(host), host ?? "nil")
         }
-        XCTAssertTrue(RequestChecks.isTrustedHost("Dash.Example:99", allowedNames: ["dash.example"]))
-        XCTAssertTrue(RequestChecks.isSameOrigin(nil, host: "127.0.0.1:1"))
-        XCTAssertTrue(RequestChecks.isSameOrigin("http://127.0.0.1:1", host: "127.0.0.1:1"))
-        XCTAssertFalse(RequestChecks.isSameOrigin("http://127.0.0.1:2", host: "127.0.0.1:1"))
-        XCTAssertFalse(RequestChecks.isSameOrigin("https://127.0.0.1:1", host: "127.0.0.1:1"))
-        XCTAssertFalse(RequestChecks.isSameOrigin("null", host: "127.0.0.1:1"))
+        XCTAssertTrue(
+            RequestChecks(allowedHostNames: ["dash.example"], allowedOrigins: []).isTrustedHost("Dash.Example:99"))
+        // A program (no Origin) at a trusted Host; a page of the server's own origin, http or https (a
+        // TLS-terminating proxy that passes Host on).
+        XCTAssertTrue(checks.allows(host: "127.0.0.1:1", origin: nil))
+        XCTAssertTrue(checks.allows(host: "127.0.0.1:1", origin: "http://127.0.0.1:1"))
+        XCTAssertTrue(checks.allows(host: "127.0.0.1:8443", origin: "https://127.0.0.1:8443"))
+        XCTAssertTrue(checks.allows(host: "localhost:443", origin: "https://localhost"))
+        // Another origin, an opaque one, or another site's page rebound to this machine (its own Host).
+        XCTAssertFalse(checks.allows(host: "127.0.0.1:1", origin: "http://127.0.0.1:2"))
+        XCTAssertFalse(checks.allows(host: "127.0.0.1:1", origin: "null"))
+        XCTAssertFalse(checks.allows(host: "evil.example:8080", origin: "http://evil.example:8080"))
+        XCTAssertFalse(checks.allows(host: "evil.example:8080", origin: nil))
+        // Behind a proxy that rewrites Host (nginx's default: the upstream's name or address): the page's
+        // public origin is allowed by name, whatever Host says; other origins still are not.
+        let proxied = RequestChecks(
+            allowedHostNames: ["backend"],
+            allowedOrigins: ["https://Progress.Example.com:443/", "http://10.0.0.5:8080"])
+        XCTAssertEqual(proxied.allowedOrigins, ["https://progress.example.com", "http://10.0.0.5:8080"])
+        XCTAssertTrue(proxied.allows(host: "backend", origin: "https://progress.example.com"))
+        XCTAssertTrue(proxied.allows(host: "127.0.0.1:8081", origin: "http://10.0.0.5:8080"))
+        XCTAssertTrue(proxied.allows(host: "backend", origin: nil))
+        XCTAssertFalse(proxied.allows(host: "backend", origin: "https://evil.example"))
+        XCTAssertFalse(proxied.allows(host: "backend", origin: "http://progress.example.com"))  // not https
+        XCTAssertFalse(proxied.allows(host: "evil.example", origin: "http://evil.example"))
+        for origin in [
+            "*", "https://*.example.com", "progress.example.com", "https://a.example/path", "ftp://a.example",
+        ] {
+            XCTAssertNil(RequestChecks.normalizedOrigin(origin), origin)
+        }
+        XCTAssertEqual(RequestChecks.normalizedOrigin("HTTP://[::1]:80"), "http://[::1]")
     }
 }

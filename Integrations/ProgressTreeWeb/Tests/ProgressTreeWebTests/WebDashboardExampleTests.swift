@@ -7,35 +7,10 @@ import XCTest
 /// wire format's reader (`ProgressWireRecord(line:)`, written from `Docs/WireFormat.md`) accepts, ending
 /// with the root's final line; Ctrl-C ends it with 130 and leaves no process.
 final class WebDashboardExampleTests: XCTestCase {
-    /// The folder of the built products, where `web-dashboard` is (the test bundle's folder on Linux).
-    private static var productsDirectory: URL {
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent()
-        }
-        #endif
-        return Bundle.main.bundleURL
-    }
-
     /// Starts web-dashboard with `arguments`; the process and its first line on standard output.
     private func start(_ arguments: [String]) throws -> (Process, String) {
-        let executable = Self.productsDirectory.appendingPathComponent("web-dashboard")
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: executable.path), executable.path)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let first = byte.first, first != 0x0A else { break }
-            line.append(first)
-        }
-        return (process, String(decoding: line, as: UTF8.self))
+        let example = try ExampleProcess("web-dashboard", arguments)
+        return (example.process, example.url)
     }
 
     /// Runs `curl -sN --max-time SECONDS URL`: what it printed.
@@ -59,9 +34,15 @@ final class WebDashboardExampleTests: XCTestCase {
         let text = try curl(url + "events", seconds: 3)
         var records: [ProgressWireRecord] = []
         var syncedEvents = 0
+        var runEvents = 0
         for block in text.components(separatedBy: "\n\n") where !block.isEmpty {
             let lines = block.split(separator: "\n").map(String.init)
             if lines == ["retry: 1000"] || lines.allSatisfy({ $0.hasPrefix(":") }) { continue }
+            if lines.first == "event: run" {
+                runEvents += 1
+                XCTAssertNotNil(lines.last?.wholeMatch(of: /data: \{"v":1,"run":"[0-9a-f]{32}"\}/), block)
+                continue
+            }
             if lines.first == "event: synced" {
                 syncedEvents += 1
                 continue
@@ -73,6 +54,7 @@ final class WebDashboardExampleTests: XCTestCase {
             XCTAssertNoThrow(records.append(try ProgressWireRecord(line: Array(line.utf8))), String(line))
         }
         XCTAssertEqual(syncedEvents, 1)
+        XCTAssertEqual(runEvents, 1, "the stream names its run first")
         // The writer rules: every node named gets a final line, the root's is the last; the failed photo
         // is named with its reason.
         let last = try XCTUnwrap(records.last)
@@ -99,6 +81,68 @@ final class WebDashboardExampleTests: XCTestCase {
         XCTAssertEqual(process.terminationReason, .exit)
         XCTAssertEqual(process.terminationStatus, 130)
         XCTAssertEqual(kill(pid, 0), -1, "no process is left")
+    }
+
+    /// Reads `/events` of the server at `port` until `done` holds for the progress lines read (or 30 s).
+    private func readLines(
+        _ port: Int, until done: ([ProgressWireRecord]) -> Bool
+    ) throws -> (RawHTTPConnection, [ProgressWireRecord]) {
+        let connection = try RawHTTPConnection(port: port)
+        connection.send("GET", "/events")
+        func lines(_ response: RawHTTPConnection.Response) -> [ProgressWireRecord] {
+            ServerSentEvent.parse(response.body).filter { $0.event == nil }.compactMap {
+                $0.data.first.flatMap { try? ProgressWireRecord(line: Array($0.utf8)) }
+            }
+        }
+        XCTAssertTrue(connection.read(seconds: 30) { done(lines($0)) })
+        return (connection, connection.response.map(lines) ?? [])
+    }
+
+    func test_a_photo_cancelled_on_its_own_leaves_the_album_finished_with_what_was_imported() throws {
+        let example = try ExampleProcess("web-dashboard", ["--photos", "6", "--speed", "4"])
+        defer { example.end() }
+        // The second photo, once it is named.
+        let (reader, named) = try readLines(example.port) { lines in
+            lines.contains { $0.label == "IMG_0002.jpg" }
+        }
+        let photo = try XCTUnwrap(named.first { $0.label == "IMG_0002.jpg" })
+        let tokenConnection = try RawHTTPConnection(port: example.port)
+        tokenConnection.send("GET", "/token")
+        let token = try tokenConnection.answer().body
+        let command = try RawHTTPConnection(port: example.port)
+        command.send(
+            "POST", "/commands", headers: [("ProgressTree-Token", token)],
+            body: Array(#"{"v":1,"command":"cancel","id":\#(photo.id)}"#.utf8))
+        XCTAssertEqual(try command.answer().status, 204)
+        // The album ends (before, it stayed at 5 of 6, running, for good): finished, saying what was imported.
+        func rootFinal(_ response: RawHTTPConnection.Response) -> ProgressWireRecord? {
+            ServerSentEvent.parse(response.body).compactMap {
+                $0.data.first.flatMap { try? ProgressWireRecord(line: Array($0.utf8)) }
+            }.last { $0.parentID == nil && $0.state.isFinal }
+        }
+        XCTAssertTrue(reader.read(seconds: 30) { rootFinal($0) != nil }, "the album reached a final state")
+        let album = try XCTUnwrap(reader.response.flatMap(rootFinal))
+        XCTAssertEqual(album.state, .finished)
+        XCTAssertEqual(album.localizedAdditionalDescription, "5 of 6 imported")
+        XCTAssertEqual(album.failedBelow, 0)
+        XCTAssertGreaterThanOrEqual(album.cancelledBelow, 1)
+    }
+
+    func test_sigterm_with_readers_connected_ends_their_streams_with_ended_and_the_program_within_2_s() throws {
+        let example = try ExampleProcess("web-dashboard", ["--photos", "50"])
+        defer { example.end() }
+        let readers = try (0..<2).map { _ in try readLines(example.port) { !$0.isEmpty }.0 }
+        let started = ContinuousClock.now
+        kill(example.process.processIdentifier, SIGTERM)
+        example.process.waitUntilExit()
+        let took = started.duration(to: .now)
+        XCTAssertLessThan(took, .seconds(2), "web-dashboard stopped in \(took)")
+        XCTAssertEqual(example.process.terminationStatus, 143)
+        for reader in readers {
+            XCTAssertTrue(reader.read(seconds: 2) { $0.isComplete })
+            XCTAssertEqual(
+                ServerSentEvent.parse(try XCTUnwrap(reader.response).body).last?.summary(base: 0), "ended stopping")
+        }
     }
 
     func test_sigterm_ends_it_with_143_while_the_job_runs() throws {

@@ -10,6 +10,14 @@ struct ServerSentEvent: Equatable {
     var retry: String?
     var comments: [String] = []
 
+    /// The run an event stream names (`event: run`), if it names one.
+    static func run(in events: [ServerSentEvent]) -> String? {
+        guard let data = events.first(where: { $0.event == "run" })?.data.first,
+            let match = data.wholeMatch(of: /\{"v":1,"run":"([0-9a-f]{32})"\}/)
+        else { return nil }
+        return String(match.1)
+    }
+
     /// The events in `text`, up to the last blank line.
     static func parse(_ text: String) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
@@ -48,10 +56,20 @@ struct ServerSentEvent: Equatable {
     }
 
     /// "id: id parent state name (reason)" for a progress line, relative to walk `base` ("+0"); "synced +N";
-    /// "retry 1000"; ": comment".
+    /// "retry 1000"; ": comment"; "run" (its name: 32 hexadecimal digits); "ended REASON".
     func summary(base: UInt64) -> String {
         if let retry { return "retry \(retry)" }
         if let comment = comments.first { return ":\(comment)" }
+        if event == "run" {
+            let isName = data.count == 1 && data[0].wholeMatch(of: /\{"v":1,"run":"[0-9a-f]{32}"\}/) != nil
+            return id == nil && isName ? "run" : "bad run \(data)"
+        }
+        if event == "ended" {
+            guard data.count == 1, let match = data[0].wholeMatch(of: /\{"v":1,"ended":"([a-z]+)"\}/) else {
+                return "bad ended \(data)"
+            }
+            return "ended \(match.1)"
+        }
         let walk = id.flatMap { UInt64($0) }.map { "+\($0 - base)" } ?? "?"
         if event == "synced" {
             let number = walk == "?" ? "" : String(base + UInt64(walk.dropFirst())!)
