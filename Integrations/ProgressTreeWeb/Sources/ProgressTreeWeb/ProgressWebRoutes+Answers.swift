@@ -27,15 +27,16 @@ extension ProgressWebRoutes {
 
     /// The page, or, for a path without its trailing slash, a redirect to it: the page's URLs are relative
     /// (`events`, `dashboard.js`), so they name the routes only from the path that ends with `/`. The
-    /// redirect is relative too (the last component and `/`, the query kept), so it holds under any prefix
-    /// a proxy adds.
+    /// redirect is relative too (`./`, the last component and `/`, the query kept), so it holds under any
+    /// prefix a proxy adds; the leading `./` keeps a component with a colon (`https:evil.example`, a job
+    /// name a lookup accepts) from reading as another scheme, an address on another site.
     func pageAnswer(_ request: Request) -> Response {
         let path = request.uri.path
         guard path.hasSuffix("/") else {
             let last = path.split(separator: "/").last.map(String.init) ?? ""
             let query = request.uri.query.map { "?" + $0 } ?? ""
             var headers = Self.noStore
-            headers[.location] = (last.isEmpty ? "./" : last + "/") + query
+            headers[.location] = "./" + (last.isEmpty ? "" : last + "/") + query
             return Response(status: .found, headers: headers)
         }
         return file(PackageResources.index_html, type: "text/html; charset=utf-8", headers: Self.pageHeaders)

@@ -64,6 +64,8 @@ final class MountedRoutesTests: XCTestCase {
         router.group("progress/jobs/{id}").add(middleware: RequireUser()).addProgressRoutes { _, context in
             context.parameters.get("id", as: Int.self).flatMap { jobs[$0] }
         }
+        // A lookup that takes any name: what a request puts in the path comes back in the redirect.
+        router.group("progress/named/{name}").addProgressRoutes { _, _ in jobs[7] }
         let application = try await LiveApplication.start(router)
         let port = application.port
 
@@ -78,8 +80,11 @@ final class MountedRoutesTests: XCTestCase {
         XCTAssertEqual(page.headers["referrer-policy"], "no-referrer")
         let bare = try get(port, "/progress/jobs/7")
         XCTAssertEqual(bare.status, 302)
-        XCTAssertEqual(bare.headers["location"], "7/")
-        XCTAssertEqual(try get(port, "/progress/jobs/7?ticket=abc").headers["location"], "7/?ticket=abc")
+        XCTAssertEqual(bare.headers["location"], "./7/")
+        XCTAssertEqual(try get(port, "/progress/jobs/7?ticket=abc").headers["location"], "./7/?ticket=abc")
+        // A name with a colon stays a path: "https:evil.example/" alone is read as https://evil.example/.
+        XCTAssertEqual(
+            try get(port, "/progress/named/https:evil.example").headers["location"], "./https:evil.example/")
         XCTAssertEqual(
             try get(port, "/progress/jobs/8/dashboard.js").headers["content-type"], "text/javascript; charset=utf-8")
         // The application's middleware is in front of every progress route; an unknown job is 404.
