@@ -14,8 +14,10 @@ import Synchronization
 /// `sessionLifetime`, 12 hours by default), which the page's script, styles, event stream and commands then
 /// carry, reconnections included. A ticket is 32 random hexadecimal digits, good for one redemption and
 /// for the path it was issued for only; a used or expired ticket, or a cookie of another path, is not an
-/// identity, and the application's own authentication decides (a `401`, say). Commands still need the
-/// page's token (`ProgressWebRoutes`).
+/// identity, and the application's own authentication decides (a `401`, say). The page's path without its
+/// trailing slash (`/progress/jobs/7?ticket=T`) lets the ticket through without redeeming it: it answers
+/// only the redirect to the page, where the ticket is redeemed, so that the cookie is the page's folder's.
+/// Commands still need the page's token (`ProgressWebRoutes`).
 ///
 /// Tickets and cookies live in this object's memory: one process. Behind several instances, route a
 /// job's page to the instance that issued its ticket, or keep one object per instance and issue there.
@@ -99,7 +101,8 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
     }
 
     /// What a request carries: the identity of a good cookie for its path, else of a good ticket in its
-    /// query (redeemed now: the cookie to set comes with it); `nil` when neither.
+    /// query (redeemed now, the cookie to set with it, unless the path is the page's without its slash);
+    /// `nil` when neither.
     func identity(for request: Request) -> (identity: Identity, cookie: String?)? {
         let path = request.uri.path
         let time = now()
@@ -114,6 +117,10 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
             guard let ticket, let grant = state.tickets[ticket], grant.expires > time,
                 Self.path(path, isUnder: grant.path)
             else { return nil }
+            // The page's path without its slash answers only the redirect to the page, which keeps the
+            // query: the ticket is redeemed there. A cookie set here would be scoped by the browser to the
+            // parent folder ("/progress/jobs"), shared by every job's page, and replaced by the next one.
+            guard path.hasPrefix(grant.path) else { return (grant.identity, nil) }
             state.tickets[ticket] = nil
             let session = RequestChecks.makeSecret()
             state.sessions[session] = Grant(identity: grant.identity, path: grant.path, expires: time + sessionLifetime)

@@ -71,6 +71,18 @@ final class StreamTicketsTests: XCTestCase {
         XCTAssertEqual(try get(port, "/progress/jobs/8/token", cookie: cookie).status, 401)
         XCTAssertEqual(try get(port, "/progress/jobs/7/token", cookie: "ProgressTree-Stream=\(ticket)").status, 401)
 
+        // The page's path without its slash: the redirect, the ticket kept and not redeemed, no cookie (the
+        // browser would scope one to "/progress/jobs/", every job's); the ticket is redeemed at the page.
+        let bareTicket = tickets.issue(for: "ada", path: "/progress/jobs/7/")
+        let redirect = try get(port, "/progress/jobs/7?ticket=\(bareTicket)")
+        XCTAssertEqual(redirect.status, 302)
+        XCTAssertEqual(redirect.headers["location"], "./7/?ticket=\(bareTicket)")
+        XCTAssertNil(redirect.headers["set-cookie"])
+        let redeemed = try get(port, "/progress/jobs/7/?ticket=\(bareTicket)")
+        XCTAssertEqual(redeemed.status, 200)
+        XCTAssertNotNil(redeemed.headers["set-cookie"]?.wholeMatch(of: /ProgressTree-Stream=[0-9a-f]{32}; .*/))
+        XCTAssertEqual(try get(port, "/progress/jobs/7/?ticket=\(bareTicket)").status, 401, "redeemed once")
+
         // A ticket not redeemed within its lifetime is none; a cookie is good for the session's lifetime.
         let late = tickets.issue(for: "ada", path: "/progress/jobs/7/")
         clock.advance(.seconds(61))
