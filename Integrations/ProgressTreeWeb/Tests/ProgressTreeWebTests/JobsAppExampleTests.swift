@@ -132,12 +132,18 @@ final class JobsAppExampleTests: XCTestCase {
         let example = try ExampleProcess(
             "jobs-app", ["--auth", "none", "--jobs", "2", "--images", "4", "--speed", "2"])
         defer { example.end() }
-        // Job 2 is queued (0 of 0) while job 1 runs, then both finish; the root does not.
+        // Job 2 is queued (0 of 0) while job 1 runs, then both finish; the root does not. (The jobs are the
+        // root's children; their images, below them, finish too, and do not count here.)
         let reader = try stream(example, "/progress/all/events") { events in
             let records = Self.records(events)
-            return records.filter { $0.parentID != nil && $0.state == .finished }.count == 2
+            guard let root = records.first(where: { $0.parentID == nil }) else { return false }
+            return records.filter { $0.parentID == root.id && $0.state == .finished }.count == 2
         }
         let first = Self.records(ServerSentEvent.parse(try XCTUnwrap(reader.response).body))
+        let rootID = try XCTUnwrap(first.first { $0.parentID == nil }).id
+        XCTAssertEqual(
+            first.filter { $0.parentID == rootID && $0.state.isFinal }.map { "\($0.label ?? "") \($0.state)" },
+            ["Job 1: resizing 4 images finished", "Job 2: resizing 4 images finished"], "both jobs ended first")
         let queued = try XCTUnwrap(first.first { $0.label == "Job 2: resizing 4 images" })
         XCTAssertEqual([queued.completedUnitCount, queued.totalUnitCount], [0, 0])
         XCTAssertEqual(queued.state, .running)
