@@ -379,40 +379,43 @@ public final class TerminalRenderer: Sendable {
             switch mode {
             case .live:
                 if !final && !state.live.hasDrawn && elapsed < options.initialDelay { return }
-                let continuations = SignalRestoration.continuations.load(ordering: .relaxed)
-                if continuations != state.continuations {
-                    // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and the
-                    // handler cleared the taskbar progress.
-                    state.continuations = continuations
-                    state.live.startOnNewScreen()
-                    state.taskbar.forget()
-                }
-                // Layout.
-                let lines = state.layout.lines(
-                    for: capture, size: size, capacity: capacity, tick: state.tick, final: final, hint: hint)
-                // Compose and write.
-                let printed = state.printed
-                state.printed = []
-                let taskbar = drivesTaskbar ? state.taskbar.update(root: capture.root, final: final) : ""
-                // The signal handlers clear a taskbar progress that is shown: they learn of one before it is
-                // written, and of its clearing after.
-                let clearsTaskbar = taskbar == ANSI.taskbarProgress(.cleared)
-                if !taskbar.isEmpty, !clearsTaskbar, let descriptor = output.fileDescriptor {
-                    SignalRestoration.taskbarProgress(shown: true, on: descriptor)
-                }
-                if let bytes = state.live.compose(
-                    lines: lines, printed: printed, size: size, final: final)
-                {
-                    output.write(bytes + taskbar)
-                    if let descriptor = output.fileDescriptor {
-                        SignalRestoration.liveAreaDrawn(
-                            lines: final ? 0 : state.live.previousLines.count, on: descriptor)
+                // Written while no signal handler writes to the terminal, and acted on after
+                // (`ScreenOwnership`).
+                SignalRestoration.drawing(on: output.fileDescriptor) {
+                    let continuations = SignalRestoration.continuations.load(ordering: .relaxed)
+                    if continuations != state.continuations {
+                        // Back from Ctrl-Z: the shell wrote below the old area, which is now scrollback, and
+                        // the handler cleared the taskbar progress.
+                        state.continuations = continuations
+                        state.live.startOnNewScreen()
+                        state.taskbar.forget()
                     }
-                } else if !taskbar.isEmpty {
-                    output.write(taskbar)
-                }
-                if clearsTaskbar, let descriptor = output.fileDescriptor {
-                    SignalRestoration.taskbarProgress(shown: false, on: descriptor)
+                    // Layout.
+                    let lines = state.layout.lines(
+                        for: capture, size: size, capacity: capacity, tick: state.tick, final: final, hint: hint)
+                    // Compose and write.
+                    let printed = state.printed
+                    state.printed = []
+                    let taskbar = drivesTaskbar ? state.taskbar.update(root: capture.root, final: final) : ""
+                    // The signal handlers clear a taskbar progress that is shown: they learn of one before it
+                    // is written, and of its clearing after.
+                    let clearsTaskbar = taskbar == ANSI.taskbarProgress(.cleared)
+                    if !taskbar.isEmpty, !clearsTaskbar, let descriptor = output.fileDescriptor {
+                        SignalRestoration.taskbarProgress(shown: true, on: descriptor)
+                    }
+                    if let bytes = state.live.compose(lines: lines, printed: printed, size: size, final: final) {
+                        output.write(bytes + taskbar)
+                        if let descriptor = output.fileDescriptor {
+                            SignalRestoration.liveAreaDrawn(
+                                lines: final ? 0 : state.live.previousLines.count, transient: hint == nil ? 0 : 1,
+                                on: descriptor)
+                        }
+                    } else if !taskbar.isEmpty {
+                        output.write(taskbar)
+                    }
+                    if clearsTaskbar, let descriptor = output.fileDescriptor {
+                        SignalRestoration.taskbarProgress(shown: false, on: descriptor)
+                    }
                 }
             case .plain:
                 var lines = state.plain.lines(for: capture.rows, now: elapsed)
