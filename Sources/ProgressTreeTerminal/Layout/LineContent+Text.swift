@@ -34,7 +34,7 @@ extension LineContent {
 
     /// The reason without a leading "label: " (an error that names its file, "IMG_0004.jpg: timed out",
     /// on the line of that file), which the line says already.
-    private func shownReason(_ reason: String) -> String {
+    func shownReason(_ reason: String) -> String {
         let lead = label + ": "
         guard !label.isEmpty, reason.hasPrefix(lead), reason.count > lead.count else { return reason }
         return String(reason.dropFirst(lead.count))
