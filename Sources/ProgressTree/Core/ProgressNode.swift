@@ -220,6 +220,10 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): no lock, one compare-and-swap on `parent` (it joins the parent's fresh children).
     public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
+        precondition(
+            pendingUnitCount >= 0,
+            "ProgressNode(totalUnitCount:parent:pendingUnitCount:): the pending unit count must not be negative "
+                + "(got \(pendingUnitCount))")
         self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
     }
 
