@@ -177,3 +177,35 @@ final class LiveFrameRateTests: XCTestCase {
         XCTAssertEqual(terminal.visibleLines.last, "Keys: p pause · c cancel")
     }
 }
+
+/// A count taken below zero (issue 49, item 3): by Foundation's rule the node is indeterminate, and the
+/// display shows the counts that made it so, where it showed a blank percentage alone.
+final class NegativeCountTests: XCTestCase {
+    func test_a_count_taken_below_zero_shows_the_counts_that_made_it_indeterminate() {
+        let output = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let (root, first, _) = makeSyncTree()
+        first.advance(by: -3)
+        XCTAssertTrue(first.isIndeterminate)
+        XCTAssertEqual(first.fractionCompleted, 0)
+        let renderer = makeTestRenderer(root, mode: .plain, output: output)
+        renderer.drawFrame()
+        XCTAssertEqual(
+            output.allLines,
+            [
+                "[  0%] Sync: started, 0 of 2",
+                "[   %] Sync › a.txt: started, -3 of 10",
+                "[  0%] Sync › b.txt: started, 0 of 10",
+            ])
+        let live = VirtualTerminal(columns: 60, rows: 10)
+        let liveRenderer = makeTestRenderer(root, output: live)
+        liveRenderer.drawFrame()
+        XCTAssertTrue(live.visibleLines[1].hasSuffix("-3 of 10"), live.visibleLines[1])
+        // An unknown total stays without counts: "3 of -1" would say nothing.
+        let unknown = makeRoot("Search", total: -1)
+        unknown.completedUnitCount = 3
+        let search = VirtualTerminal(columns: 80, rows: 100, isTerminal: false)
+        let searchRenderer = makeTestRenderer(unknown, mode: .plain, output: search)
+        searchRenderer.drawFrame()
+        XCTAssertEqual(search.allLines, ["[   %] Search: started"])
+    }
+}
