@@ -5,18 +5,10 @@ import XCTest
 /// records flow lose no record and leave no stale tree (issue 49, item 1). tmux must be installed
 /// (`.ci/run` installs it); without it the test fails.
 final class LoggedImportJobControlTests: XCTestCase {
-    private static var productsDirectory: URL {
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent()
-        }
-        #endif
-        return Bundle.main.bundleURL
-    }
 
     func testCtrlZAndFgWhileRecordsFlowLoseNoRecordAndLeaveOneTree() throws {
         let photos = 150
-        let executable = Self.productsDirectory.appendingPathComponent("logged-import").path
+        let executable = productsDirectory.appendingPathComponent("logged-import").path
         let tmux = try TmuxSession(columns: 100, rows: 30)
         defer { tmux.end() }
         tmux.type("PS1='$ '; \(executable) --verbose --photos \(photos) --delay-ms 40", enter: true)
