@@ -1,11 +1,10 @@
-import Foundation
 import ProgressTree
 import ProgressTreeTerminal
-import Synchronization
 
 /// What every example that shows a tree sets up around its work: a `TerminalRenderer` for the root, a
-/// key reader while live, and the signals (`InterruptHandler`): Ctrl-C cancels the root; a second Ctrl-C,
-/// `SIGTERM` and `SIGHUP` stop the display and exit at once (130, 143, 129).
+/// key reader while live, and the signals, handled by the library (`TerminalRenderer.handleInterrupts`):
+/// Ctrl-C cancels the root; a second Ctrl-C, `SIGTERM` and `SIGHUP` stop the display and exit at once
+/// (130, 143, 129).
 ///
 /// Where each stream goes: progress on standard error, results (the summary, a table) on standard output,
 /// so `example > result.txt` keeps only the results and `example 2>&1 | cat` logs both as plain lines.
@@ -25,46 +24,34 @@ public final class ExampleDisplay: Sendable {
     /// The renderer that shows the root; examples print their messages through it (`print(_:)`).
     public let renderer: TerminalRenderer
     private let keys: TerminalKeyReader?
-    private let interrupts: InterruptHandler
-    /// Set when Ctrl-C cancelled the root (`exitStatusAfterCancelling`).
-    private let interruption: Interruption
+    private let interrupts: TerminalInterrupts
+
+    /// The exit status of a program whose work a key (`c`) or the parent process that mounted it
+    /// cancelled: no signal was received, so not 128 + a signal's number, which a shell reads as "ended by
+    /// that signal".
+    public static let cancelledExitStatus: Int32 = 3
 
     /// - Parameters:
     ///   - cleanUp: before the display stops on a second Ctrl-C, `SIGTERM` or `SIGHUP` (then the
-    ///     renderer and the key reader stop, and `exit` is called).
-    ///   - exit: ends the process with the status given (`exit(3)` by default).
+    ///     renderer and the key reader stop, and the process exits).
     public init(
-        _ root: ProgressNode, mode: TerminalRenderer.Mode, keys: Keys,
-        cleanUp: @escaping @Sendable () -> Void = {},
-        exit: (@Sendable (_ status: Int32) -> Never)? = nil
+        _ root: ProgressNode, mode: TerminalRenderer.Mode, keys: Keys, cleanUp: @escaping @Sendable () -> Void = {}
     ) {
         var options = TerminalRenderer.Options()
         let keyReader = TerminalKeyReader()  // nil when standard input is not a terminal
         if keyReader != nil {
             switch keys {
             case .ignored: break
-            case .pauseResumeCancel: options.hint = "Keys: p pause · r resume · c cancel · Ctrl-C cancel"
+            case .pauseResumeCancel:
+                options.hint = "Keys: p pause · r resume · c cancel · Ctrl-C cancel"
+                options.pausedHint = "Paused. Keys: r resume · c cancel · Ctrl-C cancel"
             case .cancel: options.hint = "Keys: c cancel · Ctrl-C cancel"
             }
         }
         let output = mode == .json ? FileDescriptorOutput.standardOutput : .standardError
         let renderer = TerminalRenderer(root, mode: mode, options: options, output: output)
         let liveKeys = renderer.mode == .live ? keyReader : nil
-        let interruption = Interruption()
-        let onInterrupt: @Sendable () -> Void = {
-            interruption.happened.store(true, ordering: .relaxed)
-            root.cancel()
-        }
-        let stopShowing: @Sendable () -> Void = {
-            cleanUp()
-            renderer.stop()
-            liveKeys?.stop()
-        }
-        if let exit {
-            interrupts = InterruptHandler(onInterrupt: onInterrupt, cleanUp: stopShowing, exit: exit)
-        } else {
-            interrupts = InterruptHandler(onInterrupt: onInterrupt, cleanUp: stopShowing)
-        }
+        interrupts = renderer.handleInterrupts(cleanUp: cleanUp)
         switch keys {
         case .ignored:
             liveKeys?.start { _ in }
@@ -82,33 +69,33 @@ public final class ExampleDisplay: Sendable {
         }
         self.renderer = renderer
         self.keys = liveKeys
-        self.interruption = interruption
     }
 
     /// The exit status of a program whose root was cancelled: 130 when Ctrl-C cancelled it, as a shell
-    /// reports Ctrl-C; `ExitStatus.cancelled` (3) when a key (`c`) or the parent process that mounted this
-    /// one did, since no signal was received.
+    /// reports Ctrl-C (`TerminalInterrupts.interruptedExitStatus`); `cancelledExitStatus` (3) when a key
+    /// (`c`) or the parent process that mounted this one did, since no signal was received.
     public var exitStatusAfterCancelling: Int32 {
-        // Relaxed: read after the cancellation it caused was seen, on the thread that saw it.
-        interruption.happened.load(ordering: .relaxed)
-            ? InterruptHandler.ExitStatus.interrupted : InterruptHandler.ExitStatus.cancelled
+        interrupts.wasInterrupted ? TerminalInterrupts.interruptedExitStatus : Self.cancelledExitStatus
     }
 
-    /// Whether the display shows the outcome to a person (live or plain mode): a program need not repeat
-    /// an error the tree already shows with its reason.
-    public var showsOutcome: Bool { renderer.mode == .live || renderer.mode == .plain }
+    /// Whether the display shows the outcome to a person (live, plain or accessible mode): a program need
+    /// not repeat an error the tree already shows with its reason.
+    public var showsOutcome: Bool { [.live, .plain, .accessible].contains(renderer.mode) }
 
     /// Writes a line of the program's results: on standard output (standard error in json mode, where
     /// standard output holds only the JSON lines), control characters shown as spaces (paths come from
     /// outside), and, with `wraps` (prose), wrapped at spaces to the width of the terminal it goes to, if
-    /// it goes to one, so that no word is split at the edge. A table's line is written whole.
+    /// it goes to one, so that no word is split at the edge, and ending with a full stop in accessible
+    /// mode (a sentence for a screen reader). A table's line is written whole.
     public func report(_ line: String, wraps: Bool = true) {
         let output = resultOutput
-        let text = TerminalText.printable(line)
+        var text = TerminalText.printable(line)
+        // Prose read by a screen reader ends as a sentence does.
+        if wraps, renderer.mode == .accessible, let last = text.last, !".!?".contains(last) { text += "." }
         let columns = wraps ? output.size()?.columns : nil
         let lines = columns.map { Self.wrapped(text, toColumns: max(20, $0 - 1)) } ?? [text]
-        FileHandle(fileDescriptor: output.descriptor, closeOnDealloc: false)
-            .write(Data(lines.map { $0 + "\n" }.joined().utf8))
+        // Dropped, not fatal, when the reader is gone (Ctrl-C ended `cat` in `example | cat`).
+        output.write(lines.map { $0 + "\n" }.joined())
     }
 
     /// Where `report` writes: standard output, or standard error in json mode.
@@ -121,7 +108,7 @@ public final class ExampleDisplay: Sendable {
     public var reportColumns: Int? { resultOutput.size()?.columns }
 
     /// Stops drawing (the final frame stays), restores the terminal's mode, and gives the signals back
-    /// their default action.
+    /// their default action (a Ctrl-C while the program writes its results ends it, with 130).
     public func stop() {
         renderer.stop()
         keys?.stop()
@@ -161,9 +148,4 @@ extension ExampleDisplay {
         lines.append(line)
         return lines
     }
-}
-
-/// Whether Ctrl-C cancelled the root: set by the interrupt handler, read for the exit status.
-private final class Interruption: Sendable {
-    let happened = Atomic<Bool>(false)
 }

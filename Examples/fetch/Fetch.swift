@@ -1,6 +1,6 @@
 // fetch — downloads URLs with URLSession, each task a child of the tree shown.
 //
-//   swift run fetch URL… [--output DIR] [--progress auto|live|plain|json|none]
+//   swift run fetch URL… [--output DIR] [--progress auto|live|plain|accessible|json|none]
 //
 // The root stands for the downloads, one unit each. Each download is a `URLSessionDownloadTask`, adopted
 // as the root's child with ProgressTreeFoundation's `addChild(_:withPendingUnitCount:failsOnHTTPStatus:)`:

@@ -10,15 +10,17 @@ struct Options: ExampleOptions, Sendable {
     var showHelp = false
 
     static let usage = """
-        usage: fetch URL… [--output DIR] [--progress auto|live|plain|json|none]
+        usage: fetch URL… [--output DIR]
+                     [--progress auto|live|plain|accessible|json|none]
 
         Downloads each URL (http or https) with URLSession into DIR (default: the
         current directory), saved under the last component of its path ("index.html"
         when it has none or ends with "/").
 
           --output DIR    where to save the files; it must exist
-          --progress M    how to show progress (default auto: live on a terminal, plain
-                          otherwise)
+          --progress M    how to show progress (default auto: accessible if ACCESSIBLE
+                          is set, for a screen reader; else live on a terminal, plain
+                          otherwise; accessible: sentences at milestones)
 
         An existing file is never overwritten: that download fails ("already exists")
         and the others go on. A file appears under its name only once complete. Each

@@ -336,7 +336,7 @@ final class FolderPair {
 }
 
 /// The temporary file being written, if any, behind a lock: the copy creates, renames and removes it,
-/// and a second Ctrl-C removes it before exiting at once.
+/// and a second Ctrl-C removes it for good before the program exits at once.
 final class PartialFile: Sendable {
     /// The file open for writing: its name in the folder open on `folder`, whose path is `folderPath`
     /// (ending with "/"), and its descriptor.
@@ -349,6 +349,8 @@ final class PartialFile: Sendable {
     }
 
     private let file = Mutex<Open?>(nil)
+    /// Set by `removeForGood()`: no temporary file is created any more.
+    private let isClosed = Mutex(false)
 
     /// The longest file name, in bytes of UTF-8, that the file systems file-copy meets accept (`NAME_MAX`).
     static let longestName = 255
@@ -363,6 +365,8 @@ final class PartialFile: Sendable {
     /// existing file is never truncated.
     func create(for name: String, in folder: Int32, folderPath: String) throws(Copier.Failure) -> Int32 {
         try file.withLock { (file) throws(Copier.Failure) -> Int32 in
+            // The program is exiting: nothing new may appear in DEST.
+            if isClosed.withLock({ $0 }) { throw Copier.Failure(path: folderPath + name, code: ECANCELED) }
             for attempt in 1...1_000 {
                 let temporaryName = Self.temporaryName(for: name, attempt: attempt)
                 let descriptor = openat(folder, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -420,12 +424,14 @@ final class PartialFile: Sendable {
         }
     }
 
-    /// Removes the temporary file and exits, holding the lock so that no new one can appear meanwhile.
-    func removeAndExit(_ status: Int32) -> Never {
-        file.withLock { file -> Never in
+    /// Removes the temporary file, and lets no new one be created: what a second Ctrl-C, `SIGTERM` or
+    /// `SIGHUP` does before the program exits at once (the copy's thread may still be running).
+    func removeForGood() {
+        file.withLock { file in
+            isClosed.withLock { $0 = true }
             // By its path: the copy's thread may have closed its folder by now.
             if let open = file { unlink(open.folderPath + open.name) }
-            exit(status)
+            file = nil
         }
     }
 }

@@ -1,6 +1,6 @@
 // file-copy — copies a directory tree with byte-accurate progress.
 //
-//   swift run file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|json|none]
+//   swift run file-copy SOURCE DEST [--limit RATE] [--progress auto|live|plain|accessible|json|none]
 //
 // While SOURCE is searched (seconds for a large tree), the root is an indeterminate node: a spinner and
 // the count found so far. Then the progress tree: the same root, now of kind `.file` (its units are the
@@ -70,7 +70,7 @@ struct FileCopy {
         // the program at once: the file being copied is removed, and the status is 130, 143 or 129.
         let display = ExampleDisplay(
             root, mode: options.progress, keys: .pauseResumeCancel,
-            exit: { status in partialFile.removeAndExit(status) })
+            cleanUp: { partialFile.removeForGood() })
         let renderer = display.renderer
         let labelQueue = DispatchQueue(label: "file-copy.labels")
         let files = FileHistory()

@@ -21,15 +21,16 @@ struct Options: ExampleOptions, Sendable {
 
     static let usage = """
         usage: file-copy SOURCE DEST [--limit RATE]
-                         [--progress auto|live|plain|json|none]
+                         [--progress auto|live|plain|accessible|json|none]
 
         Copies the directory tree SOURCE to DEST, which must not exist yet (file-copy
         never overwrites).
 
           --limit RATE    copy at most RATE bytes a second; suffixes K, M, G (1000s):
                           --limit 50M
-          --progress M    how to show progress (default auto: live on a terminal, plain
-                          otherwise)
+          --progress M    how to show progress (default auto: accessible if ACCESSIBLE
+                          is set, for a screen reader; else live on a terminal, plain
+                          otherwise; accessible: sentences at milestones)
 
         Each file is written under a temporary name in its destination folder and
         renamed when complete, so DEST never holds a partially written file. Keys while

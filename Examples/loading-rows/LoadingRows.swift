@@ -1,7 +1,7 @@
 // loading-rows — fetches rows from a slow source in the background while a spinner shows that something
 // is happening, then prints them as a table.
 //
-//   swift run loading-rows [--rows N] [--delay SECONDS] [--fail] [--progress auto|live|plain|json|none]
+//   swift run loading-rows [--rows N] [--delay SECONDS] [--fail] [--progress auto|live|plain|accessible|json|none]
 //
 // The size of the work is unknown, so there is no bar: `performActivity` makes the node indeterminate
 // while the fetch runs (the renderer draws a spinner) and finishes it when the rows arrive, back on the

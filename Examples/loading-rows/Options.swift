@@ -11,14 +11,15 @@ struct Options: ExampleOptions, Sendable {
 
     static let usage = """
         usage: loading-rows [--rows N] [--delay SECONDS] [--fail]
-                            [--progress auto|live|plain|json|none]
+                            [--progress auto|live|plain|accessible|json|none]
 
           --rows N           how many rows to fetch (default 12)
           --delay SECONDS    how long the simulated archive takes to answer (default 2)
           --fail             make the archive fail: the load is shown as failed (exit
                              status 1)
-          --progress M       how to show progress (default auto: live on a terminal,
-                             plain otherwise)
+          --progress M       how to show progress (default auto: accessible if
+                             ACCESSIBLE is set, for a screen reader; else live on a
+                             terminal, plain otherwise; accessible: sentences)
 
         Where it goes: the table on standard output, progress on standard error.
           loading-rows > rows.txt            only the table in the file

@@ -4,7 +4,7 @@
 // fall behind are dropped. The bar is the inbox's `ProgressNode`, drawn by the `TerminalRenderer` from
 // the node itself, so it stays current whatever the label shows.
 //
-//   swift run message-feed [--messages N] [--speed X] [--max-lag MS] [--progress auto|live|plain|json|none]
+//   swift run message-feed [--messages N] [--speed X] [--max-lag MS] [--progress auto|live|plain|accessible|json|none]
 //
 // Live, the paced label is the bar's label. Plain (piped), each label shown is also printed as a line.
 // At the end: how many labels were shown and how many dropped.

@@ -11,15 +11,16 @@ struct Options: ExampleOptions, Sendable {
 
     static let usage = """
         usage: message-feed [--messages N] [--speed X] [--max-lag MS]
-                            [--progress auto|live|plain|json|none]
+                            [--progress auto|live|plain|accessible|json|none]
 
           --messages N    how many messages arrive (default 120)
           --speed X       how fast they arrive (default 1.0; 10 is ten times faster)
           --max-lag MS    the most the label may lag behind the newest message (default
                           250, the time each label stays on screen; larger values show
                           more labels, older ones)
-          --progress M    how to show progress (default auto: live on a terminal, plain
-                          otherwise)
+          --progress M    how to show progress (default auto: accessible if ACCESSIBLE
+                          is set, for a screen reader; else live on a terminal, plain
+                          otherwise; accessible: sentences at milestones)
 
         Where it goes: progress on standard error, the summary on standard output.
           message-feed 2>&1 | cat            plain lines, as --progress plain

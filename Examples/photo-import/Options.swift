@@ -29,7 +29,7 @@ struct Options: ExampleOptions, Sendable {
     static let usage = """
         usage: photo-import [--photos N] [--speed X] [--fail-every N] [--skip-every N]
                             [--workers N] [--destination DIR]
-                            [--progress auto|live|plain|json|none]
+                            [--progress auto|live|plain|accessible|json|none]
 
           --photos N        how many photos to import (default 12)
           --speed X         how fast the simulated work goes (default 1.0; 10 is ten
@@ -47,8 +47,10 @@ struct Options: ExampleOptions, Sendable {
           --destination DIR write each photo imported to DIR (an existing directory),
                             saying so above the progress; a photo that fails or is
                             cancelled leaves no file behind
-          --progress M      how to show progress (default auto: live on a terminal,
-                            plain otherwise; json: a line for each change of any node,
+          --progress M      how to show progress (default auto: accessible if
+                            ACCESSIBLE is set, for a screen reader; else live on a
+                            terminal, plain otherwise; accessible: sentences at
+                            milestones; json: a line for each change of any node,
                             for other programs)
 
         Where it goes: progress on standard error, the summary on standard output.

@@ -6,7 +6,7 @@
 // composes the photos and the terminal renderer shows the whole tree live.
 //
 //   swift run photo-import [--photos N] [--speed X] [--fail-every N] [--skip-every N] [--workers N]
-//                          [--destination DIR] [--progress auto|live|plain|json|none]
+//                          [--destination DIR] [--progress auto|live|plain|accessible|json|none]
 //
 // `--workers N` imports in N worker processes of this same program, each its share of the album, and shows
 // one live tree: each worker is a child of the album standing for its photos (`mountProcess`); its own

@@ -37,9 +37,44 @@ struct StepFlowDemo {
         guard let options = Options.parseCommandLine(program: "step-flow") else { return }
         if options.isLive {
             await runLive(options)
+        } else if options.isAccessible {
+            runScriptAsSentences()
         } else {
             runScriptAsLines()
         }
+    }
+
+    /// Accessible: the script on a simulated clock, each event a sentence, without the animation's frames
+    /// (a screen reader would read every frame): "Next to profile: step 2 of 5, 40 percent."
+    static func runScriptAsSentences() {
+        var flow = SignUpFlow()
+        let origin = ContinuousClock.now
+        var milliseconds = 0
+        var next = 0
+        while !flow.isDone {
+            let now = origin + .milliseconds(milliseconds)
+            while next < script.count, script[next].milliseconds <= milliseconds {
+                if let event = flow.perform(script[next].action, at: now) { print(sentence(event, flow: flow)) }
+                next += 1
+            }
+            if let event = flow.update(at: now) { print(sentence(event, flow: flow)) }
+            milliseconds += 50
+        }
+    }
+
+    /// `event` as a sentence, with the step the flow is heading for after a move: "next → profile" is
+    /// "Next to profile: step 2 of 5, 40 percent."
+    static func sentence(_ event: String, flow: SignUpFlow) -> String {
+        var text = event.replacingOccurrences(of: " → ", with: " to ").replacingOccurrences(of: "%", with: " percent")
+        if event.hasPrefix("next →") || event.hasPrefix("back →") || event.contains("completes →") {
+            let settled = flow.flow.settledDisplay
+            if let index = settled.stepIndex {
+                text += ": step \(index + 1) of \(SignUpFlow.steps.count)"
+                if settled.visibility > 0.5 { text += ", \(Int((settled.progress * 100).rounded())) percent" }
+            }
+        }
+        text = text.prefix(1).uppercased() + text.dropFirst()
+        return text.hasSuffix(".") ? text : text + "."
     }
 
     /// Plain: the script on a simulated clock, one line per frame that changed. Instant and deterministic.
@@ -140,6 +175,6 @@ struct StepFlowDemo {
         terminal.write(hint != nil ? "\r\n\u{1B}[K" : "\n")  // the hint goes; the step's line stays
         TerminalCursor.show(on: output)
         terminal.stop()
-        if terminal.isInterrupted { exit(InterruptHandler.ExitStatus.interrupted) }
+        terminal.exitIfInterrupted()
     }
 }

@@ -1,5 +1,5 @@
-import ExampleSupport
 import Foundation
+import ProgressTreeTerminal
 import Synchronization
 
 /// Standard output as a terminal: writes, the keys pressed (queued by the key reader's thread, taken by
@@ -7,15 +7,20 @@ import Synchronization
 /// Ctrl-C, `SIGTERM` and `SIGHUP` call `cleanUp` and exit at once (130, 143, 129).
 final class Terminal: Sendable {
     private let keys = Mutex<[Character]>([])
-    private let interrupted = InterruptFlag()
-    private let interrupts: InterruptHandler
+    private let interrupts: TerminalInterrupts
 
+    /// Ctrl-C, `SIGTERM` and `SIGHUP` handled by the library (`TerminalInterrupts`): the first Ctrl-C
+    /// only sets `isInterrupted`, which the frame loop reads.
     init(cleanUp: @escaping @Sendable () -> Void) {
-        let interrupted = self.interrupted
-        interrupts = InterruptHandler(onInterrupt: { interrupted.set() }, cleanUp: cleanUp)
+        interrupts = TerminalInterrupts(onInterrupt: {}, cleanUp: cleanUp)
     }
 
-    var isInterrupted: Bool { interrupted.isSet }
+    var isInterrupted: Bool { interrupts.wasInterrupted }
+
+    /// Exits with 130 if Ctrl-C was pressed.
+    func exitIfInterrupted() {
+        interrupts.exitIfInterrupted()
+    }
 
     func keyPressed(_ key: Character) {
         keys.withLock { $0.append(key) }
@@ -47,11 +52,4 @@ private func writeToStandardOutput(_ text: String) {
             offset += written
         }
     }
-}
-
-/// Set once, by Ctrl-C.
-private final class InterruptFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
 }

@@ -120,3 +120,16 @@ package enum ProcessEnvironment {
         _ = unsetenv(name)
     }
 }
+
+/// This process's end.
+package enum CurrentProcess {
+    /// Ends the process with `status`, as `exit(3)` does: handlers registered with `atexit` run and
+    /// standard I/O streams are flushed.
+    package static func exit(_ status: Int32) -> Never {
+        systemExit(status)
+    }
+}
+
+private func systemExit(_ status: Int32) -> Never {
+    exit(status)
+}

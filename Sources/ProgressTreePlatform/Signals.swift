@@ -25,6 +25,7 @@ package enum Signals {
     package static let terminalStop = SIGTSTP
     package static let continueIfStopped = SIGCONT
     package static let windowChange = SIGWINCH
+    package static let brokenPipe = SIGPIPE
 
     /// Sets `handler` for `signalNumber` if the signal has its default action, and returns whether it
     /// did: a program that handles (or ignores) the signal itself keeps its handling.
@@ -37,6 +38,11 @@ package enum Signals {
     /// Sets `handler` for `signalNumber`. Async-signal-safe.
     package static func setHandler(_ signalNumber: Int32, _ handler: Handler) {
         signal(signalNumber, handler)
+    }
+
+    /// Gives `signalNumber` its default action again. Async-signal-safe.
+    package static func setDefaultAction(_ signalNumber: Int32) {
+        signal(signalNumber, SIG_DFL)
     }
 
     /// Gives `signalNumber` its default action, unblocks it and raises it: the process ends or stops here

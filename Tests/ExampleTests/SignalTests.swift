@@ -35,6 +35,33 @@ final class SignalTests: XCTestCase {
         }
     }
 
+    /// `photo-import 2>&1 | cat`, interrupted: Ctrl-C ends `cat` too, so the last lines go to a pipe whose
+    /// reader is gone. The library's interrupt handling ignores `SIGPIPE`: those writes fail, and the
+    /// program still ends with 130 as its `--help` says (before: 141, killed by `SIGPIPE`).
+    func test_ctrl_c_with_the_output_piped_to_a_reader_that_went_away_exits_130() throws {
+        let process = Process()
+        process.executableURL = FileCopyProcess.productsDirectory.appendingPathComponent("photo-import")
+        process.arguments = ["--photos", "100"]
+        process.standardInput = FileHandle.nullDevice
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        try pipe.fileHandleForWriting.close()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("started") {
+            let data = pipe.fileHandleForReading.availableData
+            XCTAssertFalse(data.isEmpty, "photo-import ended before it started")
+            if data.isEmpty { break }
+            seen.append(data)
+        }
+        try pipe.fileHandleForReading.close()  // `cat`, ended by the same Ctrl-C
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit, "not killed by SIGPIPE")
+        XCTAssertEqual(process.terminationStatus, 130)
+    }
+
     /// Every `--help` states the exit statuses and where each stream goes, in lines that fit 80 columns.
     func test_every_example_help_states_its_exit_codes_and_streams_in_80_columns() throws {
         for name in ["photo-import", "file-copy", "step-flow", "message-feed", "loading-rows", "fetch"] {

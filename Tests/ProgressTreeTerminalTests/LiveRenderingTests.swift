@@ -86,7 +86,7 @@ final class LiveRenderingTests: XCTestCase {
             terminal.visibleLines,
             [
                 "• Sync             ████▏░░░░░░  37% 0 of 2",
-                "  ‖ first          ██▊░░░░░░░░  25% 1 of 4",
+                "  ‖ first · paused ██▊░░░░░░░░  25% 1 of 4",
                 "  ✗ second         █████▌░░░░░  50% 2 of 4",
             ])
     }

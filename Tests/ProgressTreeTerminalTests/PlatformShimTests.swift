@@ -21,7 +21,8 @@ final class PlatformShimTests: XCTestCase {
 
     /// The platform module's files that import the C library, one concern each (Architecture.md, "Modules").
     static let platformFiles = [
-        "Bytes.swift", "Descriptors.swift", "Errors.swift", "Polling.swift", "Processes.swift", "Signals.swift",
+        "Bytes.swift", "Descriptors.swift", "Errors.swift", "Polling.swift", "Processes.swift",
+        "SignalForwarding.swift", "Signals.swift",
         "Sockets+Paths.swift", "Sockets.swift", "System.swift", "TerminalDevice.swift", "Threads.swift",
     ]
 

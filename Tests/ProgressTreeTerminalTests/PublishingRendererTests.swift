@@ -42,3 +42,34 @@ final class PublishingRendererTests: XCTestCase {
         close(child)
     }
 }
+
+/// The publisher's count of the property values it could not write is the renderer's too (issue 49, item
+/// 5: it could not be reached from `TerminalRenderer`).
+final class PublishingDiagnosticsTests: XCTestCase {
+    private enum Rate: WireProgressProperty {
+        static let wireName = "rate"
+        static var defaultValue: Double { 0 }
+        static var defaultSummary: Double { 0 }
+        static func reduce(into summary: inout Double, value: Double) { summary += value }
+        static func merge(_ a: Double, _ b: Double) -> Double { a + b }
+    }
+
+    func test_a_publishing_renderer_reports_the_values_its_publisher_left_out() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let output = VirtualTerminal(columns: 80, rows: 24, isTerminal: true)
+        let (root, first, _) = makeSyncTree()
+        first[Rate.self] = .nan
+        let renderer = makeTestRenderer(
+            root, mode: .live, output: output, environment: ["NO_COLOR": "1", "PROGRESSTREE_FD": "\(ends[0])"])
+        XCTAssertTrue(renderer.isPublishing)
+        renderer.start()
+        renderer.drawFrame()
+        renderer.stop()
+        XCTAssertGreaterThanOrEqual(renderer.diagnostics.skippedProperties, 1)
+    }
+}

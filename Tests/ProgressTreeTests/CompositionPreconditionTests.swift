@@ -41,9 +41,22 @@ final class CompositionPreconditionTests: XCTestCase {
         try expectPrecondition("negativePending", "the pending unit count must not be negative (got -1)")
     }
 
-    /// The initializer that attaches at once (without `addChild`) checks the same.
+    /// The initializer that attaches at once (without `addChild`) checks the same, and names itself: the
+    /// call the user made, not `addChild`, which they did not (issue 49, item 2).
     func test_a_negative_pending_unit_count_in_the_attaching_initializer_names_the_problem() throws {
-        try expectPrecondition("negativePendingInit", "the pending unit count must not be negative (got -1)")
+        try expectPrecondition(
+            "negativePendingInit",
+            "ProgressNode(totalUnitCount:parent:pendingUnitCount:): the pending unit count must not be negative "
+                + "(got -1)")
+        try expectNoMention("negativePendingInit", of: "addChild")
+    }
+
+    /// `performAsCurrent` names itself, not the `becomeCurrent` it calls (issue 49, item 2).
+    func test_a_negative_pending_unit_count_in_perform_as_current_names_it() throws {
+        try expectPrecondition(
+            "negativePendingPerform",
+            "performAsCurrent(withPendingUnitCount:using:): the pending unit count must not be negative (got -3)")
+        try expectNoMention("negativePendingPerform", of: "becomeCurrent")
     }
 
     /// A share checks what `addChild` checks, when it is made.
@@ -89,6 +102,8 @@ final class CompositionPreconditionTests: XCTestCase {
             ProgressNode(totalUnitCount: 1).addChild(ProgressNode(totalUnitCount: 1), withPendingUnitCount: -1)
         case "negativePendingInit":
             _ = ProgressNode(totalUnitCount: 1, parent: ProgressNode(totalUnitCount: 1), pendingUnitCount: -1)
+        case "negativePendingPerform":
+            ProgressNode(totalUnitCount: 1).performAsCurrent(withPendingUnitCount: -3) {}
         case "negativeShare":
             _ = ProgressNode(totalUnitCount: 1).share(pendingUnitCount: -1)
         case "resignNotCurrent":
@@ -101,6 +116,19 @@ final class CompositionPreconditionTests: XCTestCase {
             XCTFail("unknown scenario \(scenario)")
         }
         print("NO PRECONDITION")
+    }
+
+    /// The precondition's message of `scenario` does not name `call`.
+    private func expectNoMention(
+        _ scenario: String, of call: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let result = try runInChildProcess(
+            "CompositionPreconditionTests/test_scenario_run_in_a_child_process", scenario: scenario)
+        let message = result.output.split(separator: "\n").filter {
+            $0.contains("Precondition failed") || $0.contains("Fatal error")
+        }
+        XCTAssertEqual(message.count, 1, result.output, file: file, line: line)
+        XCTAssertFalse(message.contains { $0.contains(call) }, "\(message)", file: file, line: line)
     }
 
     private func expectPrecondition(

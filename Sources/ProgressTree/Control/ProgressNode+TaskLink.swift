@@ -74,7 +74,23 @@ extension ProgressNode {
     /// end, before that; so the task checks the node itself first.
     private func runLinked<Result>(_ operation: () async throws -> Result) async throws -> Result {
         if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { withUnsafeCurrentTask { $0?.cancel() } }
-        return try await operation()
+        return try await LinkedWork.$current.withValue(LinkedWork(node: self, scope: ImplicitScope.innermost())) {
+            try await operation()
+        }
+    }
+
+    /// The node whose work runs here, for naming it (in a log record, a diagnostic): the node made current
+    /// (`current()`: `becomeCurrent`, `withCurrent`) or the node whose linked task runs this code
+    /// (`withCancellationLink`, `task(priority:operation:)`), whichever was bound innermost; `nil` if none.
+    ///
+    /// Inside `node.withCancellationLink { … }` it is `node`, where `current()` finds nothing (a linked task
+    /// does not make its node current: nodes created inside do not attach to it). To attach new nodes,
+    /// `current()` is the rule.
+    public static func currentWork() -> ProgressNode? {
+        let scope = ImplicitScope.innermost()
+        // A scope bound after the link (inside its task) is the innermost; otherwise the link is.
+        if let linked = LinkedWork.current, linked.scope === scope { return linked.node }
+        return scope?.node ?? LinkedWork.current?.node
     }
 
     /// Registers `task` to be cancelled with this node (when it is cancelled or fails); returns the
@@ -95,6 +111,14 @@ extension ProgressNode {
             _ = state.withLock { $0.control.linkedTaskCancellations.removeValue(forKey: token) }
         }
     }
+}
+
+/// The node whose linked task runs the current code, and the implicit scope that was innermost when it
+/// began (`currentWork()` tells a scope bound inside the task from one inherited).
+private struct LinkedWork: Sendable {
+    @TaskLocal static var current: LinkedWork?
+    let node: ProgressNode
+    let scope: ImplicitScope?
 }
 
 /// Removes the link of a `task(priority:operation:)` task once both the link exists and the task ended,

@@ -56,10 +56,16 @@ extension ProgressNode {
 
     /// Runs `work` with this node current on this thread for `pendingUnitCount` of its units, as
     /// `becomeCurrent` … `resignCurrent` does, resigning even when `work` throws.
+    ///
+    /// - Precondition: `pendingUnitCount` is not negative.
     @available(*, noasync, message: "use withCurrent(pendingUnitCount:_:) in async code")
     public func performAsCurrent<Result, Failure: Error>(
         withPendingUnitCount pendingUnitCount: Int64, using work: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        precondition(
+            pendingUnitCount >= 0,
+            "performAsCurrent(withPendingUnitCount:using:): the pending unit count must not be negative "
+                + "(got \(pendingUnitCount))")
         becomeCurrent(withPendingUnitCount: pendingUnitCount)
         defer { resignCurrent() }
         return try work()

@@ -220,6 +220,10 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): no lock, one compare-and-swap on `parent` (it joins the parent's fresh children).
     public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
+        precondition(
+            pendingUnitCount >= 0,
+            "ProgressNode(totalUnitCount:parent:pendingUnitCount:): the pending unit count must not be negative "
+                + "(got \(pendingUnitCount))")
         self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
     }
 
@@ -297,6 +301,13 @@ public final class ProgressNode: Sendable {
 
     /// Adds `units` to `completedUnitCount` atomically: N threads calling `advance(by: 1)` M times each
     /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing.
+    ///
+    /// Negative units take work back: they are not an error. A count taken below zero makes the node
+    /// indeterminate, by Foundation's rule for a negative `completedUnitCount` (`advance(by: -3)` on a
+    /// 10-unit node at 0: -3 of 10, indeterminate, fraction 0, shown as "-3 of 10"), until it is 0 or more
+    /// again. A negative *pending* count is different: a share of a parent cannot be negative, so
+    /// `addChild`, `ProgressNode(totalUnitCount:parent:pendingUnitCount:)` and the implicit composition
+    /// calls stop the program with a message that names the call.
     ///
     /// - Complexity: O(1) amortized: one atomic add and, while nobody reads the tree, one atomic load, with
     ///   no allocation. Only the first update after a read walks up, without a lock: it marks the path to

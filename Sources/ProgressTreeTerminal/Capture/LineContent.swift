@@ -21,7 +21,8 @@ struct LineContent: Equatable, Sendable {
     /// Why the node failed (`status == .failed`), control characters shown as spaces; `nil` otherwise.
     var failureReason: String?
     /// The summaries of custom properties the line shows after its name (`TerminalRenderer.show(_:_:)`), as
-    /// the program worded them, control characters shown as spaces: the root's line only.
+    /// the program worded them, control characters shown as spaces: the root's line (plain mode: every
+    /// line, each its own subtree's summary).
     var summaries: [String] = []
     /// How many nodes below failed or were cancelled, and the first failure's description (raw).
     var outcomes = ProgressNode.DescendantOutcomes()
@@ -37,4 +38,7 @@ struct LineContent: Equatable, Sendable {
     /// plain mode only: the node's own values of its `WireProgressProperty` properties, by wire name, as
     /// the wire carries them (`ProgressNode.wireProperties()`).
     var properties: [String: ProgressWireValue] = [:]
+    /// plain mode only: how many of the node's own property values cannot cross the wire (not finite, too
+    /// large, an empty name), left out of `properties` (`ProgressNode.wireProperties()`).
+    var skippedProperties = 0
 }

@@ -11,10 +11,12 @@ enum NodeReader {
     ///
     /// With `forWire` (json mode), the content also carries the node's wire-format record; with
     /// `readsProperties` (plain mode), the node's own values of the properties that cross the wire.
-    /// `summaries` are read on the root's line (depth 0) only.
+    /// `summaries` are read on the root's line (depth 0) only; with `summariesAtEveryDepth` (plain mode),
+    /// those of properties that cross the wire on every line too (each node's own subtree's summary, in
+    /// place of its `name=value`).
     static func content(
         of node: ProgressNode, depth: Int, forWire: Bool = false, readsProperties: Bool = false,
-        summaries: [any ShownSummary] = []
+        summaries: [any ShownSummary] = [], summariesAtEveryDepth: Bool = false
     ) -> LineContent {
         let snapshot = node.snapshot
         let status = LineStatus(snapshot)
@@ -30,9 +32,14 @@ enum NodeReader {
             describedCounts: nil)
         content.failureReason = snapshot.failureDescription.map(LabelSanitizer.sanitized)
         content.outcomes = snapshot.descendantOutcomes
-        if depth == 0, !summaries.isEmpty { content.summaries = ShownSummaries.texts(of: summaries, for: node) }
+        if depth == 0, !summaries.isEmpty {
+            content.summaries = ShownSummaries.texts(of: summaries, for: node)
+        } else if summariesAtEveryDepth, !summaries.isEmpty {
+            // Only the properties that would otherwise show as `name=value`: one property, one spelling.
+            content.summaries = ShownSummaries.texts(of: summaries.filter { $0.wireName != nil }, for: node)
+        }
         if forWire { content.wire = node.wireRecord(id: 0, parentID: nil) }
-        if readsProperties { content.properties = node.wireProperties().values }
+        if readsProperties { (content.properties, content.skippedProperties) = node.wireProperties() }
         content.readsEstimates = depth == 0 || node.describesFiles
         guard content.readsEstimates else {
             content.describedCounts = node.additionalDescriptionOverride
@@ -65,6 +72,7 @@ enum NodeReader {
         content.outcomes = ProgressNode.DescendantOutcomes(
             failedCount: record.failedBelow, cancelledCount: record.cancelledBelow)
         content.properties = record.properties
+        content.skippedProperties = record.skippedProperties
         return content
     }
 }

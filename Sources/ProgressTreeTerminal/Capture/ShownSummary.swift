@@ -5,6 +5,9 @@ import ProgressTree
 protocol ShownSummary: Sendable {
     /// The words for `node`'s summary now, as the program gave them (`nil` or empty: nothing to show).
     func words(for node: ProgressNode) -> String?
+    /// The property's `WireProgressProperty.wireName` when it crosses the wire: plain mode then shows its
+    /// words, not its `name=value` (one property, one spelling).
+    var wireName: String? { get }
 }
 
 /// The summary of `Property`, worded by `words`.
@@ -14,6 +17,8 @@ struct ShownSummaryOf<Property: ProgressProperty>: ShownSummary {
     func words(for node: ProgressNode) -> String? {
         wording(node.summary(of: Property.self))
     }
+
+    var wireName: String? { (Property.self as? any WireProgressProperty.Type)?.wireName }
 }
 
 enum ShownSummaries {

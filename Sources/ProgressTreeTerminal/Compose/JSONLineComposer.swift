@@ -26,11 +26,13 @@ struct JSONLineComposer {
         walker = WireTreeWalker(root: root, maximumDepth: maximumDepth, maximumNamedChildren: maximumNamedChildren)
     }
 
-    /// The lines of one walk of the tree, `now` being the time since the renderer started. With `ending`
-    /// (`stop()`), the stream ends: later calls return nothing.
-    mutating func lines(ending: Bool, now: Duration) -> [String] {
+    /// The lines of one walk of the tree, `now` being the time since the renderer started, and how many
+    /// property values they left out (`ProgressWireRecord.skippedProperties`: values the wire cannot
+    /// carry). With `ending` (`stop()`), the stream ends: later calls return nothing.
+    mutating func lines(ending: Bool, now: Duration) -> (lines: [String], skippedProperties: Int) {
         let time = now.secondsValue
-        return walker.walk(ending: ending) { source in
+        var skipped = 0
+        let lines = walker.walk(ending: ending) { source in
             switch source {
             case .node(let node, let depth):
                 return Self.record(for: NodeReader.content(of: node, depth: depth, forWire: true))
@@ -42,8 +44,10 @@ struct JSONLineComposer {
         }.map { record in
             var record = record
             record.time = time
+            skipped += record.skippedProperties
             return record.line
         }
+        return (lines, skipped)
     }
 
     /// The wire record of a line: what the node's record says (pending count, metadata), with what the

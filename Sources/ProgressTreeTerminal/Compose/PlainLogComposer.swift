@@ -3,8 +3,13 @@ import ProgressTree
 /// Decides which lines plain mode prints: readable in CI logs, no escape codes, never a flood.
 ///
 /// A line shows the node's own values of its `WireProgressProperty` properties last, as `name=value`, the
-/// value spelled as in the wire format (`skipped=2`, `rate=2.5`, `status="copying"`), by name. A property
-/// that changes prints no line by itself (it is not progress); the next line shows it.
+/// value spelled as in the wire format (`skipped=2`, `rate=2.5`, `status="copying"`), by name; a name that
+/// is not made of letters, digits, `_`, `-` and `.` is quoted as in JSON (`"note\n\"x\""=1`), so that
+/// no name can pass for another or for the line's own words. A value the wire cannot carry (a number that
+/// is not finite, an integer beyond ±(2^53 − 1)) is not shown: the line says how many were left out ("1
+/// property value left out"). A property the program words with `TerminalRenderer.show(_:_:)` is shown
+/// in its words on every line (each node's own subtree's summary), never as `name=value`. A property that
+/// changes prints no line by itself (it is not progress); the next line shows it.
 ///
 /// A node gets a line when it first appears, when it finishes, fails, is cancelled, paused or resumed, and in
 /// between, at most once per `minimumSpacing`, when its progress crossed another `step` (10% by default)
@@ -31,8 +36,12 @@ struct PlainLogComposer {
 
     /// The lines of one frame, in tree order, except that a node's last line (`done` or `cancelled`) comes
     /// after the lines of its subtree in the same frame: a log never says a parent is done before its
-    /// children are.
-    mutating func lines(for rows: [TreeMemory.Row], now: Duration) -> [String] {
+    /// children are; and how many property values they left out. `wordedProperties`: the wire names of
+    /// the properties shown in words (`TerminalRenderer.show(_:_:)`), never as `name=value`.
+    mutating func lines(
+        for rows: [TreeMemory.Row], now: Duration, wordedProperties: Set<String> = []
+    ) -> (lines: [String], skippedProperties: Int) {
+        var skipped = 0
         var labels: [Int: String] = [:]
         var output: [String] = []
         // Last lines waiting for their subtree (rows come depth first), innermost last.
@@ -65,7 +74,8 @@ struct PlainLogComposer {
             }
             guard let event else { continue }
             logs[row.id] = NodeLog(fraction: content.fraction, status: content.status, time: now)
-            let line = Self.format(content, path: path, event: event)
+            let line = Self.format(content, path: path, event: event, wordedProperties: wordedProperties)
+            skipped += content.skippedProperties
             // A finished or cancelled line waits for its subtree's lines, and so does the root's failed
             // line: in a log the root's outcome comes last, as the json writer orders it. A failed node below
             // the root comes first: the nodes its failure cancelled follow it, as effects of the cause.
@@ -78,7 +88,7 @@ struct PlainLogComposer {
             }
         }
         output.append(contentsOf: ending.reversed().map(\.line))
-        return output
+        return (output, skipped)
     }
 
     /// The event of a node in its current status. A node first seen already finished (quick work) is
@@ -94,11 +104,26 @@ struct PlainLogComposer {
         }
     }
 
+    /// A property's name as a line shows it: bare when made of ASCII letters, digits, `_`, `-` and `.`
+    /// (`photosSkipped`, `com.example.rate`), otherwise as a JSON string, whose escapes keep control
+    /// characters, quotes and `=` from reading as something else.
+    static func propertyName(_ name: String) -> String {
+        let isPlain =
+            !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x5F || byte == 0x2D || byte == 0x2E
+            }
+        return isPlain ? name : ProgressWireRecord.jsonString(name)
+    }
+
     private func crossedStep(from old: Double, to new: Double) -> Bool {
         (new / step).rounded(.down) > (old / step).rounded(.down)
     }
 
-    static func format(_ content: LineContent, path: String, event: String) -> String {
+    static func format(
+        _ content: LineContent, path: String, event: String, wordedProperties: Set<String> = []
+    ) -> String {
         let whole = WholePercent.of(content.fraction, isFinished: content.status == .finished)
         let percent = content.isIndeterminate ? "   " : "\(whole)"
         var line = "[" + String(repeating: " ", count: max(0, 3 - percent.count)) + percent + "%] " + path
@@ -113,12 +138,17 @@ struct PlainLogComposer {
             details.append(remaining)
         }
         // The node's own property values, as the wire spells them, by name: `photosSkipped=2`.
-        for name in content.properties.keys.sorted() {
+        for name in content.properties.keys.sorted() where !wordedProperties.contains(name) {
             guard let value = content.properties[name]?.jsonText else { continue }
-            details.append(LabelSanitizer.sanitized(name) + "=" + value)
+            details.append(Self.propertyName(name) + "=" + value)
+        }
+        if content.skippedProperties > 0 {
+            let count = content.skippedProperties
+            details.append("\(count) property \(count == 1 ? "value" : "values") left out")
         }
         if !event.isEmpty { details.insert(event, at: 0) }
         if !details.isEmpty { line += ": " + details.joined(separator: ", ") }
-        return line
+        // JSON escapes C0 controls only: a C1 control in a string value or a name is shown as a space.
+        return LabelSanitizer.sanitized(line)
     }
 }

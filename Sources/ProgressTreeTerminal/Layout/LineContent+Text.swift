@@ -34,7 +34,7 @@ extension LineContent {
 
     /// The reason without a leading "label: " (an error that names its file, "IMG_0004.jpg: timed out",
     /// on the line of that file), which the line says already.
-    private func shownReason(_ reason: String) -> String {
+    func shownReason(_ reason: String) -> String {
         let lead = label + ": "
         guard !label.isEmpty, reason.hasPrefix(lead), reason.count > lead.count else { return reason }
         return String(reason.dropFirst(lead.count))
@@ -46,10 +46,12 @@ extension LineContent {
     /// Whether the label column tells of a failure (the node's own or below it).
     var showsFailure: Bool { !failureText.isEmpty }
 
-    /// The counts column: the described counts, or `"16 of 42"` (nothing for an indeterminate node).
+    /// The counts column: the described counts, or `"16 of 42"` (nothing for an indeterminate node, but
+    /// for one made indeterminate by a count taken below zero with a known total, `"-3 of 10"`: the
+    /// numbers say why there is no percentage).
     var counts: String {
         if let describedCounts { return describedCounts }
-        if isIndeterminate { return "" }
+        if isIndeterminate && !(completedUnitCount < 0 && totalUnitCount > 0) { return "" }
         return ProgressFormat.count(completedUnitCount) + " of " + ProgressFormat.count(totalUnitCount)
     }
 

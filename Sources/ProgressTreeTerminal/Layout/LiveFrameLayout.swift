@@ -21,7 +21,7 @@ struct LiveFrameLayout {
         for capture: TreeMemory.Capture, size: TerminalSize, capacity: Int, tick: Int, final: Bool, hint: String?
     ) -> [String] {
         let width = max(1, size.columns - 1)
-        var lines = formatter.format(capture.rows.map(\.content), columns: size.columns, tick: tick, final: final)
+        var lines = formatter.format(Self.sayingPaused(capture.rows), columns: size.columns, tick: tick, final: final)
         if capture.hidden > 0 {
             lines.append(
                 TerminalStyle.dim.apply(
@@ -44,5 +44,20 @@ struct LiveFrameLayout {
             lines.append(TerminalStyle.dim.apply(to: DisplayWidth.pad(hint, toColumns: width), colors: colors))
         }
         return lines
+    }
+
+    /// The rows' contents, the topmost paused line of each paused subtree saying so in words after its
+    /// name ("Importing 12 photos · paused"), before its summaries: the mark `‖` alone is a glyph whose
+    /// meaning must be known. Lines below it, paused with it, keep the mark only. It gives way on a narrow
+    /// line as a summary does.
+    static func sayingPaused(_ rows: [TreeMemory.Row]) -> [LineContent] {
+        var paused = Set<Int>()
+        return rows.map { row in
+            var content = row.content
+            guard content.status == .paused else { return content }
+            paused.insert(row.id)
+            if row.parentID.map({ !paused.contains($0) }) ?? true { content.summaries.insert("paused", at: 0) }
+            return content
+        }
     }
 }

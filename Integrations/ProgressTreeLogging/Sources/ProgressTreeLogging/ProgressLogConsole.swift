@@ -17,28 +17,31 @@ import Synchronization
 /// ```
 ///
 /// Where a record goes, by the attached renderer's `TerminalRenderer/mode`:
-/// - `live` and `plain`, and a renderer that publishes to a parent process: through
+/// - `live`, `plain` and `accessible`, and a renderer that publishes to a parent process: through
 ///   `TerminalRenderer/print(_:)`, the renderer's one way to its output. In live mode the record is drawn
-///   above the live area and the area is redrawn below it, before `log` returns; before the first frame
-///   and after `stop()` it is written below what is on screen, as plain lines.
+///   above the live area and the area is redrawn below it, at once when no frame was drawn within the
+///   renderer's frame interval, else with the next frame, together with the records logged meanwhile;
+///   before the first frame and after `stop()` it is written below what is on screen, as plain lines. In
+///   plain and accessible modes it is a line of its own, written before `log` returns.
 /// - `json` and `none`: to `fallback`, never to the renderer's output, whose lines stay JSON only. Give
 ///   a json-mode renderer an output other than `fallback` (the examples write JSON to standard output and
 ///   everything else to standard error).
 /// - No renderer attached (the default): to `fallback`.
 ///
-/// Every record is written whole and synchronously: when `log` returns, its line is in the output, so a
-/// record logged just before the program ends is not lost. In live mode that costs one frame per record
-/// (the live area is redrawn below each): fine for the records of a person's terminal, not for thousands
-/// a second.
+/// Every record is written whole. In live mode a burst of records costs no more frames than the renderer's
+/// frame rate (810 records in 24 s draw at most one frame per frame interval, not one per record), and a
+/// record waits at most about one frame interval; `TerminalRenderer/stop()` writes those still waiting,
+/// so a record logged before the renderer stops is not lost (call `stop()`, or `run`, before the program
+/// exits). Elsewhere, when `log` returns, its line is in the output.
 ///
 /// One console and any number of handlers may write over the same renderer: the renderer's lock orders
 /// their lines, and no line is split by another or by a frame. Writing to the renderer's output by any
 /// other way (a second handler writing to standard error itself, `print` to the same terminal) still
 /// tears the live area: that is what this type is for.
 ///
-/// Thread safety: every method may be called from any thread. Do not log from code the renderer runs
-/// under its lock (its `TerminalOutput`, the text of `TerminalRenderer/show(_:_:)`): the renderer's lock is
-/// not recursive, and the call would trap.
+/// Thread safety: every method may be called from any thread, also from code the renderer runs while it
+/// draws (its `TerminalOutput`, the words of `TerminalRenderer/show(_:_:)`): such a record is written with
+/// the next frame.
 public final class ProgressLogConsole: Sendable {
     private let attached: Mutex<TerminalRenderer?>
     /// Serializes the fallback writes of every console of the process, so that records written from
@@ -73,7 +76,7 @@ public final class ProgressLogConsole: Sendable {
         guard !lines.isEmpty else { return }
         // The renderer is read, then used outside this lock: its `print` takes the renderer's own lock.
         let renderer = attached.withLock { $0 }
-        if let renderer, renderer.mode == .live || renderer.mode == .plain || renderer.isPublishing {
+        if let renderer, [.live, .plain, .accessible].contains(renderer.mode) || renderer.isPublishing {
             renderer.print(lines.joined(separator: "\n"))
             return
         }

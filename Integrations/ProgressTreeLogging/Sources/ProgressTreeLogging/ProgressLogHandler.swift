@@ -36,8 +36,9 @@ public struct ProgressLogHandler: LogHandler {
     public enum ProgressNodeSource: Sendable {
         /// None: records carry no `progress` metadata.
         case none
-        /// The node current where the record is logged (`ProgressNode.current()`: made current on the
-        /// thread, or bound to the task with `withCurrent`), when there is one.
+        /// The node of the work where the record is logged (`ProgressNode.currentWork()`: made current on
+        /// the thread, bound to the task with `withCurrent`, or whose linked task runs the code,
+        /// `withCancellationLink` and `task(priority:operation:)`; the innermost), when there is one.
         case current
         /// This node, whatever the code that logs.
         case node(ProgressNode)
@@ -99,7 +100,7 @@ public struct ProgressLogHandler: LogHandler {
     private func progressNodeToShow() -> ProgressNode? {
         switch progressNode {
         case .none: nil
-        case .current: ProgressNode.current()
+        case .current: ProgressNode.currentWork()
         case .node(let node): node
         }
     }

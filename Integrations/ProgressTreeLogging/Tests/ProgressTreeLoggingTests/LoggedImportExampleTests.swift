@@ -3,19 +3,10 @@ import XCTest
 
 /// The example run as a program, its output piped: plain lines, and nothing lost at exit.
 final class LoggedImportExampleTests: XCTestCase {
-    /// The folder of the built products, where `logged-import` is (the test bundle's folder on Linux).
-    private static var productsDirectory: URL {
-        #if os(macOS)
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            return bundle.bundleURL.deletingLastPathComponent()
-        }
-        #endif
-        return Bundle.main.bundleURL
-    }
 
     /// Runs logged-import with `arguments`, standard output and standard error each piped to a file.
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let executable = Self.productsDirectory.appendingPathComponent("logged-import")
+        let executable = productsDirectory.appendingPathComponent("logged-import")
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: executable.path), executable.path)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("logged-import-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

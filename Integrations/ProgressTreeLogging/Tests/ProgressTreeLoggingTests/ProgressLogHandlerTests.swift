@@ -179,7 +179,61 @@ final class ProgressLogHandlerTests: XCTestCase {
         XCTAssertEqual(screen.lines, ["info t: outside", "info t: inside a task [progress=IMG_0007.jpg]"])
     }
 
-    // MARK: Plain, json and none modes
+    /// Inside `withCancellationLink` the record names the linked node (issue 49, item 9: before, `.current`
+    /// found nothing there); a node made current inside the linked task is innermost, and names itself.
+    func testProgressMetadataNamesTheNodeOfALinkedTask() async throws {
+        let screen = ScreenModel()
+        var handler = ProgressLogHandler(label: "t", console: ProgressLogConsole(fallback: screen))
+        handler.progressNode = .current
+        let log = logger(handler)
+        let album = makeRoot("Import", total: 2)
+        let photo = ProgressNode(totalUnitCount: 1, parent: album, pendingUnitCount: 1)
+        photo.localizedDescription = "IMG_0007.jpg"
+        let filter = ProgressNode(totalUnitCount: 1, parent: photo, pendingUnitCount: 0)
+        filter.localizedDescription = "filter"
+        try await photo.withCancellationLink {
+            await Task.yield()
+            log.info("downloading")
+            filter.withCurrent(pendingUnitCount: 0) { log.info("filtering") }
+            log.info("saved")
+        }
+        let task = album.task { log.info("in the album's task") }
+        try await task.value
+        log.info("outside")
+        XCTAssertEqual(
+            screen.lines,
+            [
+                "info t: downloading [progress=Import › IMG_0007.jpg]",
+                "info t: filtering [progress=Import › IMG_0007.jpg › filter]",
+                "info t: saved [progress=Import › IMG_0007.jpg]",
+                "info t: in the album's task [progress=Import]",
+                "info t: outside",
+            ])
+    }
+
+    // MARK: Plain, accessible, json and none modes
+
+    /// Accessible mode: each record a line of its own, between the sentences (before, the console sent
+    /// them to its fallback, beside the renderer's output).
+    func testAccessibleModeWritesEachRecordAsALineOfItsOwnBetweenTheSentences() {
+        let screen = ScreenModel()
+        let root = makeRoot("Work", total: 2)
+        let renderer = makeRenderer(root, mode: .accessible, output: screen)
+        let log = logger(ProgressLogHandler(label: "t", renderer: renderer))
+        renderer.start()
+        log.info("one")
+        root.completedUnitCount = 1
+        renderer.drawFrame()
+        log.warning("two", metadata: ["k": "v"])
+        root.completedUnitCount = 2
+        renderer.stop()
+        XCTAssertEqual(
+            screen.lines,
+            [
+                "Work: started, 0 of 2.", "info t: one", "Work: 50 percent, 1 of 2.", "warning t: two [k=v]",
+                "Work finished: 2 of 2.",
+            ])
+    }
 
     func testPlainModeWritesOneLinePerRecordAmongTheProgressLines() {
         let screen = ScreenModel()
