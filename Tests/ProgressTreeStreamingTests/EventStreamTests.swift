@@ -114,8 +114,8 @@ final class EventStreamTests: XCTestCase {
         let first = await ready(subscription)
         XCTAssertEqual(
             first.map { String(decoding: $0, as: UTF8.self) },
-            "retry: 1000\n\nevent: run\ndata: {\"v\":1,\"run\":\"\(stream.runID)\"}\n\nevent: synced\nid: 100\ndata: {\"v\":1,\"synced\":100}\n\n"
-        )
+            "retry: 1000\n\nevent: run\ndata: {\"v\":1,\"run\":\"\(stream.runID)\"}\n\n"
+                + "event: synced\nid: 100\ndata: {\"v\":1,\"synced\":100}\n\n")
         stream.publishChanges()
         let walk = await ready(subscription)
         let text = String(decoding: try XCTUnwrap(walk), as: UTF8.self)

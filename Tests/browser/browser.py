@@ -188,7 +188,8 @@ const rows = Array.from(document.querySelectorAll('#tree li[data-id]')).map(func
     return {
         id: Number(item.dataset.id), root: item.dataset.root === 'true', state: item.dataset.state || '',
         depth: Number(item.dataset.depth || 0), level: level, text: row.textContent,
-        name: text(row.querySelector('.name')), outcome: text(row.querySelector('.outcome')),
+        mark: text(row.querySelector('.mark')), name: text(row.querySelector('.name')),
+        note: text(row.querySelector('.note')), outcome: text(row.querySelector('.outcome')),
         reason: text(row.querySelector('.reason')), percent: text(row.querySelector('.percent')),
         counts: text(row.querySelector('.counts')),
         valuenow: bar && bar.hasAttribute('aria-valuenow') ? Number(bar.getAttribute('aria-valuenow')) : null,
@@ -212,12 +213,27 @@ return {
     reconnect: !document.getElementById('reconnect').hidden,
     buttons: document.querySelectorAll('#tree button').length,
     heading: text(document.getElementById('title')), title: document.title,
-    active: {tag: active ? active.tagName : null, command: active && active.dataset ? active.dataset.command || null : null,
+    active: {tag: active ? active.tagName : null, id: active ? active.id || null : null,
+             command: active && active.dataset ? active.dataset.command || null : null,
              row: activeItem ? Number(activeItem.dataset.id) : null},
     scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
     lang: document.documentElement.lang,
 };
 """
+
+
+def doc_table_cell(first_cell, path=os.path.join(REPO, "Docs", "WebDashboard.md")):
+    """The second cell of the row whose first cell is `first_cell`, in the tables of Docs/WebDashboard.md:
+    what the guide says the page shows, compared with the page as it is."""
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            line = line.strip()
+            if not line.startswith("|"):
+                continue
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            if len(cells) >= 2 and cells[0] == first_cell:
+                return cells[1]
+    raise RuntimeError("no row %r in the tables of %s" % (first_cell, path))
 
 
 def read_page(driver):

@@ -107,6 +107,9 @@ def run_bearer_tokens(driver, path):
         check("bearer tokens: a page opened with a ticket reads its stream and gets the command token",
               status == 200 and ok, "ticket answer %d %r; connection %r; mode %r" % (
                   status, page_path, page["connection"], page["mode"]))
+        check("bearer tokens: the used ticket leaves the address bar (history.replaceState)",
+              "?ticket=" in page_path and driver.current_url == app.url + "progress/jobs/1/",
+              "opened %r; address now %r" % (page_path, driver.current_url))
         driver.refresh()  # the ticket was used: the cookie it was redeemed for carries the reload
         page, ok = wait_page(driver, lambda p: root_row(p) is not None and p["connection"] == "live", 5)
         clicked = ok and click(driver, root_row(page)["id"], "pause")
@@ -127,8 +130,12 @@ def run_graceful_stop(driver, path):
     reader.start()
     try:
         driver.get(app.url + "progress/jobs/1/")
-        page, ok = wait_page(driver, lambda p: p["connection"] == "live", 5)
+        page, ok = wait_page(driver, lambda p: p["connection"] == "live" and root_row(p) is not None
+                             and root_row(p)["buttons"], 5)
         reader.wait_for(lambda data: True, 5, kind="synced")
+        # The keyboard's focus on the job's Pause, which goes with the stream.
+        driver.execute_script("document.querySelector('#tree li[data-root] > .row button').focus();")
+        focused = read_page(driver)["active"]
         sent = time.monotonic()
         app.kill(signal.SIGTERM)
         try:
@@ -146,6 +153,9 @@ def run_graceful_stop(driver, path):
               ok and page["buttons"] == 0 and any(text.startswith("The stream ended") for text in page["announcements"]),
               "connection %r; reconnect %s; announcements %s" % (page["connection"], page["reconnect"],
                                                                  page["announcements"][-2:]))
+        check("the stream ended: the focus goes from the job's Pause to Reconnect, not the tree or the body",
+              focused["command"] == "pause" and page["active"]["id"] == "reconnect",
+              "focus before %s; after %s" % (focused, page["active"]))
         check_axe(driver, "the stream ended")
     finally:
         app.stop()

@@ -329,10 +329,17 @@ struct MountedNodeMap {
     }
 
     /// The stream serves another run (over HTTP: a server that restarted, or another instance): its ids
-    /// name other nodes, so the mirror starts again from that run's lines, and the mirrored nodes of the
-    /// run before that had not ended are lost with it. Each of them, from the deepest, is set to no work
-    /// done and failed ("lost: … started a new run"), so that none counts in the mount's node (whose next
-    /// line, the new run's root line, sets its counts); the ids of the run before are forgotten.
+    /// name other nodes, so the mirror starts again, as a new mount's would (`Docs/Mounting.md`, "Over
+    /// HTTP"). The mount's node goes back to what a new mount's node is before its first line: no counts
+    /// (indeterminate), the mount's name, none of the run's metadata or property values. The mirrored nodes
+    /// of the run before that had not ended leave it without an outcome: their metadata, files and property
+    /// values are cleared first (so that nothing of them is folded into an ancestor), then each, from the
+    /// deepest, finishes and leaves (not failed, not cancelled: the work they stood for is not done, and is
+    /// the new run's to do). The credit a finish gives lands in the mount's node while its total is
+    /// unknown, and is taken back: nothing of the run before counts in the mount's node or its ancestors.
+    /// What that run reported while it ran (a node that failed, the files of a node that finished) happened,
+    /// and stays counted above, as an ended node's always does. Called while a read is applied: the
+    /// finishes send no command. The ids of the run before are forgotten.
     mutating func beginRun() {
         var lost: [(depth: Int, id: Int, node: ProgressNode)] = []
         for (id, entry) in entries where id != rootID && !ProgressWireRecord.State.isFinalNode(entry.node) {
@@ -345,10 +352,22 @@ struct MountedNodeMap {
             lost.append((depth, id, entry.node))
         }
         lost.sort { ($0.depth, $0.id) > ($1.depth, $1.id) }
-        let failure = ProgressMount.Failure(reason: "lost: \(name) started a new run")
-        for (_, _, node) in lost {
+        // The mount's node first: indeterminate (a total below 0), so that the credits below can neither
+        // finish it nor move its ancestors.
+        if !ProgressWireRecord.State.isFinalNode(root) { root.totalUnitCount = -1 }
+        for (_, id, node) in lost {
+            clearValues(of: node, last: entries[id]?.last)
+        }
+        for (_, _, node) in lost where !ProgressWireRecord.State.isFinalNode(node) {
+            // Counts that only finish it: 0 of 1, then 1 of 1 (a credit from below may have finished it).
             if node.completedUnitCount != 0 { node.completedUnitCount = 0 }
-            node.fail(failure)
+            node.totalUnitCount = 1
+            node.completedUnitCount = 1
+        }
+        if let rootID, let entry = entries[rootID], !ProgressWireRecord.State.isFinalNode(root) {
+            clearValues(of: root, last: entry.last)
+            root.localizedDescription = name
+            root.completedUnitCount = 0
         }
         entries = [:]
         rootID = nil
@@ -356,6 +375,23 @@ struct MountedNodeMap {
         endedOrder = []
         endedNext = 0
         if snapshotNames != nil { snapshotNames = [] }
+    }
+
+    /// Sets a mirrored node's metadata (but its description) and the values of the properties its last
+    /// line carried back to a new node's: what the node would otherwise leave in its ancestors' summaries.
+    private func clearValues(of node: ProgressNode, last: ProgressWireRecord?) {
+        node.localizedAdditionalDescription = nil
+        node.kind = nil
+        node.fileOperationKind = nil
+        node.fileURL = nil
+        node.fileTotalCount = nil
+        node.fileCompletedCount = nil
+        node.throughput = nil
+        node.estimatedTimeRemaining = nil
+        guard let values = last?.properties else { return }
+        for name in values.keys {
+            _ = properties[name]?.set(nil, on: node)
+        }
     }
 
     private mutating func forget(_ id: Int) {

@@ -20,9 +20,9 @@ import ProgressTreePlatform
 /// events' `id`) and framed once, and the same bytes are handed to every subscriber. The stream keeps the
 /// current line of every node named and still in the tree, and the kept failures, so that a subscriber
 /// joining late, or reconnecting with `Last-Event-ID`, first gets the run's name (`runID`), then those
-/// lines (all with the last walk's id), then `event: synced`, then the later walks. After the root's final line no walk writes anything;
-/// a subscriber joining then gets the final state and `synced`, and its subscription stays open (only
-/// keep-alives) until it is cancelled or the stream finishes.
+/// lines (all with the last walk's id), then `event: synced`, then the later walks. After the root's final
+/// line no walk writes anything; a subscriber joining then gets the final state and `synced`, and its
+/// subscription stays open (only keep-alives) until it is cancelled or the stream finishes.
 ///
 /// **A subscriber that falls behind** is resynced, never buffered without bound: when the walks queued
 /// for it would pass `Options.maximumBufferedBytes` (32 KiB), they are dropped, and the next chunk its
@@ -159,8 +159,8 @@ public final class ProgressEventStream: Sendable {
     }
 
     /// A new subscriber: its chunks are the event stream of one reader, from the `retry` field, the `run`
-    /// event and the snapshot on. `lastEventID` is the request's `Last-Event-ID` header, if any (a number this stream
-    /// did not write counts as none).
+    /// event and the snapshot on. `lastEventID` is the request's `Last-Event-ID` header, if any (a number
+    /// this stream did not write counts as none).
     public func subscribe(lastEventID: String? = nil) -> Subscription {
         let joinedWith = lastEventID.flatMap { UInt64($0.trimmingSpaces) }
         return Subscription(core: core, id: core.subscribe(lastEventID: joinedWith))
@@ -200,9 +200,9 @@ public final class ProgressEventStream: Sendable {
     }
 
     /// One reader's event stream, as chunks of bytes to write to its connection in order: the `retry`
-    /// field, the `run` event and the snapshot, `synced`, then each walk's events and the keep-alives. The sequence ends
-    /// when the subscription is cancelled, or after the stream finished; cancelling the task iterating it
-    /// cancels it, and so does its release.
+    /// field, the `run` event and the snapshot, `synced`, then each walk's events and the keep-alives. The
+    /// sequence ends when the subscription is cancelled, or after the stream finished; cancelling the task
+    /// iterating it cancels it, and so does its release.
     ///
     /// Thread safety: a subscription may be iterated by one task at a time; `cancel()` may be called from
     /// any thread.

@@ -217,7 +217,8 @@ struct HTTPEventClient {
             return .failed(
                 problem: "not an event stream",
                 fatalReason: "\(location.url) answered \(head.statusText) with Content-Type "
-                    + "\(type.isEmpty ? "none" : MountedNodeMap.cleaned(String(type.prefix(100)))), not text/event-stream"
+                    + "\(type.isEmpty ? "none" : MountedNodeMap.cleaned(String(type.prefix(100))))"
+                    + ", not text/event-stream"
             )
         }
         return nil

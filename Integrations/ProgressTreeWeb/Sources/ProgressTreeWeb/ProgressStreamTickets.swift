@@ -34,8 +34,14 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
     private struct State {
         var tickets: [String: Grant] = [:]
         var sessions: [String: Grant] = [:]
+        /// When expired tickets and sessions are dropped next (`dropExpiredIfDue`).
+        var nextSweep: ContinuousClock.Instant?
 
-        mutating func dropExpired(now: ContinuousClock.Instant) {
+        /// Drops every expired ticket and session, at most once per `interval` (a walk of both tables),
+        /// whether tickets are issued or only looked up: memory stays bounded by what is still good.
+        mutating func dropExpiredIfDue(now: ContinuousClock.Instant, interval: Duration) {
+            if let nextSweep, now < nextSweep { return }
+            nextSweep = now + interval
             tickets = tickets.filter { $0.value.expires > now }
             sessions = sessions.filter { $0.value.expires > now }
         }
@@ -53,6 +59,8 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
     public let isCookieSecure: Bool
     private let state = Mutex(State())
     private let now: @Sendable () -> ContinuousClock.Instant
+    /// How often expired tickets and sessions are looked for: the shorter lifetime, at most a minute.
+    private var sweepInterval: Duration { min(ticketLifetime, sessionLifetime, .seconds(60)) }
 
     /// Tickets good for `ticketLifetime` (60 s), redeemed for a cookie good for `sessionLifetime` (12 h),
     /// marked `Secure` when `isCookieSecure`.
@@ -79,14 +87,19 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
     /// A new ticket for `identity` to open the routes served at `path` (the group's path on the server,
     /// "/progress/jobs/7/", with or without its slashes), good for one redemption within `ticketLifetime`.
     public func issue(for identity: Identity, path: String) -> String {
-        let ticket = RequestChecks.makeSecret()
+        let ticket = Secret.make()
         let time = now()
         state.withLock { state in
-            state.dropExpired(now: time)
+            state.dropExpiredIfDue(now: time, interval: sweepInterval)
             state.tickets[ticket] = Grant(
                 identity: identity, path: Self.prefix(path), expires: time + ticketLifetime)
         }
         return ticket
+    }
+
+    /// How many tickets and sessions are stored (good or not yet dropped), for tests.
+    var storedCounts: (tickets: Int, sessions: Int) {
+        state.withLock { ($0.tickets.count, $0.sessions.count) }
     }
 
     /// The middleware that redeems tickets and reads the cookies they set: for a request that carries a
@@ -109,20 +122,27 @@ public final class ProgressStreamTickets<Identity: Sendable>: Sendable {
         let cookies = Self.cookieValues(request.headers[values: .cookie])
         let ticket = request.uri.queryParameters.get("ticket").map { String($0) }
         return state.withLock { state -> (Identity, String?)? in
+            state.dropExpiredIfDue(now: time, interval: sweepInterval)
             for value in cookies {
-                if let grant = state.sessions[value], grant.expires > time, Self.path(path, isUnder: grant.path) {
-                    return (grant.identity, nil)
+                guard let grant = state.sessions[value] else { continue }
+                guard grant.expires > time else {
+                    state.sessions[value] = nil
+                    continue
                 }
+                if Self.path(path, isUnder: grant.path) { return (grant.identity, nil) }
             }
-            guard let ticket, let grant = state.tickets[ticket], grant.expires > time,
-                Self.path(path, isUnder: grant.path)
-            else { return nil }
+            guard let ticket, let grant = state.tickets[ticket] else { return nil }
+            guard grant.expires > time else {
+                state.tickets[ticket] = nil
+                return nil
+            }
+            guard Self.path(path, isUnder: grant.path) else { return nil }
             // The page's path without its slash answers only the redirect to the page, which keeps the
             // query: the ticket is redeemed there. A cookie set here would be scoped by the browser to the
             // parent folder ("/progress/jobs"), shared by every job's page, and replaced by the next one.
             guard path.hasPrefix(grant.path) else { return (grant.identity, nil) }
             state.tickets[ticket] = nil
-            let session = RequestChecks.makeSecret()
+            let session = Secret.make()
             state.sessions[session] = Grant(identity: grant.identity, path: grant.path, expires: time + sessionLifetime)
             return (grant.identity, session)
         }

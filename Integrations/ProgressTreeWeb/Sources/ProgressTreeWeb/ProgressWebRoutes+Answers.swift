@@ -7,7 +7,13 @@ import Synchronization
 extension ProgressWebRoutes {
     // The answers of the routes (`addProgressRoutes`), one function each.
 
-    static let noStore: HTTPFields = [.cacheControl: "no-store"]
+    /// The fields of every answer: nothing kept by a cache (a token, a tree's state), and each body read
+    /// as the type it is said to be (`nosniff`: an error's text or a stream is never run as a script).
+    static let noStore: HTTPFields = {
+        var headers: HTTPFields = [.cacheControl: "no-store"]
+        if let name = HTTPField.Name("X-Content-Type-Options") { headers[name] = "nosniff" }
+        return headers
+    }()
 
     /// What the page may load and reach: its own files, its own routes, nothing from another host; no
     /// `Referer` sent (a stream ticket in the page's address stays there).
@@ -17,7 +23,6 @@ extension ProgressWebRoutes {
             "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
             + "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
         if let name = HTTPField.Name("Referrer-Policy") { headers[name] = "no-referrer" }
-        if let name = HTTPField.Name("X-Content-Type-Options") { headers[name] = "nosniff" }
         return headers
     }()
 

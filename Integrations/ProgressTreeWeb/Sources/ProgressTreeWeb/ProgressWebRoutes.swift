@@ -16,11 +16,12 @@ import Synchronization
 /// | `GET` or `POST token` | the token (`text/plain`), to a trusted page or program; `404` when read-only |
 /// | `POST commands` | one command line with `ProgressTree-Token`: `204`, `400`, `403` or `413` |
 ///
-/// Every answer has `Cache-Control: no-store`. Reading is open to whoever the application lets reach the
-/// routes (its own middleware in front: its login, its sessions); a command takes the token, which only a
-/// page of the server's own origin, or of an allowed origin (`Options.allowedOrigins`, behind a proxy),
-/// can read, and is refused (`403`) from any other origin, to an untrusted `Host` (DNS rebinding), and on a
-/// read-only tree, which has no token.
+/// Every answer has `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`; the page also has a
+/// `Content-Security-Policy` (nothing from another host) and `Referrer-Policy: no-referrer`. Reading is open
+/// to whoever the application lets reach the routes (its own middleware in front: its login, its sessions);
+/// a command takes the token, which only a page of the server's own origin, or of an allowed origin
+/// (`Options.allowedOrigins`, behind a proxy), can read, and is refused (`403`) from any other origin, to an
+/// untrusted `Host` (DNS rebinding), and on a read-only tree, which has no token.
 ///
 /// Each value is one run: its walks start when it is made and stop at `finish()`; a tree served anew (a
 /// new value, a restarted process) is a new run with a new `runID`, and a page that reconnects to it
@@ -43,7 +44,8 @@ public struct ProgressWebRoutes: Sendable {
         /// (`"https://progress.example.com"`, `"http://10.0.0.5:8080"`: scheme, host and port, a default
         /// port may be left out), compared without case. The server's own origin needs no entry: `http://`
         /// or `https://` and the request's `Host`, when that `Host` is trusted. There is no wildcard: an
-        /// entry that is not an origin stops the program with a message naming it.
+        /// entry that is not an origin stops the program with a message naming it: check an entry that comes
+        /// from outside the program with `normalizedOrigin(_:)` first.
         public var allowedOrigins: [String] = []
         /// How the tree is walked and served to each reader (`ProgressEventStream.Options`). Its walks are
         /// 100 ms apart by default, not the publisher's 50: a page shows ten changes a second, and each
@@ -59,6 +61,27 @@ public struct ProgressWebRoutes: Sendable {
         /// The default options: commands with the token, from the server's own origin, to IP addresses and
         /// `localhost`; walks 100 ms apart.
         public init() {}
+
+        /// `origin` as `allowedOrigins` keeps it, and as a request's `Origin` is compared with it:
+        /// `scheme://host[:port]` lowercased, without the scheme's default port (80, 443) and without a
+        /// trailing `/` (`"https://Progress.Example.com:443/"` is `"https://progress.example.com"`); `nil`
+        /// when it is not such an origin: another scheme than `http` or `https`, a wildcard, a path, a query,
+        /// a user, a space, a name that is not ASCII (write it in punycode, as the browser sends it), a
+        /// bracketed host that is not an IPv6 address, or a port that is not 1 to 5 ASCII digits up to 65535.
+        ///
+        /// Every entry of `allowedOrigins` must be an origin (a programming error stops the program
+        /// otherwise): check one that comes from outside the program (a command-line argument, a
+        /// configuration file) here first, and answer a `nil` with a message of your own.
+        ///
+        /// ```swift
+        /// guard ProgressWebRoutes.Options.normalizedOrigin(argument) != nil else {
+        ///     throw UsageError("--allowed-origin \(argument): write scheme://host[:port]")  // yours
+        /// }
+        /// options.allowedOrigins.append(argument)
+        /// ```
+        public static func normalizedOrigin(_ origin: String) -> String? {
+            RequestChecks.normalizedOrigin(origin)
+        }
     }
 
     /// The request header that carries the token.
@@ -83,7 +106,7 @@ public struct ProgressWebRoutes: Sendable {
     /// - Precondition: every entry of `options.allowedOrigins` is an origin (see there).
     public init(_ root: ProgressNode, options: Options = Options()) {
         self.events = ProgressEventStream(root, options: options.eventStream)
-        self.token = options.isReadOnly ? nil : RequestChecks.makeSecret()
+        self.token = options.isReadOnly ? nil : Secret.make()
         self.checks = RequestChecks(allowedHostNames: options.allowedHostNames, allowedOrigins: options.allowedOrigins)
         self.ending = EndingBox()
         events.start()

@@ -10,7 +10,13 @@ import Synchronization
 /// - Each job is a child of it (one unit), made when the job is queued, with no units of its own yet
 ///   (0 of 0), which the page shows as queued; the job sets its total when it starts.
 /// - Each job's tree is also served on its own (`ProgressWebRoutes`), at `/progress/jobs/ID/`: one run per
-///   job.
+///   job. When the job ends (finished, failed, or cancelled, running or queued), its routes are finished:
+///   their walks and keep-alives stop, a page open gets the final state then `ended`, and so does a page
+///   opened later, as long as the job is kept.
+/// - The last `keptJobs` jobs that ended are kept (the API lists them, their pages answer); an older one is
+///   forgotten, its page then answering 404. So the queue holds at most the jobs queued, the jobs running
+///   and `keptJobs` others, however many jobs the application runs (the root's own count grows by a unit
+///   per job: a number, not a node).
 ///
 /// Jobs run `concurrency` at a time, in the order they were queued.
 ///
@@ -28,6 +34,10 @@ final class JobQueue: Sendable {
         var queued: [Int] = []
         var running = 0
         var nextID = 1
+        /// The ids of the kept jobs that ended, in the order they ended: at most `keptJobs`.
+        var ended: [Int] = []
+        /// How many jobs that ended were forgotten.
+        var forgotten = 0
     }
 
     /// Every job's node is a child of this one.
@@ -36,9 +46,10 @@ final class JobQueue: Sendable {
     let allRoutes: ProgressWebRoutes
     private let options: ProgressWebRoutes.Options
     private let concurrency: Int
+    private let keptJobs: Int
     private let state = Mutex(State())
 
-    init(options: ProgressWebRoutes.Options, concurrency: Int) {
+    init(options: ProgressWebRoutes.Options, concurrency: Int, keptJobs: Int) {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1)  // the unit that stays open
         root.localizedDescription = "All jobs"
         root.isCancellable = false
@@ -46,6 +57,7 @@ final class JobQueue: Sendable {
         allRoutes = ProgressWebRoutes(root, options: options)
         self.options = options
         self.concurrency = max(1, concurrency)
+        self.keptJobs = max(0, keptJobs)
     }
 
     /// Queues `work`: its node appears at once (queued), and it starts when a place is free.
@@ -71,8 +83,8 @@ final class JobQueue: Sendable {
     /// The root's counts in words ("2 of 5 jobs ended, 1 running, 2 queued"): its units count the open
     /// queue too, and a failed job's unit is never done, so its "N of M" would say less.
     private func describe(_ state: State) {
-        let ended = state.jobs.values.filter { $0.node.isFinished || $0.node.isFailed || $0.node.isCancelled }.count
-        var words = ["\(ended) of \(state.jobs.count) jobs ended"]
+        let ended = state.forgotten + state.jobs.values.filter(\.hasEnded).count
+        var words = ["\(ended) of \(state.forgotten + state.jobs.count) jobs ended"]
         if state.running > 0 { words.append("\(state.running) running") }
         if !state.queued.isEmpty { words.append("\(state.queued.count) queued") }
         allJobs.localizedAdditionalDescription = words.joined(separator: ", ")
@@ -89,24 +101,50 @@ final class JobQueue: Sendable {
     }
 
     private func startQueued() {
-        let starting = state.withLock { state -> [Job] in
+        let (starting, cancelled) = state.withLock { state -> ([Job], [Job]) in
             var starting: [Job] = []
+            var cancelled: [Job] = []
             while state.running < concurrency, !state.queued.isEmpty {
                 let id = state.queued.removeFirst()
                 guard let job = state.jobs[id] else { continue }
-                if job.node.isCancelled { continue }  // cancelled while queued: never starts
+                if job.node.isCancelled {  // cancelled while queued: never starts
+                    ended(job, in: &state)
+                    cancelled.append(job)
+                    continue
+                }
                 state.running += 1
                 starting.append(job)
             }
             describe(state)
-            return starting
+            return (starting, cancelled)
         }
+        for job in cancelled { job.routes.finish() }
         for job in starting {
             Task {
                 await job.work.run(into: job.node)
-                state.withLock { $0.running -= 1 }
+                state.withLock { state in
+                    state.running -= 1
+                    ended(job, in: &state)
+                }
+                // Its last walk sends its final state, then each reader's stream ends with `ended`.
+                job.routes.finish()
                 startQueued()
             }
         }
     }
+
+    /// Notes that `job` ended (its caller finishes its routes, outside the lock): it is kept with the last
+    /// `keptJobs` jobs that ended, and the oldest beyond them is forgotten.
+    private func ended(_ job: Job, in state: inout State) {
+        state.ended.append(job.id)
+        while state.ended.count > keptJobs {
+            state.jobs[state.ended.removeFirst()] = nil
+            state.forgotten += 1
+        }
+    }
+}
+
+extension JobQueue.Job {
+    /// Whether the job's work is over: finished, failed or cancelled.
+    var hasEnded: Bool { node.isFinished || node.isFailed || node.isCancelled }
 }

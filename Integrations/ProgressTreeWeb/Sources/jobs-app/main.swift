@@ -2,7 +2,7 @@
 // (ProgressTreeWeb) at a path it chooses, behind its own authentication, beside its own routes.
 //
 //   swift run --package-path Integrations/ProgressTreeWeb jobs-app [--port N] [--auth cookie|bearer|none]
-//       [--jobs N] [--images N] [--speed X] [--fail-every N] [--concurrency N]
+//       [--jobs N] [--images N] [--speed X] [--fail-every N] [--concurrency N] [--kept-jobs N]
 //       [--allowed-origin ORIGIN]... [--allowed-host NAME]... [--secure-cookies]
 //
 // Its first line on standard output is its URL, http://127.0.0.1:PORT/. The application's routes and the
@@ -22,8 +22,11 @@
 // password lovelace. --auth bearer: `Authorization: Bearer ada-token` on /api; a browser opens a job's
 // page with a ticket asked for with that header (ProgressStreamTickets). --auth none: open to whoever
 // reaches it. --allowed-origin and --allowed-host are ProgressWebRoutes.Options' allowedOrigins and
-// allowedHostNames (behind a reverse proxy, Docs/WebDashboard.md). SIGTERM or Ctrl-C stops it gracefully
-// (swift-service-lifecycle): every reader's stream gets a last `ended` event, and it exits 0.
+// allowedHostNames (behind a reverse proxy, Docs/WebDashboard.md); a value that is not an origin is a usage
+// error (exit status 2). A job's routes are finished when it ends, and the application keeps the last
+// --kept-jobs jobs that ended (100), forgetting older ones (their pages answer 404): its memory stays
+// bounded however many jobs it runs. SIGTERM or Ctrl-C stops it gracefully (swift-service-lifecycle): every
+// reader's stream gets a last `ended` event, and it exits 0.
 
 import Hummingbird
 import HummingbirdAuth
@@ -41,7 +44,8 @@ import Darwin
 
 let usage = """
     usage: jobs-app [--port N] [--auth cookie|bearer|none] [--jobs N] [--images N] [--speed X] [--fail-every N]
-                    [--concurrency N] [--allowed-origin ORIGIN]... [--allowed-host NAME]... [--secure-cookies]
+                    [--concurrency N] [--kept-jobs N] [--allowed-origin ORIGIN]... [--allowed-host NAME]...
+                    [--secure-cookies]
 
       --port N              the port to listen on, on 127.0.0.1 (default 0: any free port)
       --auth MODE           cookie (default: log in as ada / lovelace), bearer (Authorization: Bearer ada-token),
@@ -51,7 +55,10 @@ let usage = """
       --speed X             how fast the simulated work goes (default 1.0)
       --fail-every N        make every Nth image of a job fail
       --concurrency N       how many jobs run at once (default 1)
-      --allowed-origin O    an origin whose pages may send commands (behind a reverse proxy), repeatable
+      --kept-jobs N         how many jobs that ended are kept, with their pages (default 100; older ones are
+                            forgotten)
+      --allowed-origin O    an origin whose pages may send commands (behind a reverse proxy), scheme://host[:port],
+                            repeatable
       --allowed-host NAME   a Host name to trust besides IP addresses and localhost, repeatable
       --secure-cookies      mark the stream tickets' cookies Secure (pages served over https)
 
@@ -79,6 +86,7 @@ struct Settings: Sendable {
     var initialJobs = 3
     var work = ResizeJob()
     var concurrency = 1
+    var keptJobs = 100
     var secureCookies = false
     var options = ProgressWebRoutes.Options()
 
@@ -105,10 +113,14 @@ struct Settings: Sendable {
                 work.speed = speed
             case "--fail-every": work.failEvery = number(of: argument, in: 1...10_000)
             case "--concurrency": concurrency = number(of: argument, in: 1...100)
+            case "--kept-jobs": keptJobs = number(of: argument, in: 0...100_000)
             case "--allowed-origin":
+                // Checked here: `allowedOrigins` takes origins only (anything else stops the program).
                 let origin = value(of: argument)
-                guard origin.hasPrefix("http://") || origin.hasPrefix("https://"), !origin.contains("*") else {
-                    fail("bad --allowed-origin \(origin): write scheme://host[:port]")
+                guard ProgressWebRoutes.Options.normalizedOrigin(origin) != nil else {
+                    fail(
+                        "bad --allowed-origin \(origin): write scheme://host[:port] as the browser shows the "
+                            + "page's address (http or https, no path, no wildcard)")
                 }
                 options.allowedOrigins.append(origin)
             case "--allowed-host": options.allowedHostNames.append(value(of: argument))
@@ -123,7 +135,7 @@ struct Settings: Sendable {
 }
 
 let settings = Settings(CommandLine.arguments.dropFirst())
-let queue = JobQueue(options: settings.options, concurrency: settings.concurrency)
+let queue = JobQueue(options: settings.options, concurrency: settings.concurrency, keptJobs: settings.keptJobs)
 for _ in 0..<settings.initialJobs { queue.add(settings.work) }
 
 /// The one user of this example. A real application has its own store of users.

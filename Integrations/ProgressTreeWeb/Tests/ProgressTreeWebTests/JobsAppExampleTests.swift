@@ -164,6 +164,50 @@ final class JobsAppExampleTests: XCTestCase {
         XCTAssertEqual(root.localizedAdditionalDescription, "3 of 3 jobs ended")
     }
 
+    func test_a_job_that_ends_has_its_routes_finished_and_only_the_last_kept_jobs_stay() throws {
+        let example = try ExampleProcess(
+            "jobs-app", ["--auth", "none", "--jobs", "3", "--images", "2", "--speed", "4", "--kept-jobs", "1"])
+        defer { example.end() }
+        let all = try stream(example, "/progress/all/events") { events in
+            Self.records(events).contains {
+                $0.parentID == nil && $0.localizedAdditionalDescription == "3 of 3 jobs ended"
+            }
+        }
+        XCTAssertNotNil(all.response)
+        // Job 3, the one kept: its stream is its final state, then `ended` ("closed"), and the answer ends
+        // (before, the routes walked and kept the connection alive for ever).
+        let job = try RawHTTPConnection(port: example.port)
+        job.send("GET", "/progress/jobs/3/events", host: "127.0.0.1:\(example.port)")
+        XCTAssertTrue(job.read(seconds: 10) { $0.isComplete }, "the stream of an ended job ends")
+        let events = ServerSentEvent.parse(try XCTUnwrap(job.response).body)
+        XCTAssertEqual(events.last?.summary(base: 0), "ended closed")
+        XCTAssertEqual(Self.records(events).last { $0.parentID == nil }?.state, .finished)
+        // Jobs 1 and 2 were forgotten as later ones ended: their pages answer 404, the API lists job 3 only.
+        for path in ["/progress/jobs/1/", "/progress/jobs/2/events"] {
+            XCTAssertEqual(try request(example, "GET", path).status, 404, path)
+        }
+        let jobs = try request(example, "GET", "/api/jobs").body.replacingOccurrences(of: "\\/", with: "/")
+        XCTAssertEqual(jobs.matches(of: /"id":(\d+)/).map { String($0.1) }, ["3"], jobs)
+        XCTAssertEqual(try request(example, "GET", "/progress/jobs/3/").status, 200)
+    }
+
+    func test_an_allowed_origin_that_is_not_an_origin_is_a_usage_error_with_exit_status_2() throws {
+        for origin in [
+            "https://progress.example/jobs", "https://[evil]", "https://progress.example:99999",
+            "progress.example", "https://*.example", " https://progress.example",
+        ] {
+            let run = try ExampleProcess.run("jobs-app", ["--allowed-origin", origin])
+            XCTAssertEqual(run.reason, .exit, origin)
+            XCTAssertEqual(run.status, 2, origin)
+            XCTAssertEqual(run.standardOutput, "", origin)
+            XCTAssertTrue(
+                run.standardError.hasPrefix(
+                    "jobs-app: bad --allowed-origin \(origin): write scheme://host[:port] as the browser shows the "
+                        + "page's address (http or https, no path, no wildcard)\nusage: jobs-app "),
+                run.standardError)
+        }
+    }
+
     func test_sigterm_with_readers_connected_stops_it_gracefully_within_2_seconds_and_tells_them() throws {
         let example = try ExampleProcess("jobs-app", ["--auth", "none", "--jobs", "2", "--images", "400"])
         defer { example.end() }

@@ -92,6 +92,7 @@ final class MountedRoutesTests: XCTestCase {
         XCTAssertEqual(try get(port, "/progress/jobs/7/events", headers: []).status, 401)
         XCTAssertEqual(try get(port, "/progress/jobs/9/").status, 404)
         XCTAssertEqual(try get(port, "/progress/jobs/9/events").status, 404)
+        XCTAssertEqual(try get(port, "/progress/jobs/9/").headers["x-content-type-options"], "nosniff")
 
         // Each job's stream is its own tree and its own run.
         let (_, sevenEvents) = try events(port, "/progress/jobs/7/events", count: 6)

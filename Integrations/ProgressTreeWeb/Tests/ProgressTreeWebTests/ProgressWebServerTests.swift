@@ -62,6 +62,7 @@ final class ProgressWebServerTests: XCTestCase {
         XCTAssertEqual(response.headers["content-type"], "text/event-stream")
         XCTAssertEqual(response.headers["cache-control"], "no-store")
         XCTAssertEqual(response.headers["x-accel-buffering"], "no")
+        XCTAssertEqual(response.headers["x-content-type-options"], "nosniff")
         let walk = try base(events)
         XCTAssertEqual(
             events.map { $0.summary(base: walk) },
@@ -229,7 +230,26 @@ final class ProgressWebServerTests: XCTestCase {
             XCTAssertEqual(answer.status, 200, path)
             XCTAssertEqual(answer.headers["content-type"], type, path)
             XCTAssertEqual(answer.headers["cache-control"], "no-store", path)
+            XCTAssertEqual(answer.headers["x-content-type-options"], "nosniff", path)
             XCTAssertEqual(answer.body, String(decoding: bytes, as: UTF8.self), path)
+        }
+        // The page alone runs a script: it says what it may load and sends no Referer.
+        let page = try RawHTTPConnection(port: try XCTUnwrap(server.port))
+        page.send("GET", "/")
+        let pageAnswer = try page.answer()
+        XCTAssertEqual(pageAnswer.headers["referrer-policy"], "no-referrer")
+        XCTAssertEqual(
+            pageAnswer.headers["content-security-policy"],
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                + "base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+        // Every other answer is nosniff too: the token, a refused command, a redirect.
+        for (method, path, status) in [("GET", "/token", 200), ("POST", "/commands", 403)] {
+            let connection = try RawHTTPConnection(port: try XCTUnwrap(server.port))
+            connection.send(method, path)
+            let answer = try connection.answer()
+            XCTAssertEqual(answer.status, status, path)
+            XCTAssertEqual(answer.headers["cache-control"], "no-store", path)
+            XCTAssertEqual(answer.headers["x-content-type-options"], "nosniff", path)
         }
         XCTAssertFalse(try XCTUnwrap(PackageResources.index_html).isEmpty)
         await server.stop()
@@ -237,10 +257,23 @@ final class ProgressWebServerTests: XCTestCase {
 
     func test_host_and_origin_checks() {
         let checks = RequestChecks(allowedHostNames: [], allowedOrigins: [])
-        for host in ["127.0.0.1", "127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:80", "[fe80::1]", "10.0.0.7"] {
+        for host in [
+            "127.0.0.1", "127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:80", "[fe80::1]", "10.0.0.7", "[::1]",
+            "[::]", "[2001:DB8::1]:8443", "[1:2:3:4:5:6:7:8]", "[::ffff:127.0.0.1]:80", "[1:2:3:4:5:6:1.2.3.4]",
+            "127.0.0.1:65535",
+        ] {
             XCTAssertTrue(checks.isTrustedHost(host), host)
         }
-        for host in [nil, "", "evil.example", "127.0.0.1.evil.example", "1.2.3", "256.1.1.1", "a@127.0.0.1", "[::1"] {
+        for host in [
+            nil, "", "evil.example", "127.0.0.1.evil.example", "1.2.3", "256.1.1.1", "a@127.0.0.1", "[::1",
+            // Brackets around what is not an IPv6 address.
+            "[evil]", "[evil]:80", "[127.0.0.1]", "[1:2:3:4:5:6:7:8:9]", "[1::2::3]", "[:::1]", "[::1%eth0]",
+            "[12345::1]", "[::1]x", "[::1]:", "[]",
+            // Ports of other than 1 to 5 ASCII digits up to 65535, and spaces.
+            "127.0.0.1:\u{0668}\u{0660}", "127.0.0.1:\u{FF18}\u{FF10}", "[::1]:\u{0668}\u{0660}", "127.0.0.1:",
+            "127.0.0.1:99999", "127.0.0.1:123456", "127.0.0.1:+80", " 127.0.0.1", "127.0.0.1 ", "local host",
+            "\u{0661}27.0.0.1",
+        ] {
             XCTAssertFalse(checks.isTrustedHost(host), host ?? "nil")
         }
         XCTAssertTrue(
@@ -270,9 +303,20 @@ final class ProgressWebServerTests: XCTestCase {
         XCTAssertFalse(proxied.allows(host: "evil.example", origin: "http://evil.example"))
         for origin in [
             "*", "https://*.example.com", "progress.example.com", "https://a.example/path", "ftp://a.example",
+            " https://a.example", "https:// a.example", "https://a.example ", "https://a.example\t",
+            "https://a.example:\u{FF18}\u{FF10}", "https://a.example:99999", "https://a.example:", "https://[evil]",
+            "https://[evil]:443", "https://user@a.example", "https://a.example?x=1", "https://a.example#x",
+            "https://b\u{FC}cher.example", "https://", "http://:80", "https://a.example//", "null",
         ] {
-            XCTAssertNil(RequestChecks.normalizedOrigin(origin), origin)
+            XCTAssertNil(ProgressWebRoutes.Options.normalizedOrigin(origin), origin)
         }
-        XCTAssertEqual(RequestChecks.normalizedOrigin("HTTP://[::1]:80"), "http://[::1]")
+        for (origin, normalized) in [
+            ("HTTP://[::1]:80", "http://[::1]"), ("https://Progress.Example.com:443/", "https://progress.example.com"),
+            ("http://127.0.0.1:080", "http://127.0.0.1"), ("https://[2001:DB8::1]:8443", "https://[2001:db8::1]:8443"),
+            ("http://a.example:443", "http://a.example:443"),
+            ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+        ] {
+            XCTAssertEqual(ProgressWebRoutes.Options.normalizedOrigin(origin), normalized, origin)
+        }
     }
 }

@@ -88,8 +88,12 @@ final class StreamTicketsTests: XCTestCase {
         clock.advance(.seconds(61))
         XCTAssertEqual(try get(port, "/progress/jobs/7/?ticket=\(late)").status, 401)
         XCTAssertEqual(try get(port, "/progress/jobs/7/token", cookie: cookie).status, 200)
+        XCTAssertEqual(tickets.storedCounts.sessions, 2)
         clock.advance(.seconds(3600))
         XCTAssertEqual(try get(port, "/progress/jobs/7/token", cookie: cookie).status, 401)
+        // Looking up is enough to drop what expired: no ticket was issued since.
+        XCTAssertEqual(tickets.storedCounts.tickets, 0)
+        XCTAssertEqual(tickets.storedCounts.sessions, 0)
         await application.stop()
     }
 

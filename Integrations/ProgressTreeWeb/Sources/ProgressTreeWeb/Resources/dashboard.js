@@ -16,6 +16,8 @@
     const ANNOUNCE_INTERVAL = 10000;
     // How many announcements the live region keeps (older ones were read already).
     const KEPT_ANNOUNCEMENTS = 50;
+    // How many lines of a snapshot may wait for their parent's line (see `apply`); more are dropped.
+    const WAITING_LINES = 10000;
     const FINAL = new Set(['cancelled', 'failed', 'finished']);
     const STATES = new Set(['running', 'paused', 'cancelled', 'failed', 'finished']);
     const MARKS = { running: '•', paused: '‖', cancelled: '✗', failed: '!', finished: '✓', queued: '◦' };
@@ -57,6 +59,8 @@
             endCounter: 0,           // orders the ends of nodes, for the finished children kept in sight
             failures: [],            // failed nodes, in the order their failure was seen
             namedSinceOpen: null,    // ids named since the connection opened, until `synced`
+            waiting: new Map(),      // parent id -> lines of a snapshot named before their parent, until `synced`
+            waitingCount: 0,
             finished: false,         // the root's final line was applied: the stream is over
             spoken: { started: false, time: 0, quarter: -1, state: null },
         };
@@ -130,6 +134,10 @@
                 if (run.root !== null) return;            // a second root
             } else {
                 parent = run.nodes.get(record.parent);
+                if (!parent && run.namedSinceOpen !== null) {
+                    wait(record);                         // a snapshot's kept failure, before its parent
+                    return;
+                }
                 if (!parent || parent.ended) return;      // unknown parent, or named below a node that ended
             }
             node = {
@@ -142,6 +150,7 @@
         node.line = record;
         node.version += 1;
         sample(node, record);
+        adoptWaiting(node);
         if (FINAL.has(record.state)) end(node, record.state);
         if (node === run.root) {
             if (node.ended) {
@@ -151,6 +160,30 @@
             }
         }
         scheduleFrame();
+    }
+
+    // A snapshot names the kept failures (a failed node and what its failure cancelled) before the root
+    // when the work ended (Docs/WireFormat.md, "The end"): such a line waits for its parent's line, and is
+    // applied right after it, before that parent's own end ends its subtree. Lines still waiting at `synced`
+    // name no node of the tree, and are dropped.
+    function wait(record) {
+        if (run.waitingCount >= WAITING_LINES) return;
+        const lines = run.waiting.get(record.parent);
+        if (lines) lines.push(record); else run.waiting.set(record.parent, [record]);
+        run.waitingCount += 1;
+    }
+
+    function clearWaiting() {
+        run.waiting.clear();
+        run.waitingCount = 0;
+    }
+
+    function adoptWaiting(node) {
+        const lines = run.waiting.get(node.id);
+        if (!lines) return;
+        run.waiting.delete(node.id);
+        run.waitingCount -= lines.length;
+        for (const line of lines) apply(line);
     }
 
     // Estimates for lines that carry none (a publisher writes the throughput and time remaining its program
@@ -218,6 +251,7 @@
         if (run.namedSinceOpen === null) return;
         const named = run.namedSinceOpen;
         run.namedSinceOpen = null;
+        clearWaiting();
         for (const node of run.nodes.values()) {
             if (node.ended || node === run.root || named.has(node.id)) continue;
             node.line = finishedLine(node.line, 'finished');
@@ -236,9 +270,13 @@
         const previous = run.id;
         if (previous !== null || run.root !== null) {
             const wasOpen = run.namedSinceOpen !== null;
+            const focusInTree = elements.tree.contains(document.activeElement);
             run = newRun(id);
             if (wasOpen) run.namedSinceOpen = new Set();
             clearPage();
+            // The focused control went with its row: the focus waits on the tree, not the page's body, and
+            // goes to the new run's first control as soon as it is drawn.
+            if (focusInTree) focusFirstControlWhenDrawn();
             announce('A new run started on the server.');
             loadToken();  // a new server process has a new token
         } else {
@@ -273,6 +311,7 @@
         current.onopen = function () {
             if (current !== source) return;
             run.namedSinceOpen = new Set();
+            clearWaiting();
             setConnection('syncing…');
         };
         current.onmessage = function (event) {
@@ -300,6 +339,7 @@
             current.close();
             if (run.finished || current !== source || reconnectTimer !== null) return;
             run.namedSinceOpen = null;
+            clearWaiting();
             setConnection('reconnecting…');
             if (!lostSaid) {
                 lostSaid = true;
@@ -311,13 +351,20 @@
     }
 
     // The server ended the stream (it stops, or no longer serves this tree): the page keeps the last state
-    // it was sent, says so, and offers to connect again.
+    // it was sent, says so, and offers to connect again. The rows' controls go (nothing can be sent any
+    // more): the focus, if it was in the tree or nowhere, goes to Reconnect, the one control left, rather
+    // than to the page's body.
     function serverEnded(why) {
         if (source) source.close();
         source = null;
         if (run.finished) return;
         setConnection('ended: ' + why);
         elements.reconnect.hidden = false;
+        const active = document.activeElement;
+        if (!active || active === document.body || elements.tree.contains(active)) {
+            focusWanted = false;
+            elements.reconnect.focus();
+        }
         announce('The stream ended: ' + why + '. The page shows the last state it was sent.');
         scheduleFrame();
     }
@@ -326,6 +373,8 @@
         if (reconnectTimer !== null) window.clearTimeout(reconnectTimer);
         retryDelay = 1000;
         setConnection('connecting…');
+        // The button hides as the page connects: the focus goes to the tree's first control once drawn.
+        focusFirstControlWhenDrawn();
         connect();
     });
 
@@ -344,10 +393,11 @@
         announce(outcomeSentence());
     }
 
+    // One word: the summary below it says the rest, and the root's row its reason (Docs/WebDashboard.md).
     function connectionEndText() {
         if (!run.root) return 'finished';
         const line = run.root.line;
-        if (line.state === 'failed') return 'failed: ' + reasonText(run.root);
+        if (line.state === 'failed') return 'failed';
         if (line.state === 'cancelled') return 'cancelled';
         return 'finished';
     }
@@ -463,9 +513,11 @@
         }
     }
 
+    // " · 2 failed" after the name of a node with failures below it; nothing on a node that failed itself,
+    // whose row gives its reason instead (as the terminal's line does).
     function failedNote(line) {
         const count = line.failedBelow;
-        return isInteger(count) && count > 0 ? ' · ' + count + ' failed' : '';
+        return line.state !== 'failed' && isInteger(count) && count > 0 ? ' · ' + count + ' failed' : '';
     }
 
     // How many nodes were cancelled on purpose, as a person would count them: the nodes seen cancelled
@@ -818,6 +870,27 @@
         elements.tree.focus();
     }
 
+    // The focus waits on the tree until a control is drawn there, then goes to the first one (where Tab
+    // from the top of the page arrives): after a new run replaced the rows, or a press on Reconnect.
+    let focusWanted = false;
+    function focusFirstControlWhenDrawn() {
+        focusWanted = true;
+        elements.tree.focus();
+    }
+
+    function giveWantedFocus() {
+        if (!focusWanted) return;
+        if (document.activeElement !== elements.tree) {
+            focusWanted = false;  // the user went elsewhere meanwhile
+            return;
+        }
+        const control = elements.tree.querySelector('button[data-command]');
+        if (control) {
+            focusWanted = false;
+            control.focus();
+        }
+    }
+
     function draw() {
         const focused = focusedControl();
         const seen = new Set();
@@ -829,6 +902,7 @@
             }
         }
         restoreFocus(focused);
+        giveWantedFocus();
         const root = run.root;
         if (root) {
             const label = labelOf(root);
@@ -1068,6 +1142,14 @@
     }
 
     // --- Start ---------------------------------------------------------------------------------------------
+
+    // A stream ticket (`?ticket=…`, ProgressStreamTickets) was redeemed for a cookie as the page loaded: it
+    // leaves the address bar, so that it is not bookmarked, shared or kept in the history.
+    const address = new URL(window.location.href);
+    if (address.searchParams.has('ticket')) {
+        address.searchParams.delete('ticket');
+        window.history.replaceState(window.history.state, '', address.pathname + address.search + address.hash);
+    }
 
     if (typeof window.EventSource !== 'function') {
         setConnection('this browser cannot read the event stream');
