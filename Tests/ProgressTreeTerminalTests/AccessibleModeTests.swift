@@ -6,11 +6,17 @@ import XCTest
 /// Accessible mode (issue 49, Docs/Terminal.md "Accessible mode"): sentences for a screen reader, at
 /// milestones only, with exact output and a manual clock.
 final class AccessibleModeTests: XCTestCase {
+    /// A test renderer in accessible mode. The root's estimates get a clock of their own that never moves
+    /// (unless the test gave it one): the renderer's manual clock does not reach the model's throughput
+    /// estimator, which on the system clock makes a first estimate once half a second has passed, so a run
+    /// slower than that (ThreadSanitizer's: 0.6 s) would say "about 1 second left" in sentences that
+    /// expect no time left. A test that wants a time left sets `estimatedTimeRemaining`.
     private func renderer(
         _ root: ProgressNode, output: VirtualTerminal, clock: ManualProgressClock,
         configure: (inout TerminalRenderer.Options) -> Void = { _ in }
     ) -> TerminalRenderer {
-        makeTestRenderer(root, mode: .accessible, output: output, clock: clock, configure: configure)
+        if root.estimationClock == nil { root.estimationClock = ManualProgressClock() }
+        return makeTestRenderer(root, mode: .accessible, output: output, clock: clock, configure: configure)
     }
 
     // MARK: Choosing it
