@@ -139,16 +139,14 @@ extension ProgressNode {
             // Read before the parent's lock (it takes this node's): the lines a writer of the wire format
             // needs once this node is gone from the parent's children, its own and those it cancelled.
             let departure = self.departure()
-            // What its subtree leaves in the parent's custom properties (Properties/PropertyStore.swift).
-            let leftProperties = propertiesLeftBehindByFailure()
-            // The share at failure replaces the child's progress in the parent's sums, in one step for
-            // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
+            // The share at failure replaces the child's progress in the parent's sums, and its summaries leave
+            // by the rule for `.failed`, in one step for readers, and nothing is credited (see
+            // `retire(_:crediting:failedShare:)`). The parent carries a summary from here on, should it finish.
+            if mayHaveSummary { parent.noteSummarized() }
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
             let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
-                state.fileSums?.leave(self)  // its files leave the summary (Summaries/FileSums.swift)
-                state.foldPropertiesLeftBehind(leftProperties, into: parent)  // with the removal, as a finished child's
                 state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.failedRemainder += failed.remainder
                 state.control.outcomes.record(
@@ -156,7 +154,6 @@ extension ProgressNode {
                 let emptied = parent.isHeld && state.children.isEmpty
                 return (state.link.kind == .attached ? parent.parentUnderOwnLock(state) : nil, emptied)
             }
-            parent.compactPropertiesLeftBehind(leftProperties)  // the merge, outside every lock
             effects.changedNodes.append(parent)
             Self.recordOutcomes(
                 from: next, failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
@@ -192,19 +189,16 @@ extension ProgressNode {
         }
         guard let left else { return }
         let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
-        let leftProperties = child.propertiesLeftBehindByFailure()
+        if child.mayHaveSummary { noteSummarized() }
         _ = retire(child, crediting: 0, failedShare: left.share)
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
-            state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
-            state.foldPropertiesLeftBehind(leftProperties, into: self)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.failedRemainder += left.remainder
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock(state) : nil, isHeld && state.children.isEmpty)
         }
-        compactPropertiesLeftBehind(leftProperties)  // the merge, outside every lock
         Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
         if emptied { releaseFromHolderIfEmpty() }

@@ -172,21 +172,35 @@ final class ChildSums: @unchecked Sendable {
 
     private static let alwaysSummedCount = 16
 
-    /// While this node keeps a file summary (Summaries/FileSums.swift): the children recorded since its
-    /// last read. `nil` otherwise, so that a record costs the others one load.
-    @exclusivity(unchecked) var fileChanges: FileChangeLog?
+    /// What the node keeps of its children's summaries (Summaries/SummaryTable.swift): `nil` until its
+    /// summary is first read with children or a child first leaves it something, so that a record costs the
+    /// others one load.
+    @exclusivity(unchecked) private(set) var summaries: SummaryTable?
 
-    /// From the first custom property a member of this node's kept file summary contributed on: the
-    /// members' slots and the property totals (Summaries/PropertySums.swift), which the log holds (`nil`
-    /// before).
-    var propertySums: PropertySums? {
-        @inline(__always) get { fileChanges?.propertySums }
+    /// `summaries`, made empty (not started).
+    func makeSummaries() -> SummaryTable {
+        if let summaries { return summaries }
+        let made = SummaryTable()
+        summaries = made
+        return made
     }
 
-    /// Records `child`'s new contribution (`pendingInParent × fraction`), and, while this node keeps a file
-    /// summary, notes that `child` changed (whatever its fraction: its bytes or metadata may have).
+    /// `child`'s entry, claimed for it (with a contribution of 0) if it has none: a member of the node's
+    /// summaries has one, so that its finish goes through `retire` (`claimShare`). `nil` when the child has
+    /// no entry and finished or failed (`retired`): it left, or leaves, through `leaveSummaries`, and an
+    /// entry given now would outlive it.
+    func memberEntry(for child: ProgressNode) -> Int? {
+        let index = Int(child.contributorIndex.load(ordering: .relaxed))
+        if index >= 0 { return index }
+        guard child.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.retired == 0, child.claimShare()
+        else { return nil }
+        let entry = addContribution(0)
+        child.contributorIndex.store(Int32(truncatingIfNeeded: entry), ordering: .relaxed)
+        return entry
+    }
+
+    /// Records `child`'s new contribution (`pendingInParent × fraction`).
     func record(_ child: Unmanaged<ProgressNode>, fraction: Double) {
-        if let fileChanges { fileChanges.note(child) }
         child._withUnsafeGuaranteedRef { child in
             let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
             let index = Int(child.contributorIndex.load(ordering: .relaxed))
@@ -223,6 +237,8 @@ final class ChildSums: @unchecked Sendable {
         let contribution = contributions![index]
         removeContribution(at: index)
         if contributorCount == 0 {
+            // No member left: no contribution to keep in the summaries either.
+            summaries?.forEachColumn(.removeLeaves)
             // Exactly 0: no rounding residue survives the last child.
             sum = 0
             largestContribution = 0
@@ -315,15 +331,23 @@ extension ProgressNode {
         return part._withUnsafeGuaranteedRef { $0.queueHead.exchange(0, ordering: .sequentiallyConsistent) }
     }
 
-    /// Records `child`'s new fraction in this node's sums (created on first use), without retaining them.
-    /// Under the domain lock.
+    /// Records `child`'s new fraction in this node's sums (created on first use), without retaining them,
+    /// and, once this node's summaries have started, its summaries (Summaries/). Under the domain lock.
     @inline(__always)
-    func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double) {
-        if let sums = domainAndPart.unretainedPart() {
-            sums._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
-        } else {
-            childSumsForRefresh.record(child, fraction: fraction)
+    func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double, _ scratch: inout RefreshScratch) {
+        let part = childPart
+        part._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
+        if part._withUnsafeGuaranteedRef({ $0.summaries?.isStarted ?? false }) {
+            recordSummary(of: child.takeUnretainedValue(), in: part.takeUnretainedValue(), &scratch)
         }
+    }
+
+    /// A recorded child's contribution to this node's started summaries, when it may have one.
+    @inline(never)  // off the refresh's common path: nodes without summaries
+    private func recordSummary(of child: ProgressNode, in part: ChildSums, _ scratch: inout RefreshScratch) {
+        guard child.mayHaveSummary, let entry = part.memberEntry(for: child) else { return }
+        child.startSummaries(&scratch)
+        setContribution(of: child, at: entry, &scratch)
     }
 
     /// The children's sum as of the last refresh (0 before any), for readers outside the domain lock that

@@ -32,25 +32,15 @@ enum NodeFlags {
     /// Held, and its files folded into its parent's summary (under the parent's lock, in that critical
     /// section): readers of the parent's table about progress and shape skip it from then on.
     static let listedAsFinished: UInt32 = 1 << 9
-    /// This node's metadata has described files at some time: its kind was `.file`, or a file count key was
-    /// stored. Set under this node's lock with the metadata, never cleared. A node with neither this bit nor
-    /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
-    /// taking its lock (Summaries/FileSums.swift).
-    static let describesFiles: UInt32 = 1 << 10
-    /// This node has had a custom property entry at some time: a value
-    /// (Properties/ProgressNode+Properties.swift) or what a child left behind (Properties/PropertyStore.swift).
-    /// Set under its lock with the entry, never cleared: whoever sees it clear sees no entry. Like
-    /// `describesFiles`, it tells a parent's kept summary that this node's summary may not be empty; a value
-    /// set's walk passes a node without it (and without `observed` and `propertyLeavesPending`) without
-    /// taking its lock (Properties/ProgressNode+PropertyPath.swift).
-    static let hasProperties: UInt32 = 1 << 11
-    /// Members of this node's kept summary left it since the last drain of their property slots
-    /// (Summaries/PropertySums.swift): set and cleared under this node's lock with that list.
-    static let propertyLeavesPending: UInt32 = 1 << 12
-    /// Members joined this node's kept summary that no read computed yet (Summaries/FileSums.swift): set and
-    /// cleared under this node's lock with that list, so that a read of a current property summary can tell
-    /// without the lock (Properties/ProgressNode+PropertyPath.swift).
-    static let membersJoined: UInt32 = 1 << 13
+    /// This node's summary may differ from the default (Summaries/): it set a property value, its metadata
+    /// described files (its kind was `.file`, or a file count key was stored), or a child left it something
+    /// (or was about to: a child that carries a summary sets it on its parent before it credits it). Set
+    /// under this node's lock with the value or metadata, or by the child; never cleared. A node with neither
+    /// this bit nor `hasHadChildren` has the default summary, so the engine counts it without taking its
+    /// lock; a node with it always leaves its parent through `retire`, which takes its summaries out.
+    static let summarized: UInt32 = 1 << 10
+    /// This node left its parent's summaries (`leaveSummaries`), under the domain lock: it leaves once.
+    static let folded: UInt32 = 1 << 11
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing

@@ -96,47 +96,15 @@ struct NodeState: ~Copyable {
         set { extrasForWriting()._withUnsafeGuaranteedRef { $0.observable = newValue } }
     }
 
-    /// This node's entry of the property `key` names (Properties/PropertyStore.swift), `nil` when it has
-    /// none: `propertyEntries?[key]` without a copy of the metadata, for a value set's walk up, which asks
-    /// at every level.
-    func propertyEntry(for key: ObjectIdentifier) -> PropertyEntry? {
-        withExtras { extras -> PropertyEntry? in
-            guard let properties = extras.metadata.extras?.properties, !properties.isEmpty else { return nil }
-            return properties[key]
-        } ?? nil
+    /// This node's own values of its properties (Properties/PropertyValues.swift), `nil` when it set none.
+    var propertyValues: PropertyValues? {
+        withExtras { $0.propertyValues.isEmpty ? nil : $0.propertyValues } ?? nil
     }
 
-    /// Whether this node has any property entry: the walk's test before `propertyEntry(for:)`, so that a
-    /// node without any (most of a path) builds no optional entry (its copies go through value witnesses).
-    @inline(__always)
-    var hasPropertyEntries: Bool {
-        withExtras { extras in extras.metadata.extras.map { !$0.properties.isEmpty } ?? false } ?? false
-    }
-
-    /// The file summary this node keeps once it is read with children (Summaries/FileSums.swift); `nil`
-    /// before. Its members join and leave under this lock.
-    var fileSums: FileSums? {
-        get { withExtras { $0.fileSums } ?? nil }
-        set {
-            if newValue == nil && !hasExtras { return }
-            extrasForWriting()._withUnsafeGuaranteedRef { $0.fileSums = newValue }
-        }
-    }
-
-    /// `fileSums` without a reference count, for the walks that read it at every level of a path: valid
-    /// while this lock is held (the node's `NodeExtras` holds it, and only a write under the lock replaces
-    /// it).
-    @inline(__always)
-    var unretainedFileSums: Unmanaged<FileSums>? {
-        withExtras { extras in extras.fileSums.map { .passUnretained($0) } } ?? nil
-    }
-
-    /// One level of a value set's walk up: the slot of the member at `address` in this node's kept summary
-    /// and the summary's total of the property `key` names (`FileSums.pathLevel(ofMember:key:)`); `nil`
-    /// when the node keeps no summary or `address` names no member. Under this lock, which keeps both.
-    @inline(__always)
-    func propertyPathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
-        withExtras { extras in extras.fileSums?.pathLevel(ofMember: address, key: key) } ?? nil
+    /// Stores `value` as this node's value of `property`; returns the value it replaces (see
+    /// `PropertyValues.store`).
+    mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
+        extrasForWriting()._withUnsafeGuaranteedRef { $0.propertyValues.store(value, of: property) }
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),

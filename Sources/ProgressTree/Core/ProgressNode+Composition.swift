@@ -50,7 +50,6 @@ extension ProgressNode {
         state.withLock { state in
             settleFreshChildren(&state)  // the table keeps the order of addition
             state.children.insert(child)
-            state.fileSums?.join(child)
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
                 flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
             }

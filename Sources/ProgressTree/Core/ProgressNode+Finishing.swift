@@ -12,14 +12,14 @@ extension ProgressNode {
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
     /// upward while credits finish further ancestors.
     ///
-    /// Per level: the child's lock (detach, the parent retained, and what it hands the parent's file
-    /// summary and properties), then the credit, then leaving the parent (a pop off its fresh children, or
-    /// its lock: remove from the table, fold the files and the properties). The child's share leaves the parent's sum together with the credit,
-    /// as one step for readers: a child the parent never held a share of is credited with one atomic add;
+    /// Per level: the child's lock (detach, the parent retained), then the credit, then leaving the parent
+    /// (a pop off its fresh children, or its lock: remove from the table). The child's share and its
+    /// summaries leave the parent's sums together with the credit, as one step for readers: a child the
+    /// parent never held a share of, and that carries no summary, is credited with one atomic add;
     /// otherwise directly, under the domain lock, when no refresh runs, or the child is *retired* into the
     /// parent's dirty queue between two increments of the parent's `creditSequence`, and the refresh that
-    /// drains it removes the share (a refresh that saw the sequence move reads again). Updates never wait
-    /// for a refresh.
+    /// drains it takes its share and summaries out (a refresh that saw the sequence move reads again).
+    /// Updates never wait for a refresh.
     @inline(never)
     func finishAndCreditAncestors() {
         // One level per step; `self` is held by the caller, each ancestor by the step that returned it.
@@ -34,8 +34,7 @@ extension ProgressNode {
     /// the step runs user code (a `resumingHandler`, an observer's release) and may release other nodes,
     /// and any of that may drop what was the parent's last other reference.
     private func finishIntoParent() -> ProgressNode? {
-        var files = FinishedFileFold.nothing
-        guard let detached = detachFromParent(files: &files) else {
+        guard let detached = detachFromParent() else {
             leavePauseIfFinishedWhilePaused()
             markChanged()
             return nil
@@ -47,14 +46,7 @@ extension ProgressNode {
             signals?.signal()
         }
         guard let retainedParent = detached.parent else { return nil }
-        let finishedFiles = fileSummaryForFinishedParentFold(files)
-        // What it leaves in the parent's custom properties goes in with the rest, off the common path.
-        let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
-            if let outcome = detached.leavesProperties {
-                return creditAndLeave(parent, detached, files: finishedFiles, leavingPropertiesBy: outcome)
-            }
-            return creditAndLeave(parent, detached, files: finishedFiles, properties: nil)
-        }
+        let goesOn = retainedParent._withUnsafeGuaranteedRef { creditAndLeave($0, detached) }
         guard goesOn else {
             retainedParent.release()  // last: this may run the parent's `deinit`
             return nil
@@ -63,35 +55,24 @@ extension ProgressNode {
     }
 
     /// Leaves `parent`, into which this node just finished: a held node is listed as finished, any other
-    /// leaves its table (or its stack of fresh children), in the critical section that folds its files and
-    /// properties into the parent. Returns whether that emptied a held parent.
+    /// leaves its table (or its stack of fresh children). Returns whether that emptied a held parent. (Its
+    /// summaries left in `retire`, before.)
     @inline(__always)
-    private func leave(
-        _ parent: ProgressNode, held: Bool, files finishedFiles: FileSummary?,
-        properties leftProperties: PropertyEntries?
-    ) -> Bool {
+    private func leave(_ parent: ProgressNode, held: Bool) -> Bool {
         if held {
             // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
-            // on, readers of progress and files see it finished.
-            parent.state.withLock { state in
-                state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
-                if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                state.foldPropertiesLeftBehind(leftProperties, into: parent)
-                flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
-            }
+            // on, readers of progress and shape see it finished.
+            parent.state.withLock { _ in _ = flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing) }
             return false
         }
-        if finishedFiles == nil, leftProperties == nil, parent.popFreshChild(self) {
+        if parent.popFreshChild(self) {
             // The stack's reference; the caller still holds this node.
             Unmanaged.passUnretained(self).release()
             return parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
         }
         return parent.state.withLock { state in
             parent.settleFreshChildren(&state)
-            if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-            state.foldPropertiesLeftBehind(leftProperties, into: parent)
             state.children.remove(self)
-            state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
             return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren
         }
     }
@@ -99,16 +80,13 @@ extension ProgressNode {
     /// The rest of a step of `finishIntoParent`, with `parent` retained: credits it, leaves it (`leave`), and
     /// returns whether the credit finished it and it is attached, so that it finishes next.
     @inline(__always)
-    private func creditAndLeave(
-        _ parent: ProgressNode, _ detached: Detachment, files finishedFiles: FileSummary?,
-        properties leftProperties: PropertyEntries?
-    ) -> Bool {
+    private func creditAndLeave(_ parent: ProgressNode, _ detached: Detachment) -> Bool {
         let completed =
             detached.creditsWithoutShare
             ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
         let parentFinished = FractionMath.isFinished(
             completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-        let parentEmptied = leave(parent, held: detached.held, files: finishedFiles, properties: leftProperties)
+        let parentEmptied = leave(parent, held: detached.held)
         // A held parent lets go of its own parent once nothing is attached below it.
         if parentEmptied { parent.releaseFromHolderIfEmpty() }
         guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
@@ -122,39 +100,19 @@ extension ProgressNode {
         return true
     }
 
-    /// `creditAndLeave` for a node that may leave something in its parent's custom properties: what it
-    /// leaves, read after the detach (a value set meanwhile counts as set before it; the fold is what readers
-    /// see), by a walk of its subtree (Properties/PropertyStore.swift).
-    @inline(never)
-    private func creditAndLeave(
-        _ parent: ProgressNode, _ detached: Detachment, files: FileSummary?,
-        leavingPropertiesBy outcome: ProgressPropertyOutcome
-    ) -> Bool {
-        let left = propertiesLeftBehind(by: outcome)
-        let goesOn = creditAndLeave(parent, detached, files: files, properties: left)
-        parent.compactPropertiesLeftBehind(left)  // the merge, outside every lock
-        return goesOn
-    }
-
     /// What `detachFromParent` hands the finish.
     private struct Detachment {
         /// The parent, retained (+1, handed over without reference counting on the way), if the node was
         /// linked to one that is not going away.
         let parent: Unmanaged<ProgressNode>?
         let pending: Int64
-        /// The parent never held a share of this node (`NodeFlags.shared` was clear): `retired` is set,
-        /// and the credit is one atomic add (`credit`), with no share to take out.
+        /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
+        /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
         let creditsWithoutShare: Bool
         /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
         let signalsObservers: Bool
-        /// `held` and `leavesProperties`, packed into the byte `held` took alone (the common finish pays for
-        /// no wider value).
-        let shape: UInt8
         /// Nodes are still attached below it: the parent holds it (`NodeFlags.held`).
-        var held: Bool { shape & 1 != 0 }
-        /// How it ended, when it may leave something in its parent's custom properties (see
-        /// `propertyLeaving(of:)`); `nil` otherwise.
-        var leavesProperties: ProgressPropertyOutcome? { PropertyLeaving.outcome(shape) }
+        let held: Bool
     }
 
     /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
@@ -167,7 +125,7 @@ extension ProgressNode {
     /// under this lock the pointer is either cleared or points to allocated memory, because a parent going
     /// away clears it under this same lock before its memory goes (`orphan`); the retain fails once that
     /// parent's `deinit` has begun, and then there is nobody to credit.
-    private func detachFromParent(files: inout FinishedFileFold) -> Detachment? {
+    private func detachFromParent() -> Detachment? {
         state.withLock { state -> Detachment? in
             // A failed node is never finished, whatever its counts: it is never credited. (Only a node that
             // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
@@ -185,7 +143,11 @@ extension ProgressNode {
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
             while true {
-                withoutShare = parent != nil && current & (NodeFlags.shared | NodeFlags.queued) == 0
+                // A node that may carry a summary (`summarized`, or work attached below it) leaves through
+                // `retire`, which takes its summaries out with its share (Summaries/ProgressNode+Summaries.swift).
+                withoutShare =
+                    parent != nil && !held
+                    && current & (NodeFlags.shared | NodeFlags.queued | NodeFlags.summarized) == 0
                 var desired = current & ~NodeFlags.attached | NodeFlags.dirty
                 if withoutShare { desired |= NodeFlags.retired }
                 if held { desired |= NodeFlags.held }
@@ -199,24 +161,19 @@ extension ProgressNode {
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, shape: 0
-                )
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
             }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
-            // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
-            // without building the fold), otherwise according to its metadata and its own children.
-            // Whether it leaves something in its parent's custom properties (Properties/PropertyStore.swift),
-            // behind the same gate.
-            var shape: UInt8 = held ? 1 : 0
-            if state.hasExtras || !state.hasNoChildren {
-                files = finishedFileFold(of: state)
-                shape |= propertyLeaving(of: state)
+            // What it leaves in the parent's summaries is folded under the domain lock (`retire`); the parent,
+            // should the credit finish it, must leave the same way: it carries a summary from here on.
+            if held || current & NodeFlags.summarized != 0 {
+                parent._withUnsafeGuaranteedRef { $0.noteSummarized() }
             }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
-                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, shape: shape)
+                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
     }
 
@@ -265,8 +222,10 @@ extension ProgressNode {
         let domain = unretainedDomain
         let direct = domain._withUnsafeGuaranteedRef {
             $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
-                // No refresh runs in the tree: take the share out and credit, as one step for readers.
+                // No refresh runs in the tree: take the summaries and the share out and credit, as one step
+                // for readers.
                 let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+                leaveSummaries(of: child, &scratch)
                 domainAndPart.loadPart()?.remove(.passUnretained(child))
                 if failedShare > 0 {
                     childSumsForRefresh.addFailedShare(failedShare)
@@ -278,8 +237,8 @@ extension ProgressNode {
                     _ = Unmanaged.passRetained(child)  // the queue's reference
                     // Drain it now rather than at the next read: a finished child costs no memory for long.
                     _ = refreshDirtySubtree(&scratch)
-                    swap(&released, &scratch.released)
                 }
+                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
                 return completed
             }
         }

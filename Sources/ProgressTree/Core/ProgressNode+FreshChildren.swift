@@ -19,8 +19,9 @@ import Synchronization
 //   can only be replaced by a push of a younger child or by a settle's exchange, and the child is never
 //   pushed again, so finding itself on top means nothing below it changed. A child that is not on top takes
 //   the parent's lock, settles, and leaves the table as before.
-// - A fresh child on the stack is not yet in a file summary the parent keeps (Summaries/FileSums.swift):
-//   it joins it when settled, so one that pops itself never joined, and leaves none.
+// - A fresh child counts in the parent's summaries (Summaries/) as any child does: a start of the parent's
+//   summaries settles first, and a fresh child that may have a summary is marked changed (created with a
+//   user info that describes files, or by its first value), so the refresh records it.
 // - Cancelling and pausing reach a fresh child as they reach one in the table: the push and the
 //   transition's settle are ordered by sequential consistency against the transition's change of the
 //   parent's flags and the child's read of them (each side writes, then reads what the other writes), so
@@ -87,18 +88,10 @@ extension ProgressNode {
             }
             oldestFirst = UInt(bitPattern: pointer)
         }
-        // A node that keeps a file summary counts them from here on (a child that finished held while on
-        // the stack is listed as finished already, and folded: see Summaries/FileSums.swift).
-        let fileSums = state.fileSums
         while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
             let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
             // The link read before the insert, which writes the node's slot into the same word.
             oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNextOrSlot.load(ordering: .relaxed) }
-            if let fileSums {
-                node._withUnsafeGuaranteedRef { node in
-                    if node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 { fileSums.join(node) }
-                }
-            }
             state.children.insert(retained: node)
         }
     }

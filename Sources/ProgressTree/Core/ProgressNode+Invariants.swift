@@ -38,10 +38,15 @@ extension ProgressNode {
     func invariantViolations() -> [String] {
         let checker = InvariantChecker()
         if let domain = domainAndPart.loadDomain() {
-            domain.withRepresentativeLock { _ in checker.checkSubtree(of: self, representative: domain.representative) }
+            domain.withRepresentativeLock { scratch in
+                checker.checkSubtree(of: self, representative: domain.representative, &scratch)
+            }
         } else {
             // No domain: never read, and never a parent (a node gets one before its first child).
-            checker.checkSubtree(of: self, representative: nil)
+            // (A lock of a domain of its own lends the proof the summary checks ask for: it has no table.)
+            RefreshDomain().withRepresentativeLock { scratch in
+                checker.checkSubtree(of: self, representative: nil, &scratch)
+            }
         }
         return checker.violations  // the nodes it reached are released here, after the locks
     }
@@ -80,12 +85,12 @@ private final class InvariantChecker {
     private var reached: [Reached] = []
     private var seen: Set<ObjectIdentifier> = []
 
-    func checkSubtree(of root: ProgressNode, representative: RefreshDomain?) {
+    func checkSubtree(of root: ProgressNode, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
         reached.append(Reached(node: root, from: -1, position: 0, isFresh: false))
         seen.insert(ObjectIdentifier(root))
         var next = 0
         while next < reached.count {
-            check(next, representative: representative)
+            check(next, representative: representative, &scratch)
             next += 1
         }
     }
@@ -119,7 +124,7 @@ private final class InvariantChecker {
         return reached.count - 1
     }
 
-    private func check(_ record: Int, representative: RefreshDomain?) {
+    private func check(_ record: Int, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
         let node = reached[record].node
         let from = reached[record].from
         let parentAddress = from >= 0 ? Self.address(of: reached[from].node) : 0
@@ -191,38 +196,17 @@ private final class InvariantChecker {
         if has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil {
             report(record, "has had children but has no parent part (ChildSums)")
         }
-        // `describesFiles` is set under the node's lock with metadata that describes files, never cleared.
-        if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
-            report(record, "its metadata describes files but it lacks the describesFiles flag")
+        // `summarized` is set under the node's lock with a value or metadata that describes files, never
+        // cleared.
+        if (view.metadataDescribesFiles || view.hasValues) && !has(NodeFlags.summarized) {
+            report(record, "it has a value or describes files but lacks the summarized flag")
         }
         // `observed` is set under the node's lock with the first observer, cleared with the last.
         if (view.observerCount > 0) != has(NodeFlags.observed) {
             report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
         }
-        if let fileSums = view.fileSums { checkFileSums(fileSums, of: record, children: children) }
-        // The property side of the kept summary (Summaries/PropertySums.swift), under the domain lock.
-        if let fileSums = view.fileSums {
-            let pending = !fileSums.pendingLeaves.isEmpty
-            if pending != has(NodeFlags.propertyLeavesPending) {
-                report(
-                    record, "propertyLeavesPending is \(!pending) with \(fileSums.pendingLeaves.count) leaves to drain")
-            }
-            if fileSums.hasJoined != has(NodeFlags.membersJoined) {
-                report(
-                    record,
-                    "membersJoined is \(!fileSums.hasJoined) but \(fileSums.hasJoined ? "some" : "no") members joined")
-            }
-            // The slots are those of the members marked `hasSlot` and of the pending leaves, no other.
-            let slotted = Set(fileSums.members.filter(\.value.hasSlot).keys)
-            if let propertySums = node.domainAndPart.loadPart()?.propertySums {
-                for problem in propertySums.slotViolations(slotted: slotted, leaving: fileSums.pendingLeaves) {
-                    report(record, problem)
-                }
-            } else if !slotted.isEmpty || !fileSums.pendingLeaves.isEmpty {
-                report(record, "members have property slots, but it has no property sums")
-            }
-        } else if node.domainAndPart.loadPart()?.propertySums != nil {
-            report(record, "has property sums but keeps no file summary")
+        if let table = node.domainAndPart.loadPart()?.summaries {
+            checkSummaries(table, of: record, children: children, &scratch)
         }
 
         // MARK: Under the domain lock: flags, queue, sums
@@ -424,49 +408,41 @@ private final class InvariantChecker {
         }
     }
 
-    /// The file summary the node keeps (Summaries/FileSums.swift): its members are its table's children
-    /// not listed as finished (fresh children join when settled), its total is exactly their contributions'
-    /// sum, and a member that may have no files contributes nothing.
-    private func checkFileSums(
-        _ fileSums: LockedView.FileSumsView, of record: Int, children: [Child]
+    /// The summaries the node keeps (Summaries/ProgressNode+Summaries.swift): its columns hold their shape;
+    /// once started, every unfinished child of its table that may have a summary and has no change pending
+    /// (not marked, not in the node's queue: a read from the child itself leaves it clean and queued) is a
+    /// member, and its contribution is its summary now.
+    private func checkSummaries(
+        _ table: SummaryTable, of record: Int, children: [Child], _ scratch: inout RefreshScratch
     ) {
-        var expected: [UInt: Int] = [:]  // the table's unfinished children: address → record
+        for problem in table.violations() { report(record, problem) }
+        guard table.isStarted else { return }
         for child in children where child.inTable {
-            let childFlags = reached[child.record].node.flags.load(ordering: .acquiring)
-            if childFlags & NodeFlags.listedAsFinished == 0 { expected[child.address] = child.record }
-        }
-        var total = ExactFileTotal()
-        var strangers = 0
-        for (address, member) in fileSums.members {
-            let contribution = member.files
-            total.add(contribution)
-            guard let childRecord = expected[address] else {
-                strangers += 1
+            let member = reached[child.record].node
+            let flags = member.flags.load(ordering: .sequentiallyConsistent)
+            let pending = NodeFlags.listedAsFinished | NodeFlags.dirty | NodeFlags.queued | NodeFlags.retired
+            guard flags & pending == 0,
+                member.mayHaveSummary
+            else { continue }
+            let entry = Int(member.contributorIndex.load(ordering: .relaxed))
+            guard entry >= 0 else {
+                report(child.record, "may have a summary, but is no member of its parent's started summaries")
                 continue
             }
-            if contribution != ProgressNode.FileSummary() && !reached[childRecord].node.mayHaveFiles {
-                report(childRecord, "may have no files, but counts some in its parent's file summary")
+            if flags & NodeFlags.hasHadChildren != 0, member.domainAndPart.loadPart()?.summaries?.isStarted != true {
+                report(child.record, "a member with children whose own summaries have not started")
+            }
+            member.summaryParts(&scratch).forEachProperty { property, parts in
+                var step = _ProgressTreeColumnStep(.checkMember(entry: entry), column: table.column(of: property), parts: parts)
+                property._progressTreeColumnStep(&step)
+                for problem in step.violations { report(child.record, problem) }
             }
         }
-        if strangers > 0 || fileSums.members.count != expected.count {
-            report(
-                record,
-                "its file summary has \(strangers) members not among its unfinished table children and misses "
-                    + "\(expected.count - (fileSums.members.count - strangers)) of them")
-        }
-        if total != fileSums.total { report(record, "its file summary's total is not the sum of its members'") }
     }
 }
 
 /// What the checks read under a node's lock, taken in one critical section and checked after it.
 private struct LockedView: Sendable {
-    struct FileSumsView: Sendable {
-        let members: [UInt: FileSums.Member]
-        let total: ExactFileTotal
-        let pendingLeaves: [UInt]
-        let hasJoined: Bool
-    }
-
     let link: ParentLink.Kind
     let holderAddress: UInt
     /// The table's live children, and their slots.
@@ -478,8 +454,8 @@ private struct LockedView: Sendable {
     /// The fresh children, newest first, as the stack holds them (and a reference to each).
     let fresh: [ProgressNode]
     let metadataDescribesFiles: Bool
+    let hasValues: Bool
     let observerCount: Int
-    let fileSums: FileSumsView?
 
     init(of node: ProgressNode, _ state: borrowing NodeState) {
         link = state.link.kind
@@ -509,12 +485,8 @@ private struct LockedView: Sendable {
         self.fresh = fresh
         // (Without extras, the defaults: no metadata, no observer.)
         metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
+        hasValues = state.propertyValues != nil
         observerCount = state.hasExtras ? state.observers.receivers.count : 0
-        fileSums = state.fileSums.map {
-            FileSumsView(
-                members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
-                hasJoined: !$0.joined.isEmpty)
-        }
     }
 }
 #else

@@ -57,21 +57,24 @@ extension ProgressNode {
     @inline(never)
     private func refreshPathUnderLock(of domain: RefreshDomain) -> Bool {
         var signals: [any ChangeSignalReceiver]?
-        let refreshed = domain.lock.withLockIfAvailable { _ -> Bool in
+        var released: [ProgressNode] = []
+        let refreshed = domain.lock.withLockIfAvailable { scratch -> Bool in
             // Merged into another tree meanwhile: that tree's lock is the one that counts.
             guard !domain.isForwarded else { return false }
             domain.lastReader.store(0, ordering: .relaxed)
             let walk = domain.enterWalk()
-            refreshPath(signals: &signals)
+            refreshPath(signals: &signals, &scratch)
             walk.exit()
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
             return true
         }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
         signals?.signal()  // after the lock: signalling may release the last reference to a node
         return refreshed == true
     }
 
     /// The walk itself: under the domain lock, inside a walk (every parent reached stays allocated).
-    private func refreshPath(signals: inout [any ChangeSignalReceiver]?) {
+    private func refreshPath(signals: inout [any ChangeSignalReceiver]?, _ scratch: inout RefreshScratch) {
         var node = Unmanaged.passUnretained(self)
         var below: Unmanaged<ProgressNode>?
         var belowFraction = 0.0
@@ -81,13 +84,7 @@ extension ProgressNode {
                 // The parent part, loaded once for the level: a node below has one (it got it before its
                 // first child), a leaf none.
                 let part = node.domainAndPart.unretainedPart()
-                if let below {
-                    if let part {
-                        part._withUnsafeGuaranteedRef { $0.record(below, fraction: belowFraction) }
-                    } else {
-                        node.recordInSums(below, fraction: belowFraction)
-                    }
-                }
+                if let below { node.recordInSums(below, fraction: belowFraction, &scratch) }
                 guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction(part: part) else {
                     node.markFromRefreshedPath(signals: &signals)
                     return nil

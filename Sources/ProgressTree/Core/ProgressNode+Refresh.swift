@@ -144,9 +144,13 @@ extension ProgressNode {
     /// writes `queueNext`, so the rest of the drained chain cannot change while it is followed. Each node in
     /// it is alive: attached (its parent's table or fresh stack holds it) or retired (the queue holds a
     /// reference to it, handed over by `retire`).
+    ///
+    /// Re-entrant: a refresh that lets a finished child leave its summaries refreshes that child's subtree
+    /// first (`leaveSummaries`), on the frames above its own, and returns when they are done.
     func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
         _ = beginRefresh()
         let sequence = settledCreditSequence()
+        let base = scratch.frames.count
         scratch.frames.append(RefreshFrame(node: .passUnretained(self), next: takeQueue(), sequence: sequence))
         while true {
             let last = scratch.frames.count - 1
@@ -160,9 +164,10 @@ extension ProgressNode {
                 }
                 scratch.frames[last].next = next
                 if old & NodeFlags.retired != 0 {
-                    // Finished and credited, or failed: its share leaves the sum (a failed child's share at
-                    // failure stays, apart), and the queue's reference goes.
+                    // Finished and credited, or failed: it leaves the summaries, its share leaves the sum (a
+                    // failed child's share at failure stays, apart), and the queue's reference goes.
                     node._withUnsafeGuaranteedRef { node in
+                        child._withUnsafeGuaranteedRef { node.leaveSummaries(of: $0, &scratch) }
                         node.domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef { $0.remove(child) }
                         let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
                         if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
@@ -196,19 +201,10 @@ extension ProgressNode {
             }
             scratch.frames.removeLast()
             node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-            guard let below = scratch.frames.last else { return fraction }
-            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
+            guard scratch.frames.count > base, let below = scratch.frames.last else { return fraction }
+            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction, &scratch) }
         }
     }
-}
-
-/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
-/// Empty between reads. (No list of the nodes still to visit: each frame follows its drained queue.)
-struct RefreshScratch {
-    /// The nodes being refreshed, root first.
-    var frames: [RefreshFrame] = []
-    /// Retired children the refresh drained, released after the domain lock.
-    var released: [ProgressNode] = []
 }
 
 /// One level of the dirty subtree being refreshed.

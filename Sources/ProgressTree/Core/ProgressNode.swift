@@ -94,7 +94,7 @@ public final class ProgressNode: Sendable {
     init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.describesFiles : 0)
+        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.summarized : 0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
         state = Lock(NodeState(userInfo: userInfo))
@@ -113,7 +113,7 @@ public final class ProgressNode: Sendable {
         // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
-        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.describesFiles : 0))
+        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.summarized : 0))
         state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
@@ -123,6 +123,8 @@ public final class ProgressNode: Sendable {
         prepare(self)
         // Here rather than in the convenience initializer, where `self` would be retained around the call.
         parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)
+        // Files from the start: the parent's summaries count them at the next read (Summaries/).
+        if userInfo != nil && flags.load(ordering: .relaxed) & NodeFlags.summarized != 0 { markChanged() }
     }
 
     /// Creates a node attached to `parent`, as `init(totalUnitCount:parent:pendingUnitCount:)` does, after

@@ -296,3 +296,22 @@ extension ProgressNode {
         }
     }
 }
+
+/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
+/// Empty between reads. (No list of the nodes still to visit: each frame follows its drained queue.)
+///
+/// Only the domain lock lends one (`RefreshDomain.lock`), so an `inout RefreshScratch` parameter is the proof
+/// that a function runs under the domain lock: the functions that read or write what the lock owns (the
+/// sums, the summary tables) ask for it.
+struct RefreshScratch: ~Copyable {
+    /// The nodes being refreshed, root first.
+    var frames: [RefreshFrame] = []
+    /// Retired children the refresh drained, and members a start of the summaries listed, released after
+    /// the domain lock.
+    var released: [ProgressNode] = []
+    /// How many contributions to summaries the reads of this tree computed (for tests: a read is
+    /// O(changes)).
+    var computedSummaries = 0
+
+    fileprivate init() {}
+}

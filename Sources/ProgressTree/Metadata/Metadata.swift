@@ -7,7 +7,7 @@
 ///
 /// Kept small and free of reference counts beyond the dictionary, because every node carries one and
 /// creating nodes is on the path of short-lived work: the rarely used parts live in `MetadataExtras`,
-/// allocated the first time one of them is set, a file child finishes, or an estimate is read.
+/// allocated the first time one of them is set or an estimate is read.
 struct Metadata {
     /// Written only through `setUserInfoValue(_:forKey:)` and `replaceUserInfo(_:)`, which keep
     /// `hasFileCountKeys` true whenever a file count key is in it.
@@ -64,7 +64,7 @@ struct Metadata {
         hasFileCountKeys = values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil
     }
 
-    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.describesFiles`).
+    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.summarized`).
     static func describesFiles(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]?) -> Bool {
         guard let userInfo else { return false }
         return userInfo[.fileTotalCountKey] != nil || userInfo[.fileCompletedCountKey] != nil
@@ -80,12 +80,6 @@ struct Metadata {
 
     /// Whether the node is of kind `.file`, without building a `Kind`.
     var isFile: Bool { kindCode == 1 }
-
-    /// The files and bytes of children that finished and were released by this node, folded in when each
-    /// finished (see `ProgressNode.FileSummary`). Finished children are not retained to keep this total.
-    var finishedChildren: ProgressNode.FileSummary {
-        extras?.finishedChildren ?? ProgressNode.FileSummary()
-    }
 
     /// Set by `localizedDescription = …`; `nil` means "use the default".
     var localizedDescriptionOverride: String? {
@@ -103,12 +97,5 @@ struct Metadata {
             if newValue == nil && extras == nil { return }
             extrasForWriting().localizedAdditionalDescriptionOverride = newValue
         }
-    }
-
-    /// `true` when nothing here can contribute to a parent's `FileSummary`: the node is no file, announces
-    /// no file counts and has folded no files. Checked without walking anything.
-    var contributesNoFiles: Bool {
-        !isFile && (extras?.finishedChildren.isEmpty ?? true)
-            && (fileCountValue(.fileTotalCountKey) == nil && fileCountValue(.fileCompletedCountKey) == nil)
     }
 }

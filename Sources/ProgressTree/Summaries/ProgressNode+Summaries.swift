@@ -1,0 +1,262 @@
+// The summary engine: the summaries of every property over each subtree, the built-in file summary among
+// them (FileSummaryProperty.swift), kept as the fractions are (ChildSums), by the same reads.
+//
+// A node's summary of a property is computed in one place (`ProgressProperty._progressTreeNodeSummary`)
+// from its parts: its own value (or, for the files, its facts), and what it keeps of its children, the
+// column of that property in its `SummaryTable`: each member's contribution (a segment tree over their
+// entries in the node's `ChildSums`) merged with what the children that left left behind.
+//
+// Changes travel as progress does. A value set, a change of a node's kind or file counts, a count change
+// (a file's bytes) all mark the node changed (`markChanged`); the refresh that records the node in its
+// parent's sums (`ChildSums.record`) also sets its contribution in the parent's table, once that table has
+// started. A refresh records bottom-up, so a node's table is current when the node is recorded. So a read of
+// a summary is a refresh, then a look at the node's own parts: O(changes since the last read).
+//
+// Invariants (under the tree's domain lock; checked by `ChildSums.summaryViolations` under
+// PROGRESSTREE_INTERNAL_CHECKS):
+// - Started tables are closed downward: a member with children of a started table has a started table.
+//   A table starts at the first read of its node's summary (`startSummaries`), which starts its members'
+//   tables first (iteratively: a 10,000-deep chain needs no deep stack), or when a member recorded later
+//   turns out to have children.
+// - Members. In a started table, every child the node lists as attached (in its `ChildTable`, not listed as
+//   finished) that may have a summary other than the default (`NodeFlags.summarized` or `hasHadChildren`)
+//   has an entry in the node's `ChildSums` (it was claimed there, `claimShare`, so its finish goes through
+//   `retire`, under this lock or into the queue a read drains) and its contribution at that entry, as of its
+//   last record: a change since marked it, and the next refresh records it again. Entries of children that
+//   left hold the default.
+// - Counted once. A child that finishes or fails leaves its parent's summaries in one step under this lock
+//   (`leaveSummaries`, from `retire` or from the refresh that drains it): its contribution is reset and what
+//   it leaves behind (`summaryLeftBehind`, by its outcome) joins the column's `left`. So each child counts
+//   once, as a member or in `left`, never both nor neither. A child that may carry a summary (`summarized`,
+//   or `held`: work attached below it) always leaves that way, and marks its parent `summarized` before it
+//   credits it, so that the parent, finishing in turn, leaves its own parent the same way.
+// - Values set after a node left its parent are refused at the set (Properties/RefusedValues.swift): what
+//   it left is final.
+
+extension ProgressNode {
+    /// Whether this node's summary may differ from the default: it has a value, describes files, had
+    /// something left in it, or has had children (which may). One load, no lock.
+    var mayHaveSummary: Bool {
+        flags.load(ordering: .sequentiallyConsistent) & (NodeFlags.summarized | NodeFlags.hasHadChildren) != 0
+    }
+
+    /// Sets `NodeFlags.summarized` (never cleared): under this node's lock with the value or metadata that
+    /// makes it so, or by a child about to leave it something.
+    func noteSummarized() {
+        if flags.load(ordering: .relaxed) & NodeFlags.summarized == 0 {
+            flags.bitwiseOr(NodeFlags.summarized, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// This node's table, `nil` when it has none. Under the domain lock.
+    func summaryTable(_ scratch: inout RefreshScratch) -> SummaryTable? {
+        domainAndPart.loadPart()?.summaries
+    }
+
+    // MARK: Reading
+
+    /// Brings this node's summaries up to date (a refresh, and the start of its table at the first read),
+    /// then calls `body` with its parts for `property`, under the domain lock. `body` computes the summary:
+    /// the property's own code, which may run `reduce` and `merge` there.
+    @usableFromInline
+    func readSummaryParts(
+        of property: any ProgressProperty.Type, _ body: (_ProgressTreeSummaryParts) -> Void
+    ) {
+        _ = refresh()  // records what changed below, bottom-up, into the started tables
+        var released: [ProgressNode] = []
+        unretainedDomain._withUnsafeGuaranteedRef { domain in
+            domain.withRepresentativeLock { scratch in
+                startSummaries(&scratch)
+                let parts = summaryParts(&scratch)
+                body(parts.parts(for: property))
+                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            }
+        }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
+    }
+
+    /// The files and bytes of this node's subtree, and whether any node below it (attached or finished)
+    /// describes files.
+    func subtreeFiles() -> (summary: FileSummary, hasFilesBelow: Bool) {
+        var result = (summary: FileSummary(), hasFilesBelow: false)
+        readSummaryParts(of: FileSummaryProperty.self) { parts in
+            result.summary = FileSummaryProperty._progressTreeNodeSummary(parts)
+            let below = parts.column.flatMap { SummaryTree<FileSummaryProperty>.of($0).combined }
+            result.hasFilesBelow = (below?.fileTotalCount ?? 0) > 0
+        }
+        return result
+    }
+
+    // MARK: A node's parts
+
+    /// What the engine reads of this node for its summaries: its own values and file facts (under its lock,
+    /// only when it may have any) and its table. Under the domain lock.
+    func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
+        let part = domainAndPart.loadPart()
+        var parts = SummaryParts(values: nil, files: nil, table: part?.summaries)
+        guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.summarized != 0 else { return parts }
+        let childUnits = part?.total ?? 0
+        state.withLock { state in
+            parts.values = state.propertyValues
+            guard state.hasExtras, state.metadata.describesFiles else { return }
+            parts.files = fileFacts(of: state, childUnits: childUnits)
+        }
+        return parts
+    }
+
+    /// This node's file facts; the caller holds this node's lock (`state` is its state). The counts are
+    /// loaded relaxed: two independent values (an update may land between the two loads whatever the
+    /// ordering), publishing nothing else; the rest comes from under the lock.
+    func fileFacts(of state: borrowing NodeState, childUnits: Double) -> FileFacts {
+        let metadata = state.metadata
+        let hasCounts = metadata.hasFileCountKeys
+        return FileFacts(
+            isFile: metadata.isFile,
+            explicitTotal: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileTotalCountKey)) : nil,
+            explicitCompleted: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileCompletedCountKey)) : nil,
+            completed: completedStorage.load(ordering: .relaxed),
+            total: totalStorage.load(ordering: .relaxed),
+            childUnits: childUnits)
+    }
+
+    /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral
+    /// floating-point value, not negative. Anything else counts as not set.
+    static func fileCount(in value: (any Sendable)?) -> Int? {
+        guard let value else { return nil }
+        if let integer = value as? any BinaryInteger { return nonNegativeInt(integer) }
+        if let double = value as? Double, double.isFinite, double >= 0, double.rounded() == double {
+            return double < 9.2e18 ? Int(double) : Int.max
+        }
+        return nil
+    }
+
+    // MARK: Starting a table
+
+    /// Starts counting this node's members in its table, if it has had children and its table has not
+    /// started: every member's contribution computed, the tables of members with children started first.
+    /// Iterative (an explicit stack). Under the domain lock; one node lock at a time.
+    func startSummaries(_ scratch: inout RefreshScratch) {
+        guard let members = beginSummaries(&scratch) else { return }
+        var frames = [StartFrame(node: self, entry: -1, members: members)]
+        while true {
+            let top = frames.count - 1
+            if let (member, entry) = frames[top].members.popLast() {
+                if let below = member.beginSummaries(&scratch) {
+                    frames.append(StartFrame(node: member, entry: entry, members: below))
+                } else {
+                    frames[top].node.setContribution(of: member, at: entry, &scratch)
+                }
+                continue
+            }
+            let done = frames.removeLast()
+            guard let parent = frames.last else { return }
+            parent.node.setContribution(of: done.node, at: done.entry, &scratch)
+        }
+    }
+
+    /// Starts this node's table, if it has had children and it has not started, and returns its members with
+    /// their entries (claimed in its `ChildSums`), for the caller to compute; `nil` when there is nothing to
+    /// start. The members are handed to the domain's list of nodes released after the lock.
+    private func beginSummaries(_ scratch: inout RefreshScratch) -> [(ProgressNode, Int)]? {
+        guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0 else { return nil }
+        let part = childSumsForRefresh
+        let table = part.summaries ?? part.makeSummaries()
+        guard !table.isStarted else { return nil }
+        table.isStarted = true
+        let members = state.withLock { state -> [(ProgressNode, Int)] in
+            settleFreshChildren(&state)  // fresh children are members too
+            var members: [(ProgressNode, Int)] = []
+            for child in state.children.unfinishedEntries where child.node.mayHaveSummary {
+                // A child that finished meanwhile without a share left nothing (it may have none).
+                guard let entry = part.memberEntry(for: child.node) else { continue }
+                members.append((child.node, entry))
+            }
+            return members
+        }
+        scratch.released.append(contentsOf: members.lazy.map(\.0))
+        return members
+    }
+
+    /// Sets `member`'s contribution at `entry` in every column of this node's table (a column made for each
+    /// property it has and the table has not), from its parts: a property it no longer has (a file that is
+    /// no file any more) contributes the default. Under the domain lock.
+    func setContribution(of member: ProgressNode, at entry: Int, _ scratch: inout RefreshScratch) {
+        guard let table = summaryTable(&scratch) else { preconditionFailure("ProgressTree: a member's node keeps a table") }
+        let parts = member.summaryParts(&scratch)
+        parts.forEachProperty { property, _ in _ = table.column(of: property) }
+        for column in table.columns {
+            var step = _ProgressTreeColumnStep(.set(entry: entry), column: column, parts: parts.parts(for: column.property))
+            column.property._progressTreeColumnStep(&step)
+        }
+        scratch.computedSummaries += 1
+    }
+
+    // MARK: Leaving
+
+    /// `child`, which finished or failed and was retired from this node's sums, leaves this node's
+    /// summaries: what it leaves behind, by its outcome, joins each column's `left`, and its contribution goes.
+    /// Once (`NodeFlags.folded`); nothing for a child that carries no summary (`mayHaveSummary`). Under the
+    /// domain lock, from `retire` or from the refresh that drains the child, before its entry is removed.
+    func leaveSummaries(of child: ProgressNode, _ scratch: inout RefreshScratch) {
+        guard child.mayHaveSummary,
+            child.flags.bitwiseOr(NodeFlags.folded, ordering: .sequentiallyConsistent).oldValue & NodeFlags.folded == 0
+        else { return }
+        // Its summary as of now: what finished into it first (a refresh of it drains its queue), and its
+        // table started if it has children.
+        _ = child.refreshDirtySubtree(&scratch)
+        child.startSummaries(&scratch)
+        let outcome: ProgressPropertyOutcome =
+            child.isFailed ? .failed : child.currentControlFlags.contains(.cancelled) ? .cancelled : .finished
+        let part = childSumsForRefresh
+        let table = part.summaries ?? part.makeSummaries()
+        let entry = Int(child.contributorIndex.load(ordering: .relaxed))
+        child.summaryParts(&scratch).forEachProperty { property, parts in
+            var fold = _ProgressTreeColumnStep(.fold(outcome), column: table.column(of: property), parts: parts)
+            property._progressTreeColumnStep(&fold)
+        }
+        if entry >= 0 { table.forEachColumn(.clear(entry: entry)) }
+        noteSummarized()
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        if let first = table.violations().first { preconditionFailure("ProgressTree internal check failed: \(first)") }
+        #endif
+    }
+}
+
+/// `value` as an `Int` (clamped), or `nil` when negative.
+private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
+    value < 0 ? nil : Int(clamping: value)
+}
+
+/// One node of a start (`startSummaries`): its members still to compute, and its entry in its parent.
+private struct StartFrame {
+    let node: ProgressNode
+    let entry: Int
+    var members: [(ProgressNode, Int)]
+}
+
+/// What the engine reads of a node (`summaryParts`).
+struct SummaryParts {
+    var values: PropertyValues?
+    var files: FileFacts?
+    var table: SummaryTable?
+
+    /// The parts of one property: the node's values, its column of that property, its file facts.
+    func parts(for property: any ProgressProperty.Type) -> _ProgressTreeSummaryParts {
+        _ProgressTreeSummaryParts(
+            values: values, column: table?.column(for: ObjectIdentifier(property)), files: files)
+    }
+
+    /// Calls `body` with each property this node may contribute to (its values', the files' when it
+    /// describes files, and its columns'), once each, with its parts of that property.
+    func forEachProperty(_ body: (any ProgressProperty.Type, _ProgressTreeSummaryParts) -> Void) {
+        let filesKey = ObjectIdentifier(FileSummaryProperty.self)
+        for entry in values?.entries ?? [] { body(entry.property, parts(for: entry.property)) }
+        if files != nil { body(FileSummaryProperty.self, parts(for: FileSummaryProperty.self)) }
+        for column in table?.columns ?? [] {
+            // Those above, once each: a value's property, or the files of a node that describes some.
+            if files != nil && column.key == filesKey { continue }
+            if values?.entries.contains(where: { $0.type.key == column.key }) == true { continue }
+            body(column.property, _ProgressTreeSummaryParts(values: values, column: column, files: files))
+        }
+    }
+}
