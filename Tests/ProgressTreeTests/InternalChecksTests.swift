@@ -116,8 +116,8 @@ final class InternalChecksTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(entry, 0, "the file is a member of the root's summaries")
         func setContribution(_ summary: ProgressNode.FileSummary) {
             domain.withRepresentativeLock { _ in
-                let column = root.domainAndPart.loadPart()?.summaries?.column(of: FileSummaryProperty.self)
-                column.map { SummaryTree<FileSummaryProperty>.of($0).set(entry, to: summary) }
+                let column = root.domainAndPart.loadPart()?.column(for: ObjectIdentifier(FileSummaryProperty.self))
+                column?.set(FileSummaryProperty.self, entry: entry, to: summary)
             }
         }
         assertFound(

@@ -133,8 +133,7 @@ final class PropertySumsTests: XCTestCase {
     /// The leaves of `node`'s column of `PhotosSkipped`.
     private func leaves(of node: ProgressNode) -> Int {
         node.domain.withRepresentativeLock { _ in
-            node.domainAndPart.loadPart()?.summaries?.column(for: ObjectIdentifier(PhotosSkipped.self))
-                .map { SummaryTree<PhotosSkipped>.of($0).capacity } ?? 0
+            node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(PhotosSkipped.self))?.leafCount ?? 0
         }
     }
 }

@@ -90,6 +90,7 @@ final class ChildSums: @unchecked Sendable {
 
     deinit {
         contributions?.deallocate()  // `Double` is trivial: nothing to deinitialize
+        for column in columns { column.release() }
     }
 
     /// A hole whose next free entry is `next` (`noSlot`: none): a quiet NaN carrying it.
@@ -172,18 +173,13 @@ final class ChildSums: @unchecked Sendable {
 
     private static let alwaysSummedCount = 16
 
-    /// What the node keeps of its children's summaries (Summaries/SummaryTable.swift): `nil` until its
-    /// summary is first read with children or a child first leaves it something, so that a record costs the
-    /// others one load.
-    @exclusivity(unchecked) private(set) var summaries: SummaryTable?
-
-    /// `summaries`, made empty (not started).
-    func makeSummaries() -> SummaryTable {
-        if let summaries { return summaries }
-        let made = SummaryTable()
-        summaries = made
-        return made
-    }
+    /// The node's summaries of its children (the summary engine, Summaries/): one column a property, each a
+    /// reference this part holds (retained when added, released in `deinit`; columns are only ever added).
+    /// Empty until the node's summary is first read with children or a child first leaves it something.
+    @exclusivity(unchecked) var columns: [ColumnReference] = []
+    /// Whether the node's members are counted in `columns`: from the first read of its summary on
+    /// (`startSummaries`). The one load a refresh's record makes for the summaries.
+    @exclusivity(unchecked) var summariesStarted = false
 
     /// `child`'s entry, claimed for it (with a contribution of 0) if it has none: a member of the node's
     /// summaries has one, so that its finish goes through `retire` (`claimShare`). `nil` when the child has
@@ -238,7 +234,7 @@ final class ChildSums: @unchecked Sendable {
         removeContribution(at: index)
         if contributorCount == 0 {
             // No member left: no contribution to keep in the summaries either.
-            summaries?.forEachColumn(.removeLeaves)
+            if !columns.isEmpty { forEachColumn(.removeLeaves) }
             // Exactly 0: no rounding residue survives the last child.
             sum = 0
             largestContribution = 0
@@ -332,22 +328,18 @@ extension ProgressNode {
     }
 
     /// Records `child`'s new fraction in this node's sums (created on first use), without retaining them,
-    /// and, once this node's summaries have started, its summaries (Summaries/). Under the domain lock.
+    /// and, once this node's summaries have started, its summaries when they may have changed (Summaries/).
+    /// Under the domain lock.
     @inline(__always)
     func recordInSums(_ child: Unmanaged<ProgressNode>, fraction: Double, _ scratch: inout RefreshScratch) {
         let part = childPart
         part._withUnsafeGuaranteedRef { $0.record(child, fraction: fraction) }
-        if part._withUnsafeGuaranteedRef({ $0.summaries?.isStarted ?? false }) {
-            recordSummary(of: child.takeUnretainedValue(), in: part.takeUnretainedValue(), &scratch)
+        let changes = NodeFlags.describesFiles | NodeFlags.summaryChanged
+        if part._withUnsafeGuaranteedRef({ $0.summariesStarted }),
+            child._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .sequentiallyConsistent) }) & changes != 0
+        {
+            child._withUnsafeGuaranteedRef { recordSummary(of: $0, &scratch) }
         }
-    }
-
-    /// A recorded child's contribution to this node's started summaries, when it may have one.
-    @inline(never)  // off the refresh's common path: nodes without summaries
-    private func recordSummary(of child: ProgressNode, in part: ChildSums, _ scratch: inout RefreshScratch) {
-        guard child.mayHaveSummary, let entry = part.memberEntry(for: child) else { return }
-        child.startSummaries(&scratch)
-        setContribution(of: child, at: entry, &scratch)
     }
 
     /// The children's sum as of the last refresh (0 before any), for readers outside the domain lock that

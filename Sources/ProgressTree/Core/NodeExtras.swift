@@ -19,7 +19,7 @@ final class NodeExtras {
     /// The node's `ObservableProgress`, while someone holds it (`ProgressNode.observable`).
     weak var observable: ObservableProgress?
     /// The node's own values of its properties (Properties/PropertyValues.swift).
-    @exclusivity(unchecked) var propertyValues = PropertyValues()
+    @exclusivity(unchecked) var propertyValues: PropertyValues?
     /// The parent this node was attached to, where the runtime has no `swift_tryRetain` (Core/SwiftRuntime.swift):
     /// what `retainNode(at:weakLink:)` loads instead. `nil` otherwise, and never cleared (it is read only
     /// together with a non-zero parent or holder address, which is this same node's).

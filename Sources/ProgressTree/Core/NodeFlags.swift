@@ -41,6 +41,22 @@ enum NodeFlags {
     static let summarized: UInt32 = 1 << 10
     /// This node left its parent's summaries (`leaveSummaries`), under the domain lock: it leaves once.
     static let folded: UInt32 = 1 << 11
+    /// This node's own summary follows its counts: its metadata described files (a `.file` node's bytes are
+    /// its unit counts). Set under its lock with the metadata, never cleared: a refresh recomputes its
+    /// contribution whenever it records it.
+    static let describesFiles: UInt32 = 1 << 12
+    /// Something this node's summary is made of changed since the refresh last recorded it in its parent: a
+    /// value, its file metadata, a member's contribution, something left in it. Set (with `summarized`)
+    /// before the change is announced by a mark; tested and cleared by the record, before it reads what the
+    /// summary is made of (Summaries/ProgressNode+Summaries.swift).
+    static let summaryChanged: UInt32 = 1 << 13
+    /// This node set a property value (Properties/PropertyValues.swift): set under its lock with the first
+    /// one, never cleared. Whoever sees it clear sees no value, so the engine reads the values under the
+    /// node's lock only where it is set (or `describesFiles`).
+    static let hasValues: UInt32 = 1 << 14
+
+    /// The bits of a node made with a user info that describes files.
+    static let filesFromTheStart: UInt32 = summarized | describesFiles | summaryChanged
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing

@@ -98,13 +98,13 @@ struct NodeState: ~Copyable {
 
     /// This node's own values of its properties (Properties/PropertyValues.swift), `nil` when it set none.
     var propertyValues: PropertyValues? {
-        withExtras { $0.propertyValues.isEmpty ? nil : $0.propertyValues } ?? nil
+        withExtras { $0.propertyValues } ?? nil
     }
 
     /// Stores `value` as this node's value of `property`; returns the value it replaces (see
     /// `PropertyValues.store`).
     mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
-        extrasForWriting()._withUnsafeGuaranteedRef { $0.propertyValues.store(value, of: property) }
+        extrasForWriting()._withUnsafeGuaranteedRef { PropertyValues.store(value, of: property, in: &$0.propertyValues) }
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),

@@ -51,7 +51,8 @@ extension ProgressNode {
             settleFreshChildren(&state)  // the table keeps the order of addition
             state.children.insert(child)
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
-                flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+                // Its summary is made of its children's from now on: recorded anew (before the mark below).
+                flags.bitwiseOr(NodeFlags.hasHadChildren | NodeFlags.summaryChanged, ordering: .relaxed)
             }
         }
         // The parent part, whose dirty queue the child's walks push onto, before the child links up.

@@ -38,9 +38,10 @@ extension ProgressNode {
     /// (`retainUnpublished`: the push publishes the child).
     func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
         // Before the child is reachable from here, so that a `deinit` of this node (once its creator lets go
-        // of it) looks for children.
+        // of it) looks for children; and its summary, made of its children's from now on, is recorded anew
+        // (`summaryChanged`, before the mark below).
         if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
-            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            flags.bitwiseOr(NodeFlags.hasHadChildren | NodeFlags.summaryChanged, ordering: .relaxed)
         }
         // A parent has its domain before its first fresh child, so that the child can adopt it, and its parent
         // part, which holds the stack.

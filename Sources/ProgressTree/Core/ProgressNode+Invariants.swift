@@ -201,13 +201,14 @@ private final class InvariantChecker {
         if (view.metadataDescribesFiles || view.hasValues) && !has(NodeFlags.summarized) {
             report(record, "it has a value or describes files but lacks the summarized flag")
         }
+        if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
+            report(record, "its metadata describes files but it lacks the describesFiles flag")
+        }
         // `observed` is set under the node's lock with the first observer, cleared with the last.
         if (view.observerCount > 0) != has(NodeFlags.observed) {
             report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
         }
-        if let table = node.domainAndPart.loadPart()?.summaries {
-            checkSummaries(table, of: record, children: children, &scratch)
-        }
+        if let part = node.domainAndPart.loadPart() { checkSummaries(part, of: record, children: children, &scratch) }
 
         // MARK: Under the domain lock: flags, queue, sums
 
@@ -413,10 +414,10 @@ private final class InvariantChecker {
     /// (not marked, not in the node's queue: a read from the child itself leaves it clean and queued) is a
     /// member, and its contribution is its summary now.
     private func checkSummaries(
-        _ table: SummaryTable, of record: Int, children: [Child], _ scratch: inout RefreshScratch
+        _ part: ChildSums, of record: Int, children: [Child], _ scratch: inout RefreshScratch
     ) {
-        for problem in table.violations() { report(record, problem) }
-        guard table.isStarted else { return }
+        for problem in part.columnViolations() { report(record, problem) }
+        guard part.summariesStarted else { return }
         for child in children where child.inTable {
             let member = reached[child.record].node
             let flags = member.flags.load(ordering: .sequentiallyConsistent)
@@ -429,14 +430,17 @@ private final class InvariantChecker {
                 report(child.record, "may have a summary, but is no member of its parent's started summaries")
                 continue
             }
-            if flags & NodeFlags.hasHadChildren != 0, member.domainAndPart.loadPart()?.summaries?.isStarted != true {
+            if flags & NodeFlags.hasHadChildren != 0, member.domainAndPart.loadPart()?.summariesStarted != true {
                 report(child.record, "a member with children whose own summaries have not started")
             }
-            member.summaryParts(&scratch).forEachProperty { property, parts in
-                var step = _ProgressTreeColumnStep(.checkMember(entry: entry), column: table.column(of: property), parts: parts)
-                property._progressTreeColumnStep(&step)
-                for problem in step.violations { report(child.record, problem) }
+            let parts = member.summaryParts(&scratch)
+            let found = CheckReport()
+            for column in part.columns {
+                var step = _ProgressTreeColumnStep(
+                    .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key), report: found)
+                column.property._progressTreeColumnStep(&step)
             }
+            for problem in found.violations { report(child.record, problem) }
         }
     }
 }

@@ -94,7 +94,7 @@ public final class ProgressNode: Sendable {
     init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.summarized : 0)
+        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
         state = Lock(NodeState(userInfo: userInfo))
@@ -113,7 +113,7 @@ public final class ProgressNode: Sendable {
         // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
-        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.summarized : 0))
+        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0))
         state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that

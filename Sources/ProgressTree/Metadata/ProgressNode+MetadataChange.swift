@@ -10,11 +10,14 @@
 // read this node).
 
 extension ProgressNode {
-    /// Sets `summarized` when `metadata`, this node's, describes files. Under this node's lock, with the
-    /// change of the metadata, so that whoever sees the bit clear afterwards also sees metadata without
-    /// files, or hears of the change later (see `NodeFlags.summarized`).
+    /// Sets `describesFiles` and `summarized` when `metadata`, this node's, describes files. Under this
+    /// node's lock, with the change of the metadata, so that whoever sees the bits clear afterwards also sees
+    /// metadata without files, or hears of the change later (see `NodeFlags.describesFiles`).
     func noteDescribesFiles(_ metadata: Metadata) {
-        if metadata.describesFiles { noteSummarized() }
+        let both = NodeFlags.describesFiles | NodeFlags.summarized
+        if metadata.describesFiles && flags.load(ordering: .relaxed) & both != both {
+            flags.bitwiseOr(both, ordering: .sequentiallyConsistent)
+        }
     }
 
     /// Announces a change of this node's metadata, made under its lock and released; `parent` is the parent
@@ -33,6 +36,11 @@ extension ProgressNode {
         }
         // A change of its files marks the node itself, and so the path above it: the next refresh records it
         // in its parent's summaries. Any other change marks the parent alone.
-        if affectsFiles { markChanged() } else { parent.markChanged() }
+        if affectsFiles {
+            noteSummaryChanged()
+            markChanged()
+        } else {
+            parent.markChanged()
+        }
     }
 }

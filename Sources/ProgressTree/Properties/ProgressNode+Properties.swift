@@ -45,8 +45,10 @@ extension ProgressNode {
         let (refused, replaced) = state.withLock { state -> (Bool, (any Sendable)?) in
             guard state.link.kind != .detached else { return (true, nil) }
             let replaced = state.storePropertyValue(value, of: property)
-            // With the value, under the lock: whoever sees the bit clear sees no value (NodeFlags).
-            noteSummarized()
+            // With the value, under the lock, before the mark: whoever sees `hasValues` clear sees no value,
+            // and the record that clears `summaryChanged` reads the value after (NodeFlags).
+            let bits = NodeFlags.hasValues | NodeFlags.summarized | NodeFlags.summaryChanged
+            if flags.load(ordering: .relaxed) & bits != bits { flags.bitwiseOr(bits, ordering: .sequentiallyConsistent) }
             return (false, replaced)
         }
         withExtendedLifetime(replaced) {}  // released after the lock: its deinit may be user code

@@ -4,9 +4,15 @@
 
 /// A node's own values of its properties, by property type: a few entries in an array, in the order they
 /// were first set, found by a scan (a node holds one or two; a scan of one key is a compare). A property has
-/// at most one entry. A value type: the engine reads a copy taken under the node's lock.
+/// at most one entry.
+///
+/// A class, copied on write: a reader takes a reference under the node's lock and reads it afterwards (the
+/// summary engine lends it on without a reference count, SummaryStep.swift), while a writer, under the lock,
+/// changes it in place only when the node holds the one reference (`isKnownUniquelyReferenced`) and replaces
+/// it with a changed copy otherwise. So a box a reader holds never changes: that is the proof behind
+/// `@unchecked Sendable`.
 @usableFromInline
-struct PropertyValues: Sendable {
+final class PropertyValues: @unchecked Sendable {
     @usableFromInline
     struct Entry: Sendable {
         @usableFromInline let type: PropertyType
@@ -17,11 +23,9 @@ struct PropertyValues: Sendable {
         @inlinable var property: any ProgressProperty.Type { type.property }
     }
 
-    @usableFromInline private(set) var entries: [Entry] = []
+    @usableFromInline private(set) var entries: [Entry]
 
-    init() {}
-
-    var isEmpty: Bool { entries.isEmpty }
+    private init(entries: [Entry]) { self.entries = entries }
 
     /// The value of `Property`, `nil` when it has none.
     @inlinable
@@ -31,9 +35,21 @@ struct PropertyValues: Sendable {
         return nil
     }
 
-    /// Stores `value` as the value of `property`; returns the value it replaces, for the caller to release
-    /// after the lock (its `deinit` may be user code).
-    mutating func store(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
+    /// Stores `value` as the value of `property` in `values` (made if `nil`, copied first if anyone else holds
+    /// it); returns the value it replaces, for the caller to release after the lock (its `deinit` may be user
+    /// code). Under the node's lock.
+    static func store(
+        _ value: any Sendable, of property: any ProgressProperty.Type, in values: inout PropertyValues?
+    ) -> (any Sendable)? {
+        if values == nil {
+            values = PropertyValues(entries: [])
+        } else if !isKnownUniquelyReferenced(&values!) {
+            values = PropertyValues(entries: values!.entries)
+        }
+        return values!.store(value, of: property)
+    }
+
+    private func store(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
         let key = ObjectIdentifier(property)
         for index in entries.indices where entries[index].type.key == key {
             var replaced: any Sendable = value

@@ -35,7 +35,7 @@ enum FileSummaryProperty: ProgressProperty {
 
     /// The node's facts and its children's files, by the file rules.
     static func _progressTreeNodeSummary(_ parts: _ProgressTreeSummaryParts) -> ProgressNode.FileSummary {
-        let below = parts.column.flatMap { SummaryTree<Self>.of($0).combined } ?? ProgressNode.FileSummary()
+        let below = parts.below(Self.self) ?? ProgressNode.FileSummary()
         return parts.files?.summary(withChildren: below) ?? below
     }
 }

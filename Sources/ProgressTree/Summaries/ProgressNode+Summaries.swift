@@ -3,8 +3,8 @@
 //
 // A node's summary of a property is computed in one place (`ProgressProperty._progressTreeNodeSummary`)
 // from its parts: its own value (or, for the files, its facts), and what it keeps of its children, the
-// column of that property in its `SummaryTable`: each member's contribution (a segment tree over their
-// entries in the node's `ChildSums`) merged with what the children that left left behind.
+// column of that property in its `ChildSums`: each member's contribution (a segment tree over their entries
+// there) merged with what the children that left left behind.
 //
 // Changes travel as progress does. A value set, a change of a node's kind or file counts, a count change
 // (a file's bytes) all mark the node changed (`markChanged`); the refresh that records the node in its
@@ -48,9 +48,12 @@ extension ProgressNode {
         }
     }
 
-    /// This node's table, `nil` when it has none. Under the domain lock.
-    func summaryTable(_ scratch: inout RefreshScratch) -> SummaryTable? {
-        domainAndPart.loadPart()?.summaries
+    /// Sets `NodeFlags.summaryChanged`: what this node's summary is made of changed, and the mark (or the
+    /// record one level up, in the same refresh) that announces it comes after.
+    func noteSummaryChanged() {
+        if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.summaryChanged == 0 {
+            flags.bitwiseOr(NodeFlags.summaryChanged, ordering: .sequentiallyConsistent)
+        }
     }
 
     // MARK: Reading
@@ -81,7 +84,7 @@ extension ProgressNode {
         var result = (summary: FileSummary(), hasFilesBelow: false)
         readSummaryParts(of: FileSummaryProperty.self) { parts in
             result.summary = FileSummaryProperty._progressTreeNodeSummary(parts)
-            let below = parts.column.flatMap { SummaryTree<FileSummaryProperty>.of($0).combined }
+            let below = parts.below(FileSummaryProperty.self)
             result.hasFilesBelow = (below?.fileTotalCount ?? 0) > 0
         }
         return result
@@ -90,12 +93,18 @@ extension ProgressNode {
     // MARK: A node's parts
 
     /// What the engine reads of this node for its summaries: its own values and file facts (under its lock,
-    /// only when it may have any) and its table. Under the domain lock.
+    /// only when it has any: `hasValues`, `describesFiles`) and its columns. Under the domain lock.
     func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
-        let part = domainAndPart.loadPart()
-        var parts = SummaryParts(values: nil, files: nil, table: part?.summaries)
-        guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.summarized != 0 else { return parts }
-        let childUnits = part?.total ?? 0
+        var parts = SummaryParts()
+        var childUnits = 0.0
+        if let part = domainAndPart.unretainedPart() {
+            part._withUnsafeGuaranteedRef { part in
+                parts.columns = part.columns
+                childUnits = part.total
+            }
+        }
+        let own = NodeFlags.hasValues | NodeFlags.describesFiles
+        guard flags.load(ordering: .sequentiallyConsistent) & own != 0 else { return parts }
         state.withLock { state in
             parts.values = state.propertyValues
             guard state.hasExtras, state.metadata.describesFiles else { return }
@@ -130,13 +139,16 @@ extension ProgressNode {
         return nil
     }
 
-    // MARK: Starting a table
+    // MARK: Starting
 
-    /// Starts counting this node's members in its table, if it has had children and its table has not
-    /// started: every member's contribution computed, the tables of members with children started first.
+    /// Starts counting this node's members in its summaries, if it has had children and they have not
+    /// started: every member's contribution computed, the summaries of members with children started first.
     /// Iterative (an explicit stack). Under the domain lock; one node lock at a time.
     func startSummaries(_ scratch: inout RefreshScratch) {
-        guard let members = beginSummaries(&scratch) else { return }
+        guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0,
+            domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.summariesStarted }) != true,
+            let members = beginSummaries(&scratch)
+        else { return }
         var frames = [StartFrame(node: self, entry: -1, members: members)]
         while true {
             let top = frames.count - 1
@@ -154,15 +166,14 @@ extension ProgressNode {
         }
     }
 
-    /// Starts this node's table, if it has had children and it has not started, and returns its members with
-    /// their entries (claimed in its `ChildSums`), for the caller to compute; `nil` when there is nothing to
-    /// start. The members are handed to the domain's list of nodes released after the lock.
+    /// Starts this node's summaries, if it has had children and they have not started, and returns its
+    /// members with their entries (claimed in its `ChildSums`), for the caller to compute; `nil` when there is
+    /// nothing to start. The members are handed to the domain's list of nodes released after the lock.
     private func beginSummaries(_ scratch: inout RefreshScratch) -> [(ProgressNode, Int)]? {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0 else { return nil }
         let part = childSumsForRefresh
-        let table = part.summaries ?? part.makeSummaries()
-        guard !table.isStarted else { return nil }
-        table.isStarted = true
+        guard !part.summariesStarted else { return nil }
+        part.summariesStarted = true
         let members = state.withLock { state -> [(ProgressNode, Int)] in
             settleFreshChildren(&state)  // fresh children are members too
             var members: [(ProgressNode, Int)] = []
@@ -177,17 +188,51 @@ extension ProgressNode {
         return members
     }
 
-    /// Sets `member`'s contribution at `entry` in every column of this node's table (a column made for each
-    /// property it has and the table has not), from its parts: a property it no longer has (a file that is
-    /// no file any more) contributes the default. Under the domain lock.
-    func setContribution(of member: ProgressNode, at entry: Int, _ scratch: inout RefreshScratch) {
-        guard let table = summaryTable(&scratch) else { preconditionFailure("ProgressTree: a member's node keeps a table") }
-        let parts = member.summaryParts(&scratch)
-        parts.forEachProperty { property, _ in _ = table.column(of: property) }
-        for column in table.columns {
-            var step = _ProgressTreeColumnStep(.set(entry: entry), column: column, parts: parts.parts(for: column.property))
-            column.property._progressTreeColumnStep(&step)
+    // MARK: Recording
+
+    /// A recorded child's contribution to this node's started summaries, when it may have changed: a child
+    /// whose summary follows its counts (`describesFiles`), or one whose summary changed since its last
+    /// record (`summaryChanged`, set too when it had its first child; cleared here, before its parts are
+    /// read: a change after this comes with a new mark, and the next refresh records the child again). Under
+    /// the domain lock, from `recordInSums`.
+    @inline(never)  // off the refresh's common path: nodes without summaries
+    func recordSummary(of child: ProgressNode, _ scratch: inout RefreshScratch) {
+        let flags = child.flags.load(ordering: .sequentiallyConsistent)
+        if flags & NodeFlags.describesFiles == 0 {
+            guard flags & NodeFlags.summaryChanged != 0,
+                child.flags.bitwiseAnd(~NodeFlags.summaryChanged, ordering: .sequentiallyConsistent).oldValue
+                    & NodeFlags.summaryChanged != 0
+            else { return }
         }
+        guard let entry = domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.memberEntry(for: child) })
+        else { return }
+        child.startSummaries(&scratch)
+        setContribution(of: child, at: entry, &scratch)
+    }
+
+    /// Sets `member`'s contribution at `entry` in every column of this node's summaries (a column made for
+    /// each property it has and this node has not), from its parts: a property it no longer has (a file that
+    /// is no file any more) contributes the default. Under the domain lock.
+    func setContribution(of member: ProgressNode, at entry: Int, _ scratch: inout RefreshScratch) {
+        guard let part = domainAndPart.unretainedPart() else {
+            preconditionFailure("ProgressTree: a node with members has its parent part")
+        }
+        let own = NodeFlags.hasValues | NodeFlags.describesFiles
+        if member.flags.load(ordering: .sequentiallyConsistent) & own == 0 {
+            // No value or file of its own (a folder, most of a path): what it keeps of its children.
+            if let memberPart = member.domainAndPart.unretainedPart() {
+                part._withUnsafeGuaranteedRef { part in
+                    memberPart._withUnsafeGuaranteedRef { part.setContribution(at: entry, ofColumnsOf: $0) }
+                }
+            }
+        } else {
+            let parts = member.summaryParts(&scratch)
+            part._withUnsafeGuaranteedRef { part in
+                part.addColumns(for: parts)
+                part.setContribution(at: entry, of: parts)
+            }
+        }
+        noteSummaryChanged()  // recorded in its own parent's summaries at the next record of this node
         scratch.computedSummaries += 1
     }
 
@@ -207,17 +252,17 @@ extension ProgressNode {
         child.startSummaries(&scratch)
         let outcome: ProgressPropertyOutcome =
             child.isFailed ? .failed : child.currentControlFlags.contains(.cancelled) ? .cancelled : .finished
-        let part = childSumsForRefresh
-        let table = part.summaries ?? part.makeSummaries()
         let entry = Int(child.contributorIndex.load(ordering: .relaxed))
-        child.summaryParts(&scratch).forEachProperty { property, parts in
-            var fold = _ProgressTreeColumnStep(.fold(outcome), column: table.column(of: property), parts: parts)
-            property._progressTreeColumnStep(&fold)
-        }
-        if entry >= 0 { table.forEachColumn(.clear(entry: entry)) }
+        let parts = child.summaryParts(&scratch)
+        let part = childSumsForRefresh
+        part.fold(parts, by: outcome)
+        if entry >= 0 { part.forEachColumn(.clear(entry: entry)) }
+        noteSummaryChanged()
         noteSummarized()
         #if PROGRESSTREE_INTERNAL_CHECKS
-        if let first = table.violations().first { preconditionFailure("ProgressTree internal check failed: \(first)") }
+        if let first = part.columnViolations().first {
+            preconditionFailure("ProgressTree internal check failed: \(first)")
+        }
         #endif
     }
 }
@@ -234,29 +279,31 @@ private struct StartFrame {
     var members: [(ProgressNode, Int)]
 }
 
-/// What the engine reads of a node (`summaryParts`).
+/// What the engine reads of a node (`summaryParts`): its own values and file facts, and its columns.
 struct SummaryParts {
     var values: PropertyValues?
     var files: FileFacts?
-    var table: SummaryTable?
+    var columns: [ColumnReference] = []
 
-    /// The parts of one property: the node's values, its column of that property, its file facts.
-    func parts(for property: any ProgressProperty.Type) -> _ProgressTreeSummaryParts {
-        _ProgressTreeSummaryParts(
-            values: values, column: table?.column(for: ObjectIdentifier(property)), files: files)
+    /// The parts of the property `key` names: the node's values, its column of that property, its facts.
+    func parts(for key: ObjectIdentifier) -> _ProgressTreeSummaryParts {
+        var column: ColumnReference?
+        for candidate in columns where candidate.key == key {
+            column = candidate
+            break
+        }
+        return _ProgressTreeSummaryParts(values: values, column: column, files: files)
     }
 
-    /// Calls `body` with each property this node may contribute to (its values', the files' when it
-    /// describes files, and its columns'), once each, with its parts of that property.
-    func forEachProperty(_ body: (any ProgressProperty.Type, _ProgressTreeSummaryParts) -> Void) {
-        let filesKey = ObjectIdentifier(FileSummaryProperty.self)
-        for entry in values?.entries ?? [] { body(entry.property, parts(for: entry.property)) }
-        if files != nil { body(FileSummaryProperty.self, parts(for: FileSummaryProperty.self)) }
-        for column in table?.columns ?? [] {
-            // Those above, once each: a value's property, or the files of a node that describes some.
-            if files != nil && column.key == filesKey { continue }
-            if values?.entries.contains(where: { $0.type.key == column.key }) == true { continue }
-            body(column.property, _ProgressTreeSummaryParts(values: values, column: column, files: files))
-        }
+    /// The parts of `property`.
+    func parts(for property: any ProgressProperty.Type) -> _ProgressTreeSummaryParts {
+        parts(for: ObjectIdentifier(property))
+    }
+
+    /// Whether the node has anything of the property `key` names: a value, its files, or a column.
+    func has(_ key: ObjectIdentifier) -> Bool {
+        if files != nil && key == ObjectIdentifier(FileSummaryProperty.self) { return true }
+        if values?.entries.contains(where: { $0.type.key == key }) == true { return true }
+        return columns.contains { $0.key == key }
     }
 }

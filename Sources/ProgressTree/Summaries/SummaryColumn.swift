@@ -25,36 +25,48 @@ class SummaryColumn: @unchecked Sendable {
     /// The property whose summaries this column holds.
     @usableFromInline let property: any ProgressProperty.Type
     /// `ObjectIdentifier(property)`, the column's key in its table.
-    let key: ObjectIdentifier
+    @usableFromInline let key: ObjectIdentifier
 
     @usableFromInline
     init(property: any ProgressProperty.Type) {
         self.property = property
         key = ObjectIdentifier(property)
     }
+
+    /// How many leaves the column's tree has.
+    var leafCount: Int { preconditionFailure("overridden") }
 }
 
 /// `SummaryColumn` for `Property`: its typed storage. Created and used only by `Property`'s own witnesses
 /// (the engine's steps), so its methods run specialized for `Property.Summary`.
+///
+/// Its fields leave out the dynamic exclusivity checks (`@exclusivity(unchecked)`, a check and a thread-local
+/// set per access, most of a step's cost): every access is under the tree's domain lock, which orders the
+/// accesses of two threads, and no access overlaps another on one thread (a step's code calls no other step
+/// and nothing outside this class while it holds an access: `merge` takes its summaries by value).
 @usableFromInline
 final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked Sendable {
     /// The segment tree (see the top of this file).
-    @usableFromInline var nodes: ContiguousArray<Property.Summary> = []
+    @usableFromInline @exclusivity(unchecked) var nodes: ContiguousArray<Property.Summary> = []
     /// How many leaves `nodes` has: 0, or a power of two at least one more than the highest entry set.
-    @usableFromInline var capacity = 0
+    @usableFromInline @exclusivity(unchecked) var capacity = 0
     /// What the members that left left behind, merged; `nil` when nothing was left.
-    @usableFromInline var left: Property.Summary?
+    @usableFromInline @exclusivity(unchecked) var left: Property.Summary?
 
     @inlinable
     init() { super.init(property: Property.self) }
 
-    /// The tree `column` is: a column of `Property` is always one.
+    override var leafCount: Int { capacity }
+
+    /// The tree `column` is. A column of `Property`, whose key is `Property`'s, is always one (only
+    /// `Property`'s own code makes a column with that key: `init()`): so after the check of the key, made in
+    /// every build, the cast needs no look at the class hierarchy.
     @inlinable
     static func of(_ column: SummaryColumn) -> SummaryTree {
-        guard let tree = column as? SummaryTree else {
+        guard column.key == ObjectIdentifier(Property.self) else {
             preconditionFailure("ProgressTree: a summary column of \(column.property) read as one of \(Property.self)")
         }
-        return tree
+        return unsafeDowncast(column, to: SummaryTree.self)
     }
 
     /// The children's part of the node's summary: the members' contributions merged with what left, `nil`

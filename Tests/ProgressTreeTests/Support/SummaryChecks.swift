@@ -27,9 +27,8 @@ extension ProgressNode {
         return domain.withRepresentativeLock { scratch in
             var frames: [(node: ProgressNode, children: [ProgressNode], below: FileSummary)] = []
             func open(_ node: ProgressNode) {
-                let left = node.domainAndPart.loadPart()?.summaries?
-                    .column(for: ObjectIdentifier(FileSummaryProperty.self))
-                    .flatMap { SummaryTree<FileSummaryProperty>.of($0).left } ?? FileSummary()
+                let left = node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(FileSummaryProperty.self))?
+                    .left(FileSummaryProperty.self) ?? FileSummary()
                 let children = node.state.withLock { state -> [ProgressNode] in
                     node.settleFreshChildren(&state)
                     return state.children.unfinishedEntries.map(\.node)
