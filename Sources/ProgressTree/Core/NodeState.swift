@@ -2,29 +2,50 @@
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 ///
-/// Nine bytes inside the lock, aligned to 4: the out-of-line `NodeExtras`, as an address in two 32-bit
-/// halves, and the one-byte link. The lock (`Synchronization.Mutex`) puts its 4-byte word first and this
-/// state at this state's alignment; with the address as a class reference (aligned to 8) that left 4 bytes
-/// of padding after the word. Aligned to 4, the lock takes 13 bytes, and the node packs its `controlFlags`
-/// into the byte after it (see "What a node holds" in Docs/Architecture.md).
+/// Nine bytes inside the lock, aligned to 4: one word for what most nodes never use, as an address in two
+/// 32-bit halves, and the one-byte link. The lock (`Synchronization.Mutex`) puts its 4-byte word first and
+/// this state at this state's alignment; with the address as a class reference (aligned to 8) that left 4
+/// bytes of padding after the word. Aligned to 4, the lock takes 13 bytes, and the node packs its
+/// `controlFlags` into the byte after it (see "What a node holds" in Docs/Architecture.md).
 ///
-/// Not copyable: it owns the reference to its `NodeExtras` (retained when created, released in `deinit`,
-/// when the node's lock goes with the node), and a copy would share that object outside the lock.
+/// The word holds one of (objects are aligned to 16, so bit 0 is free for a tag):
+/// - 0: nothing yet;
+/// - a `NodeExtras`'s address (bit 0 clear): children, control state, observers, metadata, values;
+/// - a `PropertyValues`'s address with bit 0 set: the node's property values, and nothing else, so that a
+///   node that only sets a value pays for its values alone (a `NodeExtras` is a few hundred bytes).
+/// The first write of anything but values turns the second into the first, the extras taking over the
+/// values; the word never goes back. Either object is retained by this state (released in `deinit`).
+///
+/// Not copyable: it owns those references, and a copy would share them outside the lock.
 struct NodeState: ~Copyable {
-    /// The address of the extras, retained by this state, in the bytes of two 32-bit halves (0: none), read
-    /// and written as one unaligned word. Written once, by `extrasForWriting()`; never changed afterwards.
+    /// The word (see above), in the bytes of two 32-bit halves, read and written as one unaligned word.
     private var extrasHalves: (UInt32, UInt32) = (0, 0)
     var link = ParentLink()
 
-    /// The node's extras, `nil` until the first write. The reference this state holds keeps it alive: read
-    /// unretained, valid while the state is (it never replaces it).
+    /// Bit 0 of the word: it holds a `PropertyValues` alone.
+    private static let valuesTag: UInt = 1
+
+    /// The word, in one unaligned 8-byte load (halves composed by shifts cost three instructions more).
+    private var word: UInt {
+        @inline(__always) get { withUnsafeBytes(of: extrasHalves) { $0.loadUnaligned(as: UInt.self) } }
+        set { withUnsafeMutableBytes(of: &extrasHalves) { $0.storeBytes(of: newValue, as: UInt.self) } }
+    }
+
+    /// The node's extras, `nil` until the first write of anything but values. The reference this state holds
+    /// keeps it alive: read unretained, valid while the state is (it never replaces it).
     private var unmanagedExtras: Unmanaged<NodeExtras>? {
         @inline(__always) get {
-            // One unaligned 8-byte load (halves composed by shifts cost three instructions more).
-            let address = withUnsafeBytes(of: extrasHalves) { $0.loadUnaligned(as: UInt.self) }
-            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+            let bits = word
+            guard bits & Self.valuesTag == 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
             return Unmanaged.fromOpaque(pointer)
         }
+    }
+
+    /// The values the word holds alone, `nil` when it holds something else.
+    private var unmanagedValuesAlone: Unmanaged<PropertyValues>? {
+        let bits = word
+        guard bits & Self.valuesTag != 0 else { return nil }
+        return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.valuesTag).unsafelyUnwrapped)
     }
 
     /// Runs `body` on the extras, if any, without a reference count: the reference this state holds keeps
@@ -37,6 +58,7 @@ struct NodeState: ~Copyable {
 
     deinit {
         unmanagedExtras?.release()
+        unmanagedValuesAlone?.release()
     }
 
     /// Whether children, control state, observers or metadata were ever written (otherwise all are the
@@ -98,13 +120,28 @@ struct NodeState: ~Copyable {
 
     /// This node's own values of its properties (Properties/PropertyValues.swift), `nil` when it set none.
     var propertyValues: PropertyValues? {
-        withExtras { $0.propertyValues } ?? nil
+        if let alone = unmanagedValuesAlone { return alone.takeUnretainedValue() }
+        return withExtras { $0.propertyValues } ?? nil
     }
 
     /// Stores `value` as this node's value of `property`; returns the value it replaces (see
-    /// `PropertyValues.store`).
+    /// `PropertyValues.store`). A node with nothing else keeps its values alone in the word.
     mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
-        extrasForWriting()._withUnsafeGuaranteedRef { PropertyValues.store(value, of: property, in: &$0.propertyValues) }
+        if let extras = unmanagedExtras {
+            return extras._withUnsafeGuaranteedRef { PropertyValues.store(value, of: property, in: &$0.propertyValues) }
+        }
+        // The word's reference, taken for the store (which may replace the values), then given back.
+        var values = takeValuesAlone()
+        let replaced = PropertyValues.store(value, of: property, in: &values)
+        if let values { word = UInt(bitPattern: Unmanaged.passRetained(values).toOpaque()) | Self.valuesTag }
+        return replaced
+    }
+
+    /// The values the word holds alone, with the word's reference; the word is left empty.
+    private mutating func takeValuesAlone() -> PropertyValues? {
+        guard let alone = unmanagedValuesAlone else { return nil }
+        word = 0
+        return alone.takeRetainedValue()
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
@@ -124,13 +161,14 @@ struct NodeState: ~Copyable {
         set { extrasForWriting()._withUnsafeGuaranteedRef { $0.parentReference = newValue } }
     }
 
-    /// The extras, created on the first write, unretained: this state's reference keeps them alive.
+    /// The extras, created on the first write (taking over the values the word held alone, if any),
+    /// unretained: this state's reference keeps them alive.
     private mutating func extrasForWriting() -> Unmanaged<NodeExtras> {
         if let extras = unmanagedExtras { return extras }
-        let created = Unmanaged.passRetained(NodeExtras())  // released in `deinit`
-        withUnsafeMutableBytes(of: &extrasHalves) {
-            $0.storeBytes(of: UInt(bitPattern: created.toOpaque()), as: UInt.self)
-        }
+        let extras = NodeExtras()
+        extras.propertyValues = takeValuesAlone()
+        let created = Unmanaged.passRetained(extras)  // released in `deinit`
+        word = UInt(bitPattern: created.toOpaque())
         return created
     }
 

@@ -1,15 +1,16 @@
 // A node's own values of its properties (`node[Property.self] = value`): what the summary engine reduces
-// into the node's summary (Summaries/). Kept in the node's extras, under the node's lock; a node that never
-// sets a value has none and pays nothing.
+// into the node's summary (Summaries/). Kept under the node's lock (NodeState.swift: alone in its word, or in
+// its extras); a node that never sets a value has none and pays nothing.
 
-/// A node's own values of its properties, by property type: a few entries in an array, in the order they
-/// were first set, found by a scan (a node holds one or two; a scan of one key is a compare). A property has
+/// A node's own values of its properties, by property type, in the order they were first set: the first in
+/// the object itself (one allocation of 80 bytes for a node's one value, the usual case), any others in an
+/// array beside it. Found by a scan (a node holds one or two; a scan of one key is a compare). A property has
 /// at most one entry.
 ///
-/// A class, copied on write: a reader takes a reference under the node's lock and reads it afterwards (the
-/// summary engine lends it on without a reference count, SummaryStep.swift), while a writer, under the lock,
-/// changes it in place only when the node holds the one reference (`isKnownUniquelyReferenced`) and replaces
-/// it with a changed copy otherwise. So a box a reader holds never changes: that is the proof behind
+/// Copied on write: a reader takes a reference under the node's lock and reads it afterwards (the summary
+/// engine lends it on without a reference count, SummaryStep.swift), while a writer, under the lock, changes
+/// it in place only when the node holds the one reference (`isKnownUniquelyReferenced`), and replaces it with
+/// a changed copy otherwise. So an object a reader holds never changes: that is the proof behind
 /// `@unchecked Sendable`.
 @usableFromInline
 final class PropertyValues: @unchecked Sendable {
@@ -23,15 +24,28 @@ final class PropertyValues: @unchecked Sendable {
         @inlinable var property: any ProgressProperty.Type { type.property }
     }
 
-    @usableFromInline private(set) var entries: [Entry]
+    // Without the dynamic exclusivity checks: the one writer changes an object only under the node's lock and
+    // while nobody else holds it (above), so no two accesses to one object ever overlap.
 
-    private init(entries: [Entry]) { self.entries = entries }
+    /// The entry of the first property set.
+    @usableFromInline @exclusivity(unchecked) var first: Entry
+    /// The entries of the others, in the order they were first set.
+    @usableFromInline @exclusivity(unchecked) var others: [Entry] = []
+
+    private init(first: Entry, others: [Entry]) {
+        self.first = first
+        self.others = others
+    }
+
+    /// The entries, in the order their properties were first set.
+    var entries: [Entry] { [first] + others }
 
     /// The value of `Property`, `nil` when it has none.
     @inlinable
     func value<Property: ProgressProperty>(of _: Property.Type) -> Property.Value? {
         let key = ObjectIdentifier(Property.self)
-        for entry in entries where entry.type.key == key { return entry.value as? Property.Value }
+        if first.type.key == key { return first.value as? Property.Value }
+        for entry in others where entry.type.key == key { return entry.value as? Property.Value }
         return nil
     }
 
@@ -41,22 +55,27 @@ final class PropertyValues: @unchecked Sendable {
     static func store(
         _ value: any Sendable, of property: any ProgressProperty.Type, in values: inout PropertyValues?
     ) -> (any Sendable)? {
-        if values == nil {
-            values = PropertyValues(entries: [])
-        } else if !isKnownUniquelyReferenced(&values!) {
-            values = PropertyValues(entries: values!.entries)
+        let entry = Entry(type: PropertyType(property), value: value)
+        guard values != nil else {
+            values = PropertyValues(first: entry, others: [])
+            return nil
         }
-        return values!.store(value, of: property)
+        if !isKnownUniquelyReferenced(&values!) { values = PropertyValues(first: values!.first, others: values!.others) }
+        return values!.store(entry)
     }
 
-    private func store(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
-        let key = ObjectIdentifier(property)
-        for index in entries.indices where entries[index].type.key == key {
-            var replaced: any Sendable = value
-            swap(&replaced, &entries[index].value)
+    /// Stores `entry`, in place of the entry of its property if there is one, whose value it returns.
+    private func store(_ entry: Entry) -> (any Sendable)? {
+        var replaced: any Sendable = entry.value
+        if first.type.key == entry.type.key {
+            swap(&replaced, &first.value)
             return replaced
         }
-        entries.append(Entry(type: PropertyType(property), value: value))
+        for index in others.indices where others[index].type.key == entry.type.key {
+            swap(&replaced, &others[index].value)
+            return replaced
+        }
+        others.append(entry)
         return nil
     }
 }
