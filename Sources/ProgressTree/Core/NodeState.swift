@@ -112,6 +112,14 @@ struct NodeState: ~Copyable {
         }
     }
 
+    /// What the file summary reads of the metadata (`ProgressNode.fileFacts`), `nil` when it describes no
+    /// files: read in place, without a copy of the metadata (its dictionary's reference count).
+    var fileMetadata: (isFile: Bool, counts: (total: Int?, completed: Int?)?)? {
+        withExtras { extras in
+            extras.metadata.describesFiles ? (extras.metadata.isFile, extras.metadata.fileCounts) : nil
+        } ?? nil
+    }
+
     /// The node's `ObservableProgress`, while someone holds it.
     var observable: ObservableProgress? {
         get { withExtras { $0.observable } ?? nil }

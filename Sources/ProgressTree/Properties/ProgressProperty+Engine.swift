@@ -53,6 +53,10 @@ extension ProgressProperty {
             step.made = .passRetained(SummaryTree<Self>())
         case .set(let entry):
             step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member))
+        case .setLeaf(let entry):
+            step.target.setLeaf(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member))
+        case .rebuild:
+            step.target.rebuild(Self.self)
         case .clear(let entry):
             step.target.set(Self.self, entry: entry, to: nil)
         case .fold(let outcome):

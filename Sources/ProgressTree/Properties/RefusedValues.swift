@@ -6,7 +6,7 @@ import ProgressTreePlatform
 // it is refused (the node keeps the values it had) and said, once per property, rather than dropped silently.
 
 /// Says that values were refused: once per property type, on standard error, naming the rule.
-enum RefusedValues {
+package enum RefusedValues {
     /// The property types already said, and where the message goes (standard error; tests take it).
     private struct State {
         var said: Set<ObjectIdentifier> = []
@@ -41,8 +41,9 @@ enum RefusedValues {
         }
     }
 
+    /// Where the messages go unless a test says otherwise.
     @Sendable
-    private static func writeToStandardError(_ message: String) {
+    package static func writeToStandardError(_ message: String) {
         var message = message
         message.withUTF8 { _ = FileDescriptor.writeAll(2, UnsafeRawBufferPointer($0)) }
     }

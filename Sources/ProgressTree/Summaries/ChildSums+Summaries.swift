@@ -33,11 +33,12 @@ extension ChildSums {
     }
 
     /// Sets the contribution at `entry` of a member with values or files of its own: in every column, its
-    /// summary of the column's property (the default for a property it has not).
-    func setContribution(at entry: Int, of member: borrowing SummaryParts) {
+    /// summary of the column's property (the default for a property it has not). `merging`: merge the path
+    /// above it now (`false` during a start, which merges once at its end).
+    func setContribution(at entry: Int, of member: borrowing SummaryParts, merging: Bool) {
         for column in columns {
             let parts = member.parts(for: column.key)
-            var step = _ProgressTreeColumnStep(.set(entry: entry), column: column, parts: parts)
+            var step = _ProgressTreeColumnStep(merging ? .set(entry: entry) : .setLeaf(entry: entry), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
         }
     }
@@ -45,11 +46,11 @@ extension ChildSums {
     /// Sets the contribution at `entry` of a member with no value or file of its own, `member` its part: in
     /// each of its columns, what it keeps of its children (a column made where this node has none). Its
     /// contribution to any other column is the default, as it always was (its columns are only ever added).
-    func setContribution(at entry: Int, ofColumnsOf member: ChildSums) {
+    func setContribution(at entry: Int, ofColumnsOf member: ChildSums, merging: Bool) {
         for memberColumn in member.columns {
             let parts = _ProgressTreeSummaryParts(values: nil, column: memberColumn, files: nil)
             let target = column(for: memberColumn.key) ?? column(of: memberColumn.property)
-            var step = _ProgressTreeColumnStep(.set(entry: entry), column: target, parts: parts)
+            var step = _ProgressTreeColumnStep(merging ? .set(entry: entry) : .setLeaf(entry: entry), column: target, parts: parts)
             memberColumn.property._progressTreeColumnStep(&step)
         }
     }

@@ -44,6 +44,18 @@ struct ColumnReference {
         }
     }
 
+    /// Sets the contribution at `entry` without merging above it (`SummaryTree.setLeaf`).
+    @inlinable
+    func setLeaf<Property: ProgressProperty>(_: Property.Type, entry: Int, to summary: Property.Summary) {
+        column._withUnsafeGuaranteedRef { SummaryTree<Property>.of($0).setLeaf(entry, to: summary) }
+    }
+
+    /// Merges every inner node again (`SummaryTree.rebuild`).
+    @inlinable
+    func rebuild<Property: ProgressProperty>(_: Property.Type) {
+        column._withUnsafeGuaranteedRef { SummaryTree<Property>.of($0).rebuild() }
+    }
+
     /// Adds what a member left.
     @inlinable
     func addLeft<Property: ProgressProperty>(_: Property.Type, _ summary: Property.Summary) {

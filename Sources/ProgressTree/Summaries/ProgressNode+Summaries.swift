@@ -107,31 +107,24 @@ extension ProgressNode {
         guard flags.load(ordering: .sequentiallyConsistent) & own != 0 else { return parts }
         state.withLock { state in
             parts.values = state.propertyValues
-            guard state.hasExtras, state.metadata.describesFiles else { return }
-            parts.files = fileFacts(of: state, childUnits: childUnits)
+            guard let files = state.fileMetadata else { return }
+            // The counts are loaded relaxed: two independent values (an update may land between the two loads
+            // whatever the ordering), publishing nothing else; the rest comes from under the lock.
+            parts.files = FileFacts(
+                isFile: files.isFile, explicitTotal: files.counts?.total, explicitCompleted: files.counts?.completed,
+                completed: completedStorage.load(ordering: .relaxed), total: totalStorage.load(ordering: .relaxed),
+                childUnits: childUnits)
         }
         return parts
-    }
-
-    /// This node's file facts; the caller holds this node's lock (`state` is its state). The counts are
-    /// loaded relaxed: two independent values (an update may land between the two loads whatever the
-    /// ordering), publishing nothing else; the rest comes from under the lock.
-    func fileFacts(of state: borrowing NodeState, childUnits: Double) -> FileFacts {
-        let metadata = state.metadata
-        let hasCounts = metadata.hasFileCountKeys
-        return FileFacts(
-            isFile: metadata.isFile,
-            explicitTotal: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileTotalCountKey)) : nil,
-            explicitCompleted: hasCounts ? Self.fileCount(in: metadata.fileCountValue(.fileCompletedCountKey)) : nil,
-            completed: completedStorage.load(ordering: .relaxed),
-            total: totalStorage.load(ordering: .relaxed),
-            childUnits: childUnits)
     }
 
     /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral
     /// floating-point value, not negative. Anything else counts as not set.
     static func fileCount(in value: (any Sendable)?) -> Int? {
         guard let value else { return nil }
+        // `Int` first: what `fileTotalCount` stores, and a cast to a type, not to a protocol's existential
+        // (which looks the conformance up: most of a first read of 100,000 files).
+        if let integer = value as? Int { return integer < 0 ? nil : integer }
         if let integer = value as? any BinaryInteger { return nonNegativeInt(integer) }
         if let double = value as? Double, double.isFinite, double >= 0, double.rounded() == double {
             return double < 9.2e18 ? Int(double) : Int.max
@@ -149,43 +142,57 @@ extension ProgressNode {
             domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.summariesStarted }) != true,
             let members = beginSummaries(&scratch)
         else { return }
-        var frames = [StartFrame(node: self, entry: -1, members: members)]
+        // The nodes of the start are held unretained (no reference count for each of a wide node's members):
+        // each is alive until the domain lock, held throughout, is released (see `beginSummaries`).
+        var frames = [StartFrame(node: .passUnretained(self), entry: -1, members: members)]
         while true {
             let top = frames.count - 1
             if let (member, entry) = frames[top].members.popLast() {
-                if let below = member.beginSummaries(&scratch) {
+                if let below = member._withUnsafeGuaranteedRef({ $0.beginSummaries(&scratch) }) {
                     frames.append(StartFrame(node: member, entry: entry, members: below))
                 } else {
-                    frames[top].node.setContribution(of: member, at: entry, &scratch)
+                    frames[top].node._withUnsafeGuaranteedRef { node in
+                        member._withUnsafeGuaranteedRef {
+                            node.setContribution(of: $0, at: entry, merging: false, &scratch)
+                        }
+                    }
                 }
                 continue
             }
+            // Every member's contribution is in: merge each column once.
             let done = frames.removeLast()
+            done.node._withUnsafeGuaranteedRef { $0.childSumsForRefresh.forEachColumn(.rebuild) }
             guard let parent = frames.last else { return }
-            parent.node.setContribution(of: done.node, at: done.entry, &scratch)
+            parent.node._withUnsafeGuaranteedRef { node in
+                done.node._withUnsafeGuaranteedRef {
+                    node.setContribution(of: $0, at: done.entry, merging: false, &scratch)
+                }
+            }
         }
     }
 
     /// Starts this node's summaries, if it has had children and they have not started, and returns its
     /// members with their entries (claimed in its `ChildSums`), for the caller to compute; `nil` when there is
-    /// nothing to start. The members are handed to the domain's list of nodes released after the lock.
-    private func beginSummaries(_ scratch: inout RefreshScratch) -> [(ProgressNode, Int)]? {
+    /// nothing to start. The members are unretained: each is alive until the domain lock, which the caller
+    /// holds, is released, since it is in this node's table while attached, and its finish or failure, having
+    /// an entry, goes through `retire`, which hands the dirty queue a reference while the lock is held.
+    private func beginSummaries(_ scratch: inout RefreshScratch) -> [(Unmanaged<ProgressNode>, Int)]? {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0 else { return nil }
         let part = childSumsForRefresh
         guard !part.summariesStarted else { return nil }
         part.summariesStarted = true
-        let members = state.withLock { state -> [(ProgressNode, Int)] in
+        return state.withLock { state -> [(Unmanaged<ProgressNode>, Int)] in
             settleFreshChildren(&state)  // fresh children are members too
-            var members: [(ProgressNode, Int)] = []
-            for child in state.children.unfinishedEntries where child.node.mayHaveSummary {
-                // A child that finished meanwhile without a share left nothing (it may have none).
-                guard let entry = part.memberEntry(for: child.node) else { continue }
-                members.append((child.node, entry))
+            var members: [(Unmanaged<ProgressNode>, Int)] = []
+            state.children.forEachUnfinished { child in
+                child._withUnsafeGuaranteedRef { child in
+                    // A child that finished meanwhile without a share left nothing (it may have none).
+                    guard child.mayHaveSummary, let entry = part.memberEntry(for: child) else { return }
+                    members.append((.passUnretained(child), entry))
+                }
             }
             return members
         }
-        scratch.released.append(contentsOf: members.lazy.map(\.0))
-        return members
     }
 
     // MARK: Recording
@@ -213,7 +220,7 @@ extension ProgressNode {
     /// Sets `member`'s contribution at `entry` in every column of this node's summaries (a column made for
     /// each property it has and this node has not), from its parts: a property it no longer has (a file that
     /// is no file any more) contributes the default. Under the domain lock.
-    func setContribution(of member: ProgressNode, at entry: Int, _ scratch: inout RefreshScratch) {
+    func setContribution(of member: ProgressNode, at entry: Int, merging: Bool = true, _ scratch: inout RefreshScratch) {
         guard let part = domainAndPart.unretainedPart() else {
             preconditionFailure("ProgressTree: a node with members has its parent part")
         }
@@ -222,14 +229,14 @@ extension ProgressNode {
             // No value or file of its own (a folder, most of a path): what it keeps of its children.
             if let memberPart = member.domainAndPart.unretainedPart() {
                 part._withUnsafeGuaranteedRef { part in
-                    memberPart._withUnsafeGuaranteedRef { part.setContribution(at: entry, ofColumnsOf: $0) }
+                    memberPart._withUnsafeGuaranteedRef { part.setContribution(at: entry, ofColumnsOf: $0, merging: merging) }
                 }
             }
         } else {
             let parts = member.summaryParts(&scratch)
             part._withUnsafeGuaranteedRef { part in
                 part.addColumns(for: parts)
-                part.setContribution(at: entry, of: parts)
+                part.setContribution(at: entry, of: parts, merging: merging)
             }
         }
         noteSummaryChanged()  // recorded in its own parent's summaries at the next record of this node
@@ -274,9 +281,9 @@ private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
 
 /// One node of a start (`startSummaries`): its members still to compute, and its entry in its parent.
 private struct StartFrame {
-    let node: ProgressNode
+    let node: Unmanaged<ProgressNode>
     let entry: Int
-    var members: [(ProgressNode, Int)]
+    var members: [(Unmanaged<ProgressNode>, Int)]
 }
 
 /// What the engine reads of a node (`summaryParts`): its own values and file facts, and its columns.

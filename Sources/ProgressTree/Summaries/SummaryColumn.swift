@@ -90,6 +90,23 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
         }
     }
 
+    /// Sets the contribution of the member at `index` without merging the path above it: for a start, which
+    /// sets every member's and then merges the inner nodes once (`rebuild()`), O(members) in all instead of
+    /// O(members × log members). Until that rebuild, the inner nodes are not the merges of their children.
+    @inlinable
+    func setLeaf(_ index: Int, to summary: Property.Summary) {
+        if index >= capacity { grow(toHold: index, merging: false) }
+        nodes[capacity + index] = summary
+    }
+
+    /// Merges every inner node again, from the leaves up: O(leaves).
+    @inlinable
+    func rebuild() {
+        for position in stride(from: capacity - 1, through: 1, by: -1) {
+            nodes[position] = Property.merge(nodes[2 * position], nodes[2 * position + 1])
+        }
+    }
+
     /// Resets the contribution of the member at `index` to the default (it left, or contributes nothing).
     @inlinable
     func clear(_ index: Int) {
@@ -110,18 +127,17 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     }
 
     /// Doubles the leaves until `index` is one, each new leaf the default, and merges the inner nodes
-    /// again: O(leaves), amortized over the members that made it necessary.
+    /// again (unless `merging` is `false`: a start merges them once at its end): O(leaves), amortized over the
+    /// members that made it necessary.
     @inlinable
-    func grow(toHold index: Int) {
+    func grow(toHold index: Int, merging: Bool = true) {
         var grown = Swift.max(capacity, 1)
         while grown <= index { grown *= 2 }
         var tree = ContiguousArray(repeating: Property.defaultSummary, count: 2 * grown)
         for leaf in 0..<capacity { tree[grown + leaf] = nodes[capacity + leaf] }
-        for position in stride(from: grown - 1, through: 1, by: -1) {
-            tree[position] = Property.merge(tree[2 * position], tree[2 * position + 1])
-        }
         nodes = tree
         capacity = grown
+        if merging { rebuild() }
     }
 
     /// The invariants at the top of this file, one line each, empty when they hold: the shape always, the

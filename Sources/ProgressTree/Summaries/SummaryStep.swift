@@ -49,6 +49,10 @@ public struct _ProgressTreeColumnStep {
         case make
         /// Set the contribution of the member at an entry to its summary, computed from its parts.
         case set(entry: Int)
+        /// The same, without merging above it: a start sets every member's, then merges once (`rebuild`).
+        case setLeaf(entry: Int)
+        /// Merge every inner node of the column again, at the end of a start.
+        case rebuild
         /// Reset the contribution of the member at an entry to the default.
         case clear(entry: Int)
         /// Add what a member leaving with an outcome leaves behind, its summary computed from its parts.
