@@ -12,8 +12,8 @@
 // started. A refresh records bottom-up, so a node's table is current when the node is recorded. So a read of
 // a summary is a refresh, then a look at the node's own parts: O(changes since the last read).
 //
-// Invariants (under the tree's domain lock; checked by `ChildSums.summaryViolations` under
-// PROGRESSTREE_INTERNAL_CHECKS):
+// Invariants (under the tree's domain lock; checked by `invariantViolations()`, ProgressNode+Invariants.swift,
+// under PROGRESSTREE_INTERNAL_CHECKS):
 // - Started tables are closed downward: a member with children of a started table has a started table.
 //   A table starts at the first read of its node's summary (`startSummaries`), which starts its members'
 //   tables first (iteratively: a 10,000-deep chain needs no deep stack), or when a member recorded later

@@ -1,5 +1,5 @@
-// One property's summaries of a node's children, in the node's `SummaryTable` (SummaryTable.swift): the
-// typed storage of the summary engine. The library's engine is not generic; it holds columns as
+// One property's summaries of a node's children, a column of the node's `ChildSums` (ChildSums+Summaries.swift):
+// the typed storage of the summary engine. The library's engine is not generic; it holds columns as
 // `SummaryColumn` and reaches their typed work through the property's witnesses
 // (`ProgressProperty._progressTreeColumnStep`, whose default is compiled where the property's conformance is
 // declared: Properties/ProgressProperty+Engine.swift). That code finds its `SummaryTree` with a checked cast.
@@ -17,9 +17,9 @@
 /// One property's summaries of a node's children: a segment tree over the members' entries, and what the
 /// members that left left behind. Always a `SummaryTree` of the property it names.
 ///
-/// Owned by the tree's domain lock, as the `SummaryTable` that holds it: only code holding that lock reaches
-/// a column (the table is reached through the node's `ChildSums` with the lock's `RefreshScratch`), which is
-/// why it is `@unchecked Sendable`.
+/// Owned by the tree's domain lock, as the `ChildSums` that holds it: only code holding that lock reaches a
+/// column (through the node's `ChildSums`, with the lock's `RefreshScratch`), which is why it is
+/// `@unchecked Sendable`.
 @usableFromInline
 class SummaryColumn: @unchecked Sendable {
     /// The property whose summaries this column holds.
