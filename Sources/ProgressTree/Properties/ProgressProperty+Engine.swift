@@ -51,10 +51,15 @@ extension ProgressProperty {
         switch step.action {
         case .make:
             step.made = .passRetained(SummaryTree<Self>())
-        case .set(let entry):
-            step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member))
-        case .setLeaf(let entry):
-            step.target.setLeaf(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member))
+        case .set(let entry, let merging):
+            step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member), merging: merging)
+        case .copy(let entry, let merging):
+            // A node without a value or files of its own: its children's summary is its own (see above).
+            guard let source = step.source, let below = source.combined(Self.self) else {
+                step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(.none), merging: merging)
+                return
+            }
+            step.target.set(Self.self, entry: entry, to: below, merging: merging)
         case .rebuild:
             step.target.rebuild(Self.self)
         case .clear(let entry):

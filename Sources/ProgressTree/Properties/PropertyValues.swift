@@ -40,6 +40,17 @@ final class PropertyValues: @unchecked Sendable {
     /// The entries, in the order their properties were first set.
     var entries: [Entry] { [first] + others }
 
+    /// The property of each entry, in that order, without making an array of them (the engine's steps).
+    func forEachProperty(_ body: (PropertyType) -> Void) {
+        body(first.type)
+        for entry in others { body(entry.type) }
+    }
+
+    /// Whether it holds a value of the property `key` names.
+    func contains(_ key: ObjectIdentifier) -> Bool {
+        first.type.key == key || others.contains { $0.type.key == key }
+    }
+
     /// The value of `Property`, `nil` when it has none.
     @inlinable
     func value<Property: ProgressProperty>(of _: Property.Type) -> Property.Value? {

@@ -24,7 +24,9 @@ extension ChildSums {
     /// Makes the columns `member` has and this node has not.
     func addColumns(for member: borrowing SummaryParts) {
         if let values = member.values {
-            for entry in values.entries where column(for: entry.type.key) == nil { _ = column(of: entry.property) }
+            values.forEachProperty { type in
+                if column(for: type.key) == nil { _ = column(of: type.property) }
+            }
         }
         if member.files != nil { _ = column(of: FileSummaryProperty.self) }
         for memberColumn in member.columns where column(for: memberColumn.key) == nil {
@@ -38,7 +40,7 @@ extension ChildSums {
     func setContribution(at entry: Int, of member: borrowing SummaryParts, merging: Bool) {
         for column in columns {
             let parts = member.parts(for: column.key)
-            var step = _ProgressTreeColumnStep(merging ? .set(entry: entry) : .setLeaf(entry: entry), column: column, parts: parts)
+            var step = _ProgressTreeColumnStep(.set(entry: entry, merging: merging), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
         }
     }
@@ -48,9 +50,8 @@ extension ChildSums {
     /// contribution to any other column is the default, as it always was (its columns are only ever added).
     func setContribution(at entry: Int, ofColumnsOf member: ChildSums, merging: Bool) {
         for memberColumn in member.columns {
-            let parts = _ProgressTreeSummaryParts(values: nil, column: memberColumn, files: nil)
             let target = column(for: memberColumn.key) ?? column(of: memberColumn.property)
-            var step = _ProgressTreeColumnStep(merging ? .set(entry: entry) : .setLeaf(entry: entry), column: target, parts: parts)
+            var step = _ProgressTreeColumnStep(.copy(entry: entry, merging: merging), column: target, source: memberColumn)
             memberColumn.property._progressTreeColumnStep(&step)
         }
     }

@@ -35,19 +35,20 @@ struct ColumnReference {
         column._withUnsafeGuaranteedRef { SummaryTree<Property>.of($0).combined }
     }
 
-    /// Sets the contribution at `entry` (`nil`: the default).
+    /// Sets the contribution at `entry` (`nil`: the default), merging the path above it unless `merging` is
+    /// `false` (`SummaryTree.setLeaf`: a start, which merges once at its end).
     @inlinable
-    func set<Property: ProgressProperty>(_: Property.Type, entry: Int, to summary: Property.Summary?) {
+    func set<Property: ProgressProperty>(
+        _: Property.Type, entry: Int, to summary: Property.Summary?, merging: Bool = true
+    ) {
         column._withUnsafeGuaranteedRef { column in
             let tree = SummaryTree<Property>.of(column)
-            if let summary { tree.set(entry, to: summary) } else { tree.clear(entry) }
+            if let summary {
+                if merging { tree.set(entry, to: summary) } else { tree.setLeaf(entry, to: summary) }
+            } else {
+                tree.clear(entry)
+            }
         }
-    }
-
-    /// Sets the contribution at `entry` without merging above it (`SummaryTree.setLeaf`).
-    @inlinable
-    func setLeaf<Property: ProgressProperty>(_: Property.Type, entry: Int, to summary: Property.Summary) {
-        column._withUnsafeGuaranteedRef { SummaryTree<Property>.of($0).setLeaf(entry, to: summary) }
     }
 
     /// Merges every inner node again (`SummaryTree.rebuild`).

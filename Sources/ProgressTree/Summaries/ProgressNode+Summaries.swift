@@ -310,7 +310,7 @@ struct SummaryParts {
     /// Whether the node has anything of the property `key` names: a value, its files, or a column.
     func has(_ key: ObjectIdentifier) -> Bool {
         if files != nil && key == ObjectIdentifier(FileSummaryProperty.self) { return true }
-        if values?.entries.contains(where: { $0.type.key == key }) == true { return true }
+        if values?.contains(key) == true { return true }
         return columns.contains { $0.key == key }
     }
 }

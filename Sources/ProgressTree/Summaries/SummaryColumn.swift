@@ -4,14 +4,23 @@
 // (`ProgressProperty._progressTreeColumnStep`, whose default is compiled where the property's conformance is
 // declared: Properties/ProgressProperty+Engine.swift). That code finds its `SummaryTree` with a checked cast.
 //
-// Invariants (checked by `checkInvariants()` where the summaries are `Equatable`, under
+// The structure: the members' contributions in `leaves`, and a segment tree over blocks of `blockSize`
+// leaves in `blocks`. Replacing one contribution merges its block again (at most `blockSize - 1` merges)
+// and the path above it (log₂ of the blocks): whatever `merge` is (a maximum cannot subtract), never
+// O(members). Blocks of 8 keep the tree small: 1.25 summaries a member, not the 2 to 4 of a segment tree
+// over the leaves themselves (memory, and the first read of a wide node, which fills it).
+//
+// Invariants (checked by `violations()`, the merges where the summaries are `Equatable`, under
 // PROGRESSTREE_INTERNAL_CHECKS):
-// - `nodes` is empty while `capacity` is 0; otherwise it holds `2 × capacity` summaries (a power of two),
-//   the leaves from `capacity` on, leaf `i` for the member at entry `i` of the node's `ChildSums`, and
-//   `nodes[k]` is `merge(nodes[2k], nodes[2k + 1])` for every inner `k ≥ 1` (`nodes[0]` is unused).
-// - A leaf no member holds, or whose member never contributed this property, is `defaultSummary`, the
-//   identity of `merge` (the protocol's requirement): so `nodes[1]` is the merge of the members'
-//   contributions, whatever `merge` is (a maximum cannot subtract).
+// - `leaves[i]` is the contribution of the member at entry `i` of the node's `ChildSums`; `leaves` holds
+//   every entry ever set (its count is one more than the highest). A leaf no member holds, or whose member
+//   never contributed this property, is `defaultSummary`, the identity of `merge` (the protocol's
+//   requirement).
+// - `blocks` is empty while `leaves` is; otherwise it holds `2 × blockCapacity` summaries, `blockCapacity`
+//   a power of two with `blockCapacity × blockSize ≥ leaves.count`: `blocks[blockCapacity + b]` is the
+//   merge, in order, of the leaves of block `b` (the default past the last leaf), and `blocks[k]` is
+//   `merge(blocks[2k], blocks[2k + 1])` for every inner `k ≥ 1` (`blocks[0]` is unused). So `blocks[1]` is
+//   the merge of the members' contributions.
 // - `left` is the merge of what the members that left the node left behind (`nil`: nothing yet).
 
 /// One property's summaries of a node's children: a segment tree over the members' entries, and what the
@@ -46,17 +55,20 @@ class SummaryColumn: @unchecked Sendable {
 /// and nothing outside this class while it holds an access: `merge` takes its summaries by value).
 @usableFromInline
 final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked Sendable {
-    /// The segment tree (see the top of this file).
-    @usableFromInline @exclusivity(unchecked) var nodes: ContiguousArray<Property.Summary> = []
-    /// How many leaves `nodes` has: 0, or a power of two at least one more than the highest entry set.
-    @usableFromInline @exclusivity(unchecked) var capacity = 0
+    /// The members' contributions, by entry (see the top of this file).
+    @usableFromInline @exclusivity(unchecked) var leaves: ContiguousArray<Property.Summary> = []
+    /// The segment tree over the blocks of `leaves` (see the top of this file).
+    @usableFromInline @exclusivity(unchecked) var blocks: ContiguousArray<Property.Summary> = []
     /// What the members that left left behind, merged; `nil` when nothing was left.
     @usableFromInline @exclusivity(unchecked) var left: Property.Summary?
+
+    /// How many leaves a block merges.
+    @usableFromInline static var blockSize: Int { 8 }
 
     @inlinable
     init() { super.init(property: Property.self) }
 
-    override var leafCount: Int { capacity }
+    override var leafCount: Int { leaves.count }
 
     /// The tree `column` is. A column of `Property`, whose key is `Property`'s, is always one (only
     /// `Property`'s own code makes a column with that key: `init()`): so after the check of the key, made in
@@ -69,48 +81,71 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
         return unsafeDowncast(column, to: SummaryTree.self)
     }
 
+    /// How many blocks `blocks` has room for: 0, or a power of two.
+    @inlinable
+    var blockCapacity: Int { blocks.count / 2 }
+
     /// The children's part of the node's summary: the members' contributions merged with what left, `nil`
     /// when the column holds neither.
     @inlinable
     var combined: Property.Summary? {
-        guard capacity > 0 else { return left }
-        guard let left else { return nodes[1] }
-        return Property.merge(nodes[1], left)
+        guard !blocks.isEmpty else { return left }
+        guard let left else { return blocks[1] }
+        return Property.merge(blocks[1], left)
     }
 
-    /// Sets the contribution of the member at `index`, and merges the path above it again: O(log leaves).
+    /// Sets the contribution of the member at `index`, and merges its block and the path above it again.
     @inlinable
     func set(_ index: Int, to summary: Property.Summary) {
-        if index >= capacity { grow(toHold: index) }
-        var position = capacity + index
-        nodes[position] = summary
+        if index >= leaves.count { holdLeaves(through: index) }
+        leaves[index] = summary
+        let block = index / Self.blockSize
+        guard block < blockCapacity else {
+            rebuild()  // the blocks grew: O(leaves), once per doubling
+            return
+        }
+        var position = blockCapacity + block
+        // One leaf (a member alone, as along a chain): its block's merge is itself.
+        blocks[position] = leaves.count == 1 ? summary : mergedBlock(block)
         while position > 1 {
             position /= 2
-            nodes[position] = Property.merge(nodes[2 * position], nodes[2 * position + 1])
+            blocks[position] = Property.merge(blocks[2 * position], blocks[2 * position + 1])
         }
     }
 
-    /// Sets the contribution of the member at `index` without merging the path above it: for a start, which
-    /// sets every member's and then merges the inner nodes once (`rebuild()`), O(members) in all instead of
-    /// O(members × log members). Until that rebuild, the inner nodes are not the merges of their children.
+    /// Sets the contribution of the member at `index` without merging anything above it: for a start, which
+    /// sets every member's and then merges once (`rebuild()`), O(members) in all. Until that rebuild, the
+    /// blocks are not the merges of the leaves.
     @inlinable
     func setLeaf(_ index: Int, to summary: Property.Summary) {
-        if index >= capacity { grow(toHold: index, merging: false) }
-        nodes[capacity + index] = summary
+        if index >= leaves.count { holdLeaves(through: index) }
+        leaves[index] = summary
     }
 
-    /// Merges every inner node again, from the leaves up: O(leaves).
+    /// Merges every block and every inner node again, from the leaves up, sizing `blocks` for the leaves:
+    /// O(leaves).
     @inlinable
     func rebuild() {
+        guard !leaves.isEmpty else {
+            blocks = []
+            return
+        }
+        let needed = (leaves.count + Self.blockSize - 1) / Self.blockSize
+        var capacity = Swift.max(blockCapacity, 1)
+        while capacity < needed { capacity *= 2 }
+        if capacity != blockCapacity {
+            blocks = ContiguousArray(repeating: Property.defaultSummary, count: 2 * capacity)
+        }
+        for block in 0..<needed { blocks[capacity + block] = mergedBlock(block) }
         for position in stride(from: capacity - 1, through: 1, by: -1) {
-            nodes[position] = Property.merge(nodes[2 * position], nodes[2 * position + 1])
+            blocks[position] = Property.merge(blocks[2 * position], blocks[2 * position + 1])
         }
     }
 
     /// Resets the contribution of the member at `index` to the default (it left, or contributes nothing).
     @inlinable
     func clear(_ index: Int) {
-        if index < capacity { set(index, to: Property.defaultSummary) }
+        if index < leaves.count { set(index, to: Property.defaultSummary) }
     }
 
     /// Adds `summary`, what a member leaves behind, to `left`.
@@ -122,37 +157,53 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     /// Forgets every member's contribution (none is a member any more) and the memory they took.
     @inlinable
     func removeLeaves() {
-        nodes = []
-        capacity = 0
+        leaves = []
+        blocks = []
     }
 
-    /// Doubles the leaves until `index` is one, each new leaf the default, and merges the inner nodes
-    /// again (unless `merging` is `false`: a start merges them once at its end): O(leaves), amortized over the
-    /// members that made it necessary.
+    /// Extends `leaves` with the default through `index` (amortized: the array doubles).
     @inlinable
-    func grow(toHold index: Int, merging: Bool = true) {
-        var grown = Swift.max(capacity, 1)
-        while grown <= index { grown *= 2 }
-        var tree = ContiguousArray(repeating: Property.defaultSummary, count: 2 * grown)
-        for leaf in 0..<capacity { tree[grown + leaf] = nodes[capacity + leaf] }
-        nodes = tree
-        capacity = grown
-        if merging { rebuild() }
+    func holdLeaves(through index: Int) {
+        leaves.append(contentsOf: repeatElement(Property.defaultSummary, count: index + 1 - leaves.count))
+    }
+
+    /// The merge, in order, of the leaves of `block`.
+    @inlinable
+    func mergedBlock(_ block: Int) -> Property.Summary {
+        var index = block * Self.blockSize
+        let end = Swift.min(index + Self.blockSize, leaves.count)
+        var merged = leaves[index]
+        index += 1
+        while index < end {
+            merged = Property.merge(merged, leaves[index])
+            index += 1
+        }
+        return merged
     }
 
     /// The invariants at the top of this file, one line each, empty when they hold: the shape always, the
     /// merges where the summaries are `Equatable`. For the engine's checks (PROGRESSTREE_INTERNAL_CHECKS).
     @inlinable
     func violations() -> [String] {
-        guard capacity > 0 else {
-            return nodes.isEmpty ? [] : ["a summary column of \(Property.self) without leaves holds \(nodes.count) nodes"]
+        guard !leaves.isEmpty else {
+            return blocks.isEmpty ? [] : ["a summary column of \(Property.self) without leaves holds \(blocks.count) blocks"]
         }
-        guard capacity & (capacity - 1) == 0, nodes.count == 2 * capacity else {
-            return ["a summary column of \(Property.self) has \(nodes.count) nodes for \(capacity) leaves"]
+        let capacity = blockCapacity
+        guard capacity > 0, capacity & (capacity - 1) == 0, blocks.count == 2 * capacity,
+            capacity * Self.blockSize >= leaves.count
+        else {
+            return ["a summary column of \(Property.self) has \(blocks.count) block nodes for \(leaves.count) leaves"]
+        }
+        let needed = (leaves.count + Self.blockSize - 1) / Self.blockSize
+        for block in 0..<capacity {
+            let expected = block < needed ? mergedBlock(block) : Property.defaultSummary
+            if summariesAreEqual(expected, blocks[capacity + block]) == false {
+                return ["in a summary column of \(Property.self), block \(block) is not the merge of its leaves"]
+            }
         }
         for position in 1..<capacity {
-            let merged = Property.merge(nodes[2 * position], nodes[2 * position + 1])
-            if summariesAreEqual(merged, nodes[position]) == false {
+            let merged = Property.merge(blocks[2 * position], blocks[2 * position + 1])
+            if summariesAreEqual(merged, blocks[position]) == false {
                 return ["in a summary column of \(Property.self), inner node \(position) is not the merge of its two children"]
             }
         }
@@ -165,7 +216,7 @@ extension SummaryTree {
     /// it is, or when that cannot be told.
     @inlinable
     func violations(ofEntry entry: Int, expecting expected: Property.Summary) -> [String] {
-        let held = entry < capacity ? nodes[capacity + entry] : Property.defaultSummary
+        let held = entry < leaves.count ? leaves[entry] : Property.defaultSummary
         guard summariesAreEqual(held, expected) == false else { return [] }
         return ["its contribution to its parent's \(Property.self) is \(held), not its summary \(expected)"]
     }

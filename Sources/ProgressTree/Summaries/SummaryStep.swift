@@ -19,6 +19,9 @@ public struct _ProgressTreeSummaryParts {
         self.files = files
     }
 
+    /// The parts of a node with no value, no file and no child: its summary is the default's.
+    @usableFromInline static var none: Self { Self(values: nil, column: nil, files: nil) }
+
     /// The node's value of `Property`, `nil` when it set none.
     @inlinable
     func value<Property: ProgressProperty>(of _: Property.Type) -> Property.Value? {
@@ -47,10 +50,12 @@ public struct _ProgressTreeColumnStep {
     enum Action {
         /// Make an empty column of the property (into `made`).
         case make
-        /// Set the contribution of the member at an entry to its summary, computed from its parts.
-        case set(entry: Int)
-        /// The same, without merging above it: a start sets every member's, then merges once (`rebuild`).
-        case setLeaf(entry: Int)
+        /// Set the contribution of the member at an entry to its summary, computed from its parts; merging
+        /// the path above it, or not (a start sets every member's, then merges once: `rebuild`).
+        case set(entry: Int, merging: Bool)
+        /// The same for a member with no value or file of its own (most of a path): its summary is what it
+        /// keeps of its children, the `source` column's.
+        case copy(entry: Int, merging: Bool)
         /// Merge every inner node of the column again, at the end of a start.
         case rebuild
         /// Reset the contribution of the member at an entry to the default.
@@ -68,19 +73,23 @@ public struct _ProgressTreeColumnStep {
     @usableFromInline let action: Action
     /// The column stepped on (`nil` for `make`).
     @usableFromInline let column: ColumnReference?
-    /// The parts of the member the action is about (`nil` for the actions about no member).
+    /// The parts of the member the action is about (`nil` for the actions about no member, and `copy`).
     @usableFromInline let memberParts: _ProgressTreeSummaryParts?
+    /// The member's own column of the property, for `copy`.
+    @usableFromInline let source: ColumnReference?
     /// The column `make` made, retained once for the engine, which takes that reference.
     @usableFromInline var made: Unmanaged<SummaryColumn>?
     /// Where a check writes what it found wrong, unretained: the engine holds it for the call.
     @usableFromInline let report: Unmanaged<CheckReport>?
 
     init(
-        _ action: Action, column: ColumnReference?, parts: _ProgressTreeSummaryParts? = nil, report: CheckReport? = nil
+        _ action: Action, column: ColumnReference?, parts: _ProgressTreeSummaryParts? = nil,
+        source: ColumnReference? = nil, report: CheckReport? = nil
     ) {
         self.action = action
         self.column = column
         memberParts = parts
+        self.source = source
         self.report = report.map { .passUnretained($0) }
     }
 
