@@ -43,7 +43,6 @@ enum RefusedValues {
 
     @Sendable
     private static func writeToStandardError(_ message: String) {
-        var message = message
-        message.withUTF8 { _ = FileDescriptor.writeAll(2, UnsafeRawBufferPointer($0)) }
+        StandardError.write(message)
     }
 }
