@@ -42,7 +42,7 @@ final class ArchitectureDocTests: XCTestCase {
     func test_the_fields_the_guide_lists_are_the_nodes() throws {
         let guide = try Guide(URLPath.read(Self.root + "/Docs/Architecture.md"))
         let node = try URLPath.read(Self.root + "/Sources/ProgressTree/Core/ProgressNode.swift")
-        let declared = Set(node.matches(of: #/\n    (?:@\w+ )*(?:let|var) (\w+)\s*[:=]/#).map { String($0.1) })
+        let declared = Set(node.matches(of: #/\n    (?:@\w+ )*(?:private )?(?:let|var) (\w+)\s*[:=]/#).map { String($0.1) })
         let listed = guide.nodeFields
         XCTAssertFalse(listed.isEmpty, "no field found in \"What a node holds\"")
         XCTAssertEqual(listed.subtracting(declared).sorted(), [], "listed as a node's fields, not stored there")

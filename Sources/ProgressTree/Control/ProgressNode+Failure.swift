@@ -117,7 +117,7 @@ extension ProgressNode {
                 let fraction = FractionMath.fraction(
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed),
-                    childUnits: recentChildUnits)
+                    childUnits: domainAndPart.recentChildUnits)
                 share = Double(pending) * fraction
                 remainder = max(0, Double(pending) - share)  // the parent's units it will never do
                 state.control.outcomes.shareAtFailure = share
@@ -181,7 +181,7 @@ extension ProgressNode {
             let fraction = FractionMath.fraction(
                 completed: child.completedStorage.load(ordering: .relaxed),
                 total: child.totalStorage.load(ordering: .relaxed),
-                childUnits: child.recentChildUnits)
+                childUnits: child.domainAndPart.recentChildUnits)
             let pending = Double(child.pendingInParent.load(ordering: .relaxed))
             let share = pending * fraction
             state.control.outcomes.shareAtFailure = share

@@ -31,18 +31,6 @@ struct ChildTable {
         entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
     }
 
-    /// Calls `body` with each child of `unfinishedEntries`, unretained: valid while the table holds it (under
-    /// the node's lock), and no reference count is touched.
-    func forEachUnfinished(_ body: (Unmanaged<ProgressNode>) -> Void) {
-        slots.withUnsafeBufferPointer { slots in
-            for slot in slots {
-                guard let node = slot.owner.map({ Unmanaged.passUnretained($0) }) else { continue }
-                let flags = node._withUnsafeGuaranteedRef { $0.flags.load(ordering: .acquiring) }
-                if flags & NodeFlags.listedAsFinished == 0 { body(node) }
-            }
-        }
-    }
-
     /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
         slots.lazy.compactMap { entry in
@@ -58,9 +46,9 @@ struct ChildTable {
     }
 
     /// Adds `node`, taking over the reference the caller retained for the table.
-    mutating func insert(retained node: Unmanaged<ProgressNode>) {
-        node._withUnsafeGuaranteedRef { $0.setSlotInParent(slots.count) }
-        slots.append(Entry(owner: node.takeRetainedValue()))
+    mutating func insert(retained node: UnownedNode) {
+        node.setSlotInParent(slots.count)
+        slots.append(Entry(owner: node.takeRetained()))
         liveCount += 1
     }
 

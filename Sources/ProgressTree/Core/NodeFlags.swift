@@ -61,3 +61,21 @@ enum NodeFlags {
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing
 }
+
+extension ProgressNode {
+    /// Replaces `flags` by `change(flags)` in one compare-and-exchange, retried until it holds, unless
+    /// `change` returns `nil` (then nothing changes). Returns the flags as they were. Sequentially consistent
+    /// (see the top of ProgressNode+Propagation.swift).
+    @inline(__always)
+    func updateFlags(_ change: (UInt32) -> UInt32?) -> UInt32 {
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while let desired = change(current) {
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { break }
+            current = original
+        }
+        return current
+    }
+}

@@ -45,13 +45,9 @@ extension ProgressNode {
             collectObservers(into: &signals)
             signals?.signal()
         }
-        guard let retainedParent = detached.parent else { return nil }
-        let goesOn = retainedParent._withUnsafeGuaranteedRef { creditAndLeave($0, detached) }
-        guard goesOn else {
-            retainedParent.release()  // last: this may run the parent's `deinit`
-            return nil
-        }
-        return retainedParent.takeRetainedValue()
+        guard let parent = detached.parent?.takeRetained() else { return nil }
+        // The parent's reference goes last when the finish stops here: it may run the parent's `deinit`.
+        return creditAndLeave(parent, detached) ? parent : nil
     }
 
     /// Leaves `parent`, into which this node just finished: a held node is listed as finished, any other
@@ -67,7 +63,7 @@ extension ProgressNode {
         }
         if parent.popFreshChild(self) {
             // The stack's reference; the caller still holds this node.
-            Unmanaged.passUnretained(self).release()
+            UnownedNode(self).release()
             return parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
         }
         return parent.state.withLock { state in
@@ -104,7 +100,7 @@ extension ProgressNode {
     private struct Detachment {
         /// The parent, retained (+1, handed over without reference counting on the way), if the node was
         /// linked to one that is not going away.
-        let parent: Unmanaged<ProgressNode>?
+        let parent: UnownedNode?
         let pending: Int64
         /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
         /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
@@ -168,9 +164,7 @@ extension ProgressNode {
             parentAddress.store(0, ordering: .releasing)
             // What it leaves in the parent's summaries is folded under the domain lock (`retire`); the parent,
             // should the credit finish it, must leave the same way: it carries a summary from here on.
-            if held || current & NodeFlags.summarized != 0 {
-                parent._withUnsafeGuaranteedRef { $0.noteSummarized() }
-            }
+            if held || current & NodeFlags.summarized != 0 { _ = parent.setFlags(NodeFlags.summarized) }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
@@ -205,7 +199,7 @@ extension ProgressNode {
             clearing
             ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)
             : parentAddress.load(ordering: .sequentiallyConsistent)
-        return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
+        return retainNode(at: address, weakLink: state.weakParent)?.takeRetained()
     }
 
     /// Takes `child`, which just detached, out of this node's sums, credits `pending` units of it (a
@@ -217,49 +211,41 @@ extension ProgressNode {
     /// queued it just before may still be pushing it, so the queue is handed a reference whenever the child
     /// is, or is about to be, in it; the refresh that drains it releases that reference.
     func retire(_ child: ProgressNode, crediting pending: Int64, failedShare: Double = 0) -> Int64 {
-        let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain._withUnsafeGuaranteedRef {
-            $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
-                // No refresh runs in the tree: take the summaries and the share out and credit, as one step
-                // for readers.
-                let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
-                leaveSummaries(of: child, &scratch)
-                domainAndPart.loadPart()?.remove(.passUnretained(child))
-                if failedShare > 0 {
-                    childSumsForRefresh.addFailedShare(failedShare)
-                    _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
-                }
-                let completed =
-                    pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-                if old & NodeFlags.queued != 0 {
-                    _ = Unmanaged.passRetained(child)  // the queue's reference
-                    // Drain it now rather than at the next read: a finished child costs no memory for long.
-                    _ = refreshDirtySubtree(&scratch)
-                }
-                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-                return completed
+        let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
+            // No refresh runs in the tree: take the summaries and the share out and credit, as one step for
+            // readers.
+            let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+            takeOut(child, failedShare: failedShare, &scratch)
+            // Kept here: a refresh that drains the child adds nothing.
+            if failedShare > 0 { _ = child.takeShareAtFailure() }
+            let completed = credit(pending)
+            if old & NodeFlags.queued != 0 {
+                UnownedNode(child).retain()  // the queue's reference
+                // Drain it now rather than at the next read: a finished child costs no memory for long.
+                _ = refreshDirtySubtree(&scratch)
             }
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            return completed
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
-        let sums = childSumsForRefresh
+        let sums = domainAndPart.partCreatingIfNone()
         sums.beginCredit()
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent)
             .oldValue
-        _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
+        UnownedNode(child).retain()  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
-            child.push(onto: me)
+            domainAndPart.push(queued: child)
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
+            domain.waitForWalksAlongForwards()
         }
-        let completed =
-            pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+        let completed = credit(pending)
         sums.endCredit()
         return completed
     }

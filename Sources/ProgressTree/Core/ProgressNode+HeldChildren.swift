@@ -64,7 +64,7 @@ extension ProgressNode {
             if currentControlFlags.contains(.pausedThrough) { _ = updateControlFlags(removing: .pausedThrough) }
             let address = state.holderAddress
             state.holderAddress = 0
-            return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
+            return retainNode(at: address, weakLink: state.weakParent)?.takeRetained()
         }
     }
 }

@@ -67,13 +67,11 @@ extension ProgressNode {
     ) {
         _ = refresh()  // records what changed below, bottom-up, into the started tables
         var released: [ProgressNode] = []
-        unretainedDomain._withUnsafeGuaranteedRef { domain in
-            domain.withRepresentativeLock { scratch in
-                startSummaries(&scratch)
-                let parts = summaryParts(&scratch)
-                body(parts.parts(for: property))
-                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-            }
+        unretainedDomain.withRepresentativeLock { scratch in
+            startSummaries(&scratch)
+            let parts = summaryParts(&scratch)
+            body(parts.parts(for: property))
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
     }
@@ -96,13 +94,8 @@ extension ProgressNode {
     /// only when it has any: `hasValues`, `describesFiles`) and its columns. Under the domain lock.
     func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
         var parts = SummaryParts()
-        var childUnits = 0.0
-        if let part = domainAndPart.unretainedPart() {
-            part._withUnsafeGuaranteedRef { part in
-                parts.columns = part.columns
-                childUnits = part.total
-            }
-        }
+        let childUnits = domainAndPart.childUnits(scratch)
+        parts.columns = domainAndPart.columns(scratch)
         let own = NodeFlags.hasValues | NodeFlags.describesFiles
         guard flags.load(ordering: .sequentiallyConsistent) & own != 0 else { return parts }
         state.withLock { state in
@@ -146,7 +139,7 @@ extension ProgressNode {
     /// Iterative (an explicit stack). Under the domain lock; one node lock at a time.
     func startSummaries(_ scratch: inout RefreshScratch) {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0,
-            domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.summariesStarted }) != true,
+            !domainAndPart.summariesStarted(scratch),
             let members = beginSummaries(&scratch)
         else { return }
         var frames = [StartFrame(node: self, entry: -1, members: members)]
@@ -171,15 +164,15 @@ extension ProgressNode {
     /// nothing to start. The members are handed to the domain's list of nodes released after the lock.
     private func beginSummaries(_ scratch: inout RefreshScratch) -> [(ProgressNode, Int)]? {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0 else { return nil }
-        let part = childSumsForRefresh
-        guard !part.summariesStarted else { return nil }
-        part.summariesStarted = true
+        let part = domainAndPart.partCreatingIfNone()
+        guard !part.summariesStarted(scratch) else { return nil }
+        part.setSummariesStarted(scratch)
         let members = state.withLock { state -> [(ProgressNode, Int)] in
             settleFreshChildren(&state)  // fresh children are members too
             var members: [(ProgressNode, Int)] = []
             for child in state.children.unfinishedEntries where child.node.mayHaveSummary {
                 // A child that finished meanwhile without a share left nothing (it may have none).
-                guard let entry = part.memberEntry(for: child.node) else { continue }
+                guard let entry = part.memberEntry(for: child.node, scratch) else { continue }
                 members.append((child.node, entry))
             }
             return members
@@ -204,8 +197,7 @@ extension ProgressNode {
                     & NodeFlags.summaryChanged != 0
             else { return }
         }
-        guard let entry = domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.memberEntry(for: child) })
-        else { return }
+        guard let entry = domainAndPart.memberEntry(for: child, scratch) else { return }
         child.startSummaries(&scratch)
         setContribution(of: child, at: entry, &scratch)
     }
@@ -214,23 +206,12 @@ extension ProgressNode {
     /// each property it has and this node has not), from its parts: a property it no longer has (a file that
     /// is no file any more) contributes the default. Under the domain lock.
     func setContribution(of member: ProgressNode, at entry: Int, _ scratch: inout RefreshScratch) {
-        guard let part = domainAndPart.unretainedPart() else {
-            preconditionFailure("ProgressTree: a node with members has its parent part")
-        }
         let own = NodeFlags.hasValues | NodeFlags.describesFiles
         if member.flags.load(ordering: .sequentiallyConsistent) & own == 0 {
             // No value or file of its own (a folder, most of a path): what it keeps of its children.
-            if let memberPart = member.domainAndPart.unretainedPart() {
-                part._withUnsafeGuaranteedRef { part in
-                    memberPart._withUnsafeGuaranteedRef { part.setContribution(at: entry, ofColumnsOf: $0) }
-                }
-            }
+            domainAndPart.setContribution(at: entry, ofColumnsOf: member.domainAndPart, scratch)
         } else {
-            let parts = member.summaryParts(&scratch)
-            part._withUnsafeGuaranteedRef { part in
-                part.addColumns(for: parts)
-                part.setContribution(at: entry, of: parts)
-            }
+            domainAndPart.setContribution(at: entry, of: member.summaryParts(&scratch), scratch)
         }
         noteSummaryChanged()  // recorded in its own parent's summaries at the next record of this node
         scratch.computedSummaries += 1
@@ -252,15 +233,15 @@ extension ProgressNode {
         child.startSummaries(&scratch)
         let outcome: ProgressPropertyOutcome =
             child.isFailed ? .failed : child.currentControlFlags.contains(.cancelled) ? .cancelled : .finished
-        let entry = Int(child.contributorIndex.load(ordering: .relaxed))
+        let entry = child.contributorIndex(scratch)
         let parts = child.summaryParts(&scratch)
-        let part = childSumsForRefresh
-        part.fold(parts, by: outcome)
-        if entry >= 0 { part.forEachColumn(.clear(entry: entry)) }
+        let part = domainAndPart.partCreatingIfNone()
+        part.fold(parts, by: outcome, scratch)
+        if entry >= 0 { part.forEachColumn(.clear(entry: entry), scratch) }
         noteSummaryChanged()
         noteSummarized()
         #if PROGRESSTREE_INTERNAL_CHECKS
-        if let first = part.columnViolations().first {
+        if let first = part.columnViolations(scratch).first {
             preconditionFailure("ProgressTree internal check failed: \(first)")
         }
         #endif
