@@ -51,7 +51,6 @@ final class ChildSums: @unchecked Sendable {
     let creditSequence = Atomic<UInt64>(0)
 
     /// Whether `sequence` (a value of `creditSequence`) has no credit in progress.
-    @inline(__always)
     static func isSettled(_ sequence: UInt64) -> Bool { sequence & 0xFFFF_FFFF == 0 }
 
     /// A credit begins: readers of the parent wait for it to end before they trust its count and sums.
@@ -92,14 +91,27 @@ final class ChildSums: @unchecked Sendable {
     }
 
     /// What the children add to the node's units: the live children's progress and the failed ones' shares.
-    @inline(__always)
     func total(_ scratch: borrowing RefreshScratch) -> Double { owned.contributions.sum + owned.failedUnits }
 
-    private func publish() { publishedSum.store((owned.contributions.sum + owned.failedUnits).bitPattern, ordering: .relaxed) }
+    /// Stops the process unless `scratch` is lent by the lock of this part's tree: a token proves that some
+    /// domain lock is held, this checks it is the right one (PROGRESSTREE_INTERNAL_CHECKS).
+    @inline(__always)
+    private func check(_ scratch: borrowing RefreshScratch) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        precondition(
+            scratch.lender == domain.representative.address,
+            "ProgressTree internal check failed: a node's sums used under the lock of another tree")
+        #endif
+    }
+
+    private func publish() {
+        publishedSum.store((owned.contributions.sum + owned.failedUnits).bitPattern, ordering: .relaxed)
+    }
 
     /// Keeps the share of a child that failed and left.
     func addFailedShare(_ share: Double, _ scratch: borrowing RefreshScratch) {
         guard share > 0 else { return }
+        check(scratch)
         owned.failedUnits += share
         publish()
     }
@@ -108,19 +120,26 @@ final class ChildSums: @unchecked Sendable {
     func columns(_ scratch: borrowing RefreshScratch) -> [ColumnReference] { owned.columns }
 
     /// Adds `column`, whose reference this part takes over (released in `deinit`).
-    func add(_ column: ColumnReference, _ scratch: borrowing RefreshScratch) { owned.columns.append(column) }
+    func add(_ column: ColumnReference, _ scratch: borrowing RefreshScratch) {
+        check(scratch)
+        owned.columns.append(column)
+    }
 
     /// Whether the node's members are counted in its columns (see `Owned.summariesStarted`).
     func summariesStarted(_ scratch: borrowing RefreshScratch) -> Bool { owned.summariesStarted }
 
     /// Starts counting the node's members in its columns (`startSummaries`).
-    func setSummariesStarted(_ scratch: borrowing RefreshScratch) { owned.summariesStarted = true }
+    func setSummariesStarted(_ scratch: borrowing RefreshScratch) {
+        check(scratch)
+        owned.summariesStarted = true
+    }
 
     /// `child`'s entry, claimed for it (with a contribution of 0) if it has none: a member of the node's
     /// summaries has one, so that its finish goes through `retire` (`claimShare`). `nil` when the child has
     /// no entry and finished or failed (`retired`): it left, or leaves, through `leaveSummaries`, and an
     /// entry given now would outlive it.
     func memberEntry(for child: ProgressNode, _ scratch: borrowing RefreshScratch) -> Int? {
+        check(scratch)
         let index = child.contributorIndex(scratch)
         if index >= 0 { return index }
         guard child.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.retired == 0, child.claimShare(scratch)
@@ -133,6 +152,7 @@ final class ChildSums: @unchecked Sendable {
     /// Records `child`'s new contribution (`pendingInParent × fraction`).
     @inline(__always)
     func record(_ child: ProgressNode, fraction: Double, _ scratch: borrowing RefreshScratch) {
+        check(scratch)
         let contribution = Double(child.pendingInParent.load(ordering: .relaxed)) * fraction
         let index = child.contributorIndex(scratch)
         if index >= 0 {
@@ -148,6 +168,7 @@ final class ChildSums: @unchecked Sendable {
 
     /// Removes `child`'s contribution (a child that finished and was credited instead, or left).
     func remove(_ child: ProgressNode, _ scratch: borrowing RefreshScratch) {
+        check(scratch)
         let index = child.contributorIndex(scratch)
         guard index >= 0 else { return }
         child.setContributorIndex(-1, scratch)
@@ -189,23 +210,14 @@ extension ChildSums {
     struct CheckedState {
         /// Each entry in index order: its contribution, or `nil` for a hole.
         let contributions: [Double?]
-        /// The buffer's own invariants broken (`ContributionBuffer.violations()`).
+        /// The invariants the sums break (`ContributionBuffer.violations()`, and the failed units').
         let violations: [String]
-        let sum: Double
-        let failedUnits: Double
-        let largestContribution: Double
-        let incrementalSteps: Int
-        /// Whether every change sums the entries from scratch, so that `sum` is exactly their sum in index order.
-        let isSummedFromScratch: Bool
     }
 
     func checkedState(_ scratch: borrowing RefreshScratch) -> CheckedState {
-        CheckedState(
-            contributions: owned.contributions.entries, violations: owned.contributions.violations(),
-            sum: owned.contributions.sum, failedUnits: owned.failedUnits,
-            largestContribution: owned.contributions.largestContribution,
-            incrementalSteps: owned.contributions.incrementalSteps,
-            isSummedFromScratch: owned.contributions.isSummedFromScratch)
+        let failed = owned.failedUnits >= 0 ? [] : ["its failed children's units are \(owned.failedUnits)"]
+        return CheckedState(
+            contributions: owned.contributions.entries, violations: owned.contributions.violations() + failed)
     }
 }
 #endif

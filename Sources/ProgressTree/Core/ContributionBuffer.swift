@@ -173,28 +173,44 @@ struct ContributionBuffer: ~Copyable {
     /// Each entry in use, in index order: its contribution, or `nil` for a hole.
     var entries: [Double?] { (0..<count).map { base.unsafelyUnwrapped[$0].isNaN ? nil : base.unsafelyUnwrapped[$0] } }
 
-    /// The invariants of the contract, one line each, empty when they hold. Allocates nothing when they do.
+    /// The invariants of the contract, one line each, empty when they hold: the free list is the holes, each
+    /// once; the counts; the sum is the contributions' sum, exactly (in index order) where every change sums
+    /// from scratch, otherwise within the rounding of the incremental steps since the last sum from scratch;
+    /// no contribution exceeds the largest recorded since.
     func violations() -> [String] {
         var found: [String] = []
-        var holes = 0
-        var live = 0
+        var (holes, recomputed, largest) = (0, 0.0, 0.0)
         for index in 0..<count {
-            if base.unsafelyUnwrapped[index].isNaN { holes += 1 } else { live += 1 }
+            let entry = base.unsafelyUnwrapped[index]
+            if entry.isNaN {
+                holes += 1
+            } else {
+                recomputed += entry
+                largest = max(largest, entry)
+                if !(entry >= 0) { found.append("contributor \(index) contributes \(entry)") }
+            }
         }
         // Exactly `holes` steps, each to a hole in use, and then the end: a list that visited an entry twice
         // would loop (each entry has one next), so it is the holes, each once.
-        var entry = freeEntry
-        var steps = 0
+        var (entry, steps) = (freeEntry, 0)
         while entry != Self.noEntry, steps <= holes, entry >= 0, entry < count, base.unsafelyUnwrapped[entry].isNaN {
             entry = Int(truncatingIfNeeded: base.unsafelyUnwrapped[entry].bitPattern & 0xFFFF_FFFF)
             steps += 1
         }
         if entry != Self.noEntry || steps != holes { found.append("its sums' free list is not exactly their holes") }
-        if live != contributorCount {
-            found.append("its sums count \(contributorCount) contributors and hold \(live) contributions")
+        if count - holes != contributorCount {
+            found.append("its sums count \(contributorCount) contributors and hold \(count - holes) contributions")
         }
-        if isSummedFromScratch, sumFromScratch().sum != sum {
-            found.append("its sums hold \(sum), their contributions add up to \(sumFromScratch().sum)")
+        if largest > largestContribution {
+            found.append("a contribution of \(largest) above the largest its sums recorded")
+        }
+        // Each incremental step rounds once below the largest contribution and once below the sum, at most
+        // (entries + steps) of them; the clamp at 0 only undoes such rounding.
+        let bound =
+            isSummedFromScratch
+            ? 0 : Double(incrementalSteps + 1) * Double(count + incrementalSteps + 1) * largestContribution * .ulpOfOne
+        if !(sum >= 0) || abs(sum - recomputed) > bound {
+            found.append("its sums hold \(sum), its contributors add up to \(recomputed)")
         }
         return found
     }
@@ -205,7 +221,8 @@ struct ContributionBuffer: ~Copyable {
         #if PROGRESSTREE_INTERNAL_CHECKS
         precondition(
             index >= 0 && index < count && !base.unsafelyUnwrapped[index].isNaN,
-            "ProgressTree internal check failed: contributor index \(index) names no contribution (of \(count) entries)")
+            "ProgressTree internal check failed: contributor index \(index) names no contribution (of \(count) entries)"
+        )
         #endif
     }
 
@@ -217,7 +234,9 @@ struct ContributionBuffer: ~Copyable {
         precondition(
             contributorCount >= 0 && contributorCount <= count && count <= capacity && sum >= 0,
             "ProgressTree internal check failed: sums of \(contributorCount) contributors in \(count) entries")
-        if count <= 64, let first = violations().first { preconditionFailure("ProgressTree internal check failed: \(first)") }
+        if count <= 64, let first = violations().first {
+            preconditionFailure("ProgressTree internal check failed: \(first)")
+        }
         #endif
     }
 }

@@ -154,6 +154,7 @@ extension ProgressNode {
                 if exchanged { break }
                 current = original
             }
+            checkDetached(state)
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
@@ -169,6 +170,19 @@ extension ProgressNode {
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
+    }
+
+    /// After a detach, under this node's lock (PROGRESSTREE_INTERNAL_CHECKS): the link is detached, `attached`
+    /// is clear, and the node is held exactly when it records a holder.
+    @inline(__always)
+    func checkDetached(_ state: borrowing NodeState) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        let flags = flags.load(ordering: .sequentiallyConsistent)
+        precondition(
+            state.link.kind == .detached && flags & NodeFlags.attached == 0
+                && (flags & NodeFlags.held != 0) == (state.holderAddress != 0),
+            "ProgressTree internal check failed: a node detached from its parent is attached, or held without a holder")
+        #endif
     }
 
     /// Credits `pending` units of a finished child whose share this node never held (see `Detachment`):

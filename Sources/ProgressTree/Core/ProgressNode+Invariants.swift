@@ -131,14 +131,12 @@ private final class InvariantChecker {
 
         let view = node.state.withLock { state in LockedView(of: node, state) }
         var children: [Child] = []
-        for index in view.tableNodes.indices {
-            let child = view.tableNodes[index]
-            if let childRecord = reach(child, from: record, position: view.tableSlots[index], isFresh: false) {
+        for (slot, child) in view.table {
+            if let childRecord = reach(child, from: record, position: slot, isFresh: false) {
                 children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: true))
             }
         }
-        for index in view.fresh.indices {
-            let child = view.fresh[index]
+        for (index, child) in view.fresh.enumerated() {
             guard let childRecord = reach(child, from: record, position: index, isFresh: true) else { break }
             children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: false))
         }
@@ -166,21 +164,7 @@ private final class InvariantChecker {
                 report(record, "in its parent's children but neither attached nor held")
             }
         }
-        // The table: each live child knows its slot, the last slot is live (trailing holes go at once), and
-        // holes outnumber live children only in a table of at most 32 slots (otherwise it compacts).
-        for index in view.tableNodes.indices {
-            let slot = view.tableSlots[index]
-            let recorded = view.tableNodes[index].slotInParent
-            if recorded != slot { report(record, "the child in slot \(slot) records slot \(recorded)") }
-        }
-        let live = view.tableNodes.count
-        if view.liveCount != live {
-            report(record, "its table counts \(view.liveCount) live children and holds \(live)")
-        }
-        if view.endsWithHole { report(record, "its table ends with a hole") }
-        if view.slotCount > 32 && live * 2 < view.slotCount {
-            report(record, "its table of \(view.slotCount) slots holds \(live) children: not compacted")
-        }
+        for problem in view.tableViolations { report(record, problem) }  // `ChildTable.violations()`
         // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
         if has(NodeFlags.held) && children.isEmpty { report(record, "held with nothing attached below it") }
         // A node gets `hasHadChildren`, and a domain, before its first child.
@@ -241,19 +225,19 @@ private final class InvariantChecker {
         if !(cached >= 0 && cached <= 1) { report(record, "its cached fraction \(cached) is not within 0...1") }
 
         let queue = checkQueue(of: record, flags: flags, children: children)
-        let sums = node.domainAndPart.loadPart()?.checkedState(scratch)
         // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
         // them, and anything that changes them since marks the node (or refreshes its path) after the change.
         if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
-            let childUnits = sums.map { $0.sum + $0.failedUnits } ?? 0
             let fraction = FractionMath.fraction(
                 completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
-                total: node.totalStorage.load(ordering: .sequentiallyConsistent), childUnits: childUnits)
+                total: node.totalStorage.load(ordering: .sequentiallyConsistent),
+                childUnits: node.domainAndPart.childUnits(scratch))
             if fraction.bitPattern != cached.bitPattern {
                 report(record, "clean, but its cached fraction \(cached) is not \(fraction), from its counts and sums")
             }
         }
-        checkSums(sums, of: record, children: children, queue: queue, scratch)
+        checkSums(
+            node.domainAndPart.loadPart()?.checkedState(scratch), of: record, children: children, queue: queue, scratch)
     }
 
     /// The node's dirty queue: returns the addresses in it. Checks that it holds each node once, with
@@ -304,9 +288,9 @@ private final class InvariantChecker {
         return queue
     }
 
-    /// The node's `ChildSums` against its children: the contributors are its attached children, or retired
-    /// ones still in its queue, each knowing its index, one contributor an entry (then `checkContributions`,
-    /// `checkSum`). The entries do not name their children: each child that records an index must find a
+    /// The node's `ChildSums` (their own invariants: `ContributionBuffer.violations()`) against its children:
+    /// the contributors are its attached children, or retired ones still in its queue, each knowing its
+    /// index, one contributor an entry (then `checkContributions`). The entries do not name their children: each child that records an index must find a
     /// contribution there, no two the same, and there must be as many of them as contributions.
     private func checkSums(
         _ sums: ChildSums.CheckedState?, of record: Int, children: [Child], queue: Set<UInt>,
@@ -330,7 +314,7 @@ private final class InvariantChecker {
             let index = child.node.contributorIndex(scratch)
             guard index >= 0 else { continue }
             let who = child.record.map(name) ?? "a retired node in its queue"
-            guard index < contributions.count, let contribution = contributions[index] else {
+            guard index < contributions.count, contributions[index] != nil else {
                 report(record, "\(who) records contributor index \(index), which its sums do not give it")
                 continue
             }
@@ -341,13 +325,11 @@ private final class InvariantChecker {
             if childFlags & NodeFlags.attached == 0 && !queue.contains(address) {
                 report(record, "contributor \(index) has left (retired) and is not in its queue to be taken out")
             }
-            if !(contribution >= 0) { report(record, "contributor \(index) contributes \(contribution)") }
         }
         for index in contributions.indices where contributions[index] != nil && !claimedIndices.contains(index) {
             report(record, "contributor \(index) is neither a child nor in its queue")
         }
         checkContributions(contributions, of: children, scratch)
-        if let sums { checkSum(sums, of: record) }
     }
 
     /// A clean, unqueued attached child contributes `pendingInParent × cachedFraction` (nothing recorded:
@@ -368,36 +350,6 @@ private final class InvariantChecker {
             if recorded != expected {
                 report(child.record, "clean and unqueued, but its parent's sums hold \(recorded), not \(expected)")
             }
-        }
-    }
-
-    /// The sum is the contributors' sum: exactly, in index order, for at most 16 contributors (summed from
-    /// scratch at every change), otherwise within the rounding of the incremental steps since the last sum
-    /// from scratch; no contribution exceeds the largest the sums recorded since.
-    private func checkSum(_ sums: ChildSums.CheckedState, of record: Int) {
-        if !(sums.failedUnits >= 0) { report(record, "its failed children's units are \(sums.failedUnits)") }
-        var recomputed = 0.0
-        var largest = 0.0
-        for case let contribution? in sums.contributions {
-            recomputed += contribution
-            largest = max(largest, contribution)
-        }
-        if largest > sums.largestContribution {
-            report(record, "a contribution of \(largest) above the largest its sums recorded")
-        }
-        let bound: Double
-        if sums.contributions.isEmpty || sums.isSummedFromScratch {
-            bound = 0
-        } else {
-            // Each incremental step rounds once below the largest contribution and once below the sum, at
-            // most (contributors + steps) of them; the clamp at 0 only undoes such rounding.
-            let steps = Double(sums.incrementalSteps + 1)
-            bound =
-                steps * Double(sums.contributions.count + sums.incrementalSteps + 1) * sums.largestContribution
-                * Double.ulpOfOne
-        }
-        if !(sums.sum >= 0) || abs(sums.sum - recomputed) > bound {
-            report(record, "its sums hold \(sums.sum), its contributors add up to \(recomputed)")
         }
     }
 
@@ -441,12 +393,9 @@ private final class InvariantChecker {
 private struct LockedView: Sendable {
     let link: ParentLink.Kind
     let holderAddress: UInt
-    /// The table's live children, and their slots.
-    let tableNodes: [ProgressNode]
-    let tableSlots: [Int]
-    let slotCount: Int
-    let liveCount: Int
-    let endsWithHole: Bool
+    /// The table's live children, with their slots, and what the table breaks (`ChildTable.violations()`).
+    let table: [(slot: Int, node: ProgressNode)]
+    let tableViolations: [String]
     /// The fresh children, newest first, as the stack holds them (and a reference to each).
     let fresh: [ProgressNode]
     let metadataDescribesFiles: Bool
@@ -456,19 +405,8 @@ private struct LockedView: Sendable {
     init(of node: ProgressNode, _ state: borrowing NodeState) {
         link = state.link.kind
         holderAddress = state.holderAddress
-        let slots = state.children.slots
-        var tableNodes: [ProgressNode] = []
-        var tableSlots: [Int] = []
-        for slot in slots.indices {
-            guard let child = slots[slot].owner else { continue }
-            tableNodes.append(child)
-            tableSlots.append(slot)
-        }
-        self.tableNodes = tableNodes
-        self.tableSlots = tableSlots
-        slotCount = slots.count
-        liveCount = Int(state.children.liveCount)
-        endsWithHole = slots.last.map { $0.owner == nil } ?? false
+        table = state.children.slots.enumerated().compactMap { slot, entry in entry.owner.map { (slot, $0) } }
+        tableViolations = state.children.violations()
         var fresh: [ProgressNode] = []
         var seen: Set<UInt> = []
         var entry = node.domainAndPart.freshTop

@@ -242,6 +242,11 @@ struct RefreshScratch: ~Copyable {
     /// How many contributions to summaries the reads of this tree computed (for tests: a read is
     /// O(changes)).
     var computedSummaries = 0
+    #if PROGRESSTREE_INTERNAL_CHECKS
+    /// The address of the domain whose lock lends this scratch now (set at each lending, `UnownedDomain`),
+    /// which the checks of the sums compare with their tree's representative.
+    var lender: UInt = 0
+    #endif
 
     fileprivate init() {}
 }

@@ -29,6 +29,9 @@ struct UnownedDomain {
         reference = .fromOpaque(pointer)
     }
 
+    /// The domain's address.
+    var address: UInt { UInt(bitPattern: reference.toOpaque()) }
+
     /// The domain as a reference (a retain): for code off the reads' paths.
     var domain: RefreshDomain { reference.takeUnretainedValue() }
 
@@ -67,7 +70,9 @@ struct UnownedDomain {
     func noteRead() {
         let reader = RefreshDomain.currentThreadIdentity()
         representative.reference._withUnsafeGuaranteedRef { domain in
-            if domain.lastReader.load(ordering: .relaxed) != reader { domain.lastReader.store(reader, ordering: .relaxed) }
+            if domain.lastReader.load(ordering: .relaxed) != reader {
+                domain.lastReader.store(reader, ordering: .relaxed)
+            }
         }
     }
 
@@ -87,9 +92,10 @@ struct UnownedDomain {
         var domain = representative
         while true {
             var result: Result?
-            domain.reference._withUnsafeGuaranteedRef { domain in
-                domain.lock.withLock { scratch in
-                    guard !domain.isForwarded else { return }
+            domain.reference._withUnsafeGuaranteedRef { locked in
+                locked.lock.withLock { scratch in
+                    guard !locked.isForwarded else { return }
+                    domain.lend(&scratch)
                     result = body(&scratch)
                 }
             }
@@ -117,14 +123,22 @@ struct UnownedDomain {
         let locked: Bool = reference._withUnsafeGuaranteedRef { domain in
             domain.lock.withLockIfAvailable { scratch in
                 guard !domain.isForwarded else { return }
+                lend(&scratch)
                 result = body(&scratch)
             } != nil
         }
         return locked ? .some(result) : nil
     }
 
-    /// Clears the reader hint of this domain: an update refreshed a path.
+    /// Records this domain as the lender of `scratch`, which its lock lends (PROGRESSTREE_INTERNAL_CHECKS).
     @inline(__always)
+    private func lend(_ scratch: inout RefreshScratch) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        scratch.lender = address
+        #endif
+    }
+
+    /// Clears the reader hint of this domain: an update refreshed a path.
     func clearLastReader() { reference._withUnsafeGuaranteedRef { $0.lastReader.store(0, ordering: .relaxed) } }
 
     // MARK: Walks
@@ -141,7 +155,6 @@ struct UnownedDomain {
     }
 
     /// Ends a walk registered in this domain with `parity`.
-    @inline(__always)
     func endWalk(parity: UInt64) { reference._withUnsafeGuaranteedRef { $0.addWalk(parity, -1) } }
 
     /// Waits for the walks registered in this domain or a domain it forwards to
