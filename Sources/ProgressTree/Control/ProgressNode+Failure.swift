@@ -109,6 +109,7 @@ extension ProgressNode {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
                 parent = parentUnderOwnLock(state, clearing: true)
+                if let parent { joinDomain(of: UnownedNode(parent)) }  // it leaves through `retire`
                 checkDetached(state)
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent

@@ -160,6 +160,7 @@ extension ProgressNode {
                 return Detachment(
                     parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
             }
+            if !withoutShare { joinDomain(of: parent) }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
@@ -170,6 +171,14 @@ extension ProgressNode {
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
+    }
+
+    /// Gives this node `parent`'s domain if it has none yet. Under this node's lock, before the detach that
+    /// clears the parent pointer is over: a node that leaves through `retire` is read under its former tree's
+    /// lock (`leaveSummaries` refreshes its subtree there), so a child attached to it later must join that
+    /// tree (`adoptDomain` finds no parent then), not a domain of its own whose reads would race with it.
+    func joinDomain(of parent: UnownedNode) {
+        if domainAndPart.domain == nil, let domain = parent.domain { _ = domainAndPart.storeDomainIfNone(domain.domain) }
     }
 
     /// After a detach, under this node's lock (PROGRESSTREE_INTERNAL_CHECKS): the link is detached, `attached`
