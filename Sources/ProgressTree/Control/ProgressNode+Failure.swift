@@ -95,7 +95,7 @@ extension ProgressNode {
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed))
             else { return nil }
-            _ = updateControlFlags(inserting: .failed, removing: .paused)
+            _ = updateControlFlags(inserting: .failed, removing: .paused, under: state)
             state.control.outcomes.failure = error
             state.control.outcomes.failureDescription = description
             effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
@@ -264,11 +264,13 @@ extension ProgressNode {
         let flags = currentControlFlags
         guard flags.isDisjoint(with: [.cancelled, .failed]) else { return false }
         let cause: ControlFlags = byFailure ? .cancelledByFailure : []
-        if isFinalForTransitions(fromAbove: fromAbove) {
-            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: cause.union(.cancelledThrough)) }
+        if isFinalForTransitions(fromAbove: fromAbove, under: state) {
+            if !flags.contains(.cancelledThrough) {
+                _ = updateControlFlags(inserting: cause.union(.cancelledThrough), under: state)
+            }
             return false
         }
-        _ = updateControlFlags(inserting: cause.union(.cancelled))
+        _ = updateControlFlags(inserting: cause.union(.cancelled), under: state)
         effects.callHandler(of: self, .cancellation, state: &state.control)
         effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
         state.control.linkedTaskCancellations = [:]

@@ -155,7 +155,9 @@ struct DomainAndParentPart: ~Copyable, Sendable {
     @inline(__always)
     func push(queued child: ProgressNode) {
         existingPart._withUnsafeGuaranteedRef { part in
-            Self.push(UnownedNode(child).address, onto: part.queueHead) { child.queueNext.store($0, ordering: .relaxed) }
+            Self.push(UnownedNode(child).address, onto: part.queueHead) {
+                child.queueNext.store($0, ordering: .relaxed)
+            }
         }
     }
 
@@ -189,7 +191,9 @@ struct DomainAndParentPart: ~Copyable, Sendable {
     /// `freshNext`.
     @inline(__always)
     func push(fresh child: UnownedNode) {
-        existingPart._withUnsafeGuaranteedRef { part in Self.push(child.address, onto: part.freshChildren) { child.freshNext = $0 } }
+        existingPart._withUnsafeGuaranteedRef { part in
+            Self.push(child.address, onto: part.freshChildren) { child.freshNext = $0 }
+        }
     }
 
     /// Takes `child` off the node's stack of fresh children if it is on top; returns whether it did (see
@@ -290,6 +294,8 @@ struct UnownedSums {
     /// The top of the dirty queue (`ChildSums.queueHead`), 0 when it is empty.
     var queueTop: UInt { reference._withUnsafeGuaranteedRef { $0.queueHead.load(ordering: .sequentiallyConsistent) } }
 
-    /// What the children add to the node's units (`ChildSums.total(_:)`), under the domain lock.
-    func total(_ scratch: borrowing RefreshScratch) -> Double { reference._withUnsafeGuaranteedRef { $0.total(scratch) } }
+    /// What the children add to the node's units (`ChildSums.total(_:)`).
+    func total(_ scratch: borrowing RefreshScratch) -> Double {
+        reference._withUnsafeGuaranteedRef { $0.total(scratch) }
+    }
 }

@@ -21,8 +21,8 @@ enum NodeFlags {
     /// This node has had a child: its `deinit` must orphan its children and wait for walks in its tree.
     static let hasHadChildren: UInt32 = 1 << 6
     /// The parent may hold a share of this node's progress: it was queued in the parent, or a refresh
-    /// recorded it in the parent's sums (`ChildSums.record` claims this bit under the domain lock). A
-    /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
+    /// recorded it in the parent's sums (`ChildSums.record` claims this bit with the domain lock's token,
+    /// `claimShare`). A finishing node without it has never shown progress to a reader of its parent, so it is credited with
     /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
     static let shared: UInt32 = 1 << 7
     /// This node finished into its parent while nodes were attached below it: the parent keeps it in its

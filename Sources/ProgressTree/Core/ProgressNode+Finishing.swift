@@ -134,7 +134,8 @@ extension ProgressNode {
             if held {
                 state.holderAddress = address
             } else if currentControlFlags.contains(.pausedThrough) {
-                _ = updateControlFlags(removing: .pausedThrough)  // out of every ancestor's reach from here
+                // Out of every ancestor's reach from here.
+                _ = updateControlFlags(removing: .pausedThrough, under: state)
             }
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
@@ -158,7 +159,8 @@ extension ProgressNode {
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
+                )
             }
             if !withoutShare { joinDomain(of: parent) }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
@@ -178,7 +180,9 @@ extension ProgressNode {
     /// lock (`leaveSummaries` refreshes its subtree there), so a child attached to it later must join that
     /// tree (`adoptDomain` finds no parent then), not a domain of its own whose reads would race with it.
     func joinDomain(of parent: UnownedNode) {
-        if domainAndPart.domain == nil, let domain = parent.domain { _ = domainAndPart.storeDomainIfNone(domain.domain) }
+        if domainAndPart.domain == nil, let domain = parent.domain {
+            _ = domainAndPart.storeDomainIfNone(domain.domain)
+        }
     }
 
     /// After a detach, under this node's lock (PROGRESSTREE_INTERNAL_CHECKS): the link is detached, `attached`

@@ -73,7 +73,7 @@ extension ProgressNode {
         return refreshed == true
     }
 
-    /// One level of the path refresh, under the domain lock, inside a walk (every parent reached stays
+    /// One level of the path refresh, inside a walk (every parent reached stays
     /// allocated): records `below` (the level under this one, with its `fraction`) in this node's sums, then
     /// stores this node's fraction and returns its parent, or marks it and returns `nil` (the walk stops).
     @inline(__always)
@@ -97,7 +97,7 @@ extension ProgressNode {
     }
 
     /// This node's fraction from its counts and sums, if they are all there is: nothing queued for a refresh
-    /// and no credit in progress or made while they were read. Under the domain lock (`scratch`).
+    /// and no credit in progress or made while they were read.
     @inline(__always)
     private func quietFraction(_ scratch: borrowing RefreshScratch) -> Double? {
         guard let sums = domainAndPart.sums else {

@@ -56,7 +56,7 @@ extension ProgressNode {
     /// Replaces `dirty` by `refreshing` (and, for a node taken from its parent's queue, `queued` too: see
     /// `takeFromQueue`): from here on an update marks this node again (and queues it again), and a clean read
     /// waits for `endRefresh`. Before the counts are read (see the top of this file). Returns the flags as
-    /// they were. Under the domain lock. The node a read starts from keeps `queued`: it may sit in its
+    /// they were. The node a read starts from keeps `queued`: it may sit in its
     /// parent's queue.
     @inline(__always)
     private func beginRefresh(_ scratch: borrowing RefreshScratch) -> UInt32 {
@@ -113,7 +113,7 @@ extension ProgressNode {
 
     /// This node's fraction from its counts and sums, read together: `nil` when its credit sequence moved
     /// since `sequence` (a child finished meanwhile: its credit may be in the count and its share still in
-    /// the sum). Under the domain lock.
+    /// the sum).
     @inline(__always)
     func settledFraction(since sequence: UInt64, _ scratch: borrowing RefreshScratch) -> Double? {
         let completed = completedStorage.load(ordering: .sequentiallyConsistent)
@@ -125,14 +125,14 @@ extension ProgressNode {
     }
 
     /// Takes `child`, which finished or failed and retired, out of this node's summaries and sums, keeping
-    /// `failedShare` of it (a failed child's share at failure) apart. Under the domain lock.
+    /// `failedShare` of it (a failed child's share at failure) apart.
     func takeOut(_ child: ProgressNode, failedShare: Double, _ scratch: inout RefreshScratch) {
         leaveSummaries(of: child, &scratch)
         domainAndPart.remove(child, scratch)
         if failedShare > 0 { domainAndPart.partCreatingIfNone().addFailedShare(failedShare, scratch) }
     }
 
-    /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
+    /// The refresh itself (`scratch` is the domain lock's). Depth first over the dirty part of the tree: each node's
     /// queue is drained, its queued children are refreshed (each cleared *before* its counts are read, see
     /// the top of this file) and recorded in its sums, then its own fraction is computed from its counts and
     /// sums, read between two equal values of its credit sequence.

@@ -366,11 +366,11 @@ public final class ProgressNode: Sendable {
 }
 
 extension ProgressNode {
-    /// This node's index among its parent's contributors (-1: none), under the domain lock (`scratch`).
+    /// This node's index among its parent's contributors (-1: none); `scratch` is the domain lock's.
     @inline(__always)
     func contributorIndex(_ scratch: borrowing RefreshScratch) -> Int { Int(contributorIndex.load(ordering: .relaxed)) }
 
-    /// Records `index` (-1: none) as this node's index among its parent's contributors, under the domain lock.
+    /// Records `index` (-1: none) as this node's index among its parent's contributors.
     @inline(__always)
     func setContributorIndex(_ index: Int, _ scratch: borrowing RefreshScratch) {
         contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
