@@ -106,17 +106,18 @@ final class InternalChecksTests: XCTestCase {
         let domain = root.domain
         let found = violations(
             while: {
-                domain.withRepresentativeLock { root.recordInSums(.passUnretained(child), fraction: 0.5, &$0) }
+                domain.withRepresentativeLock { root.recordInSums(child, fraction: 0.5, &$0) }
             },
-            { domain.withRepresentativeLock { root.recordInSums(.passUnretained(child), fraction: 0.25, &$0) } })
+            { domain.withRepresentativeLock { root.recordInSums(child, fraction: 0.25, &$0) } })
         assertFound(found, "clean and unqueued, but its parent's sums hold 2.5, not 1.25")
         assertFound(found, "root: clean, but its cached fraction")
         // A contribution to the root's started summaries that is not the member's summary.
-        let entry = Int(sibling.contributorIndex.load(ordering: .relaxed))
+        let entry = sibling.contributorIndexNow
         XCTAssertGreaterThanOrEqual(entry, 0, "the file is a member of the root's summaries")
         func setContribution(_ summary: ProgressNode.FileSummary) {
-            domain.withRepresentativeLock { _ in
-                let column = root.domainAndPart.loadPart()?.column(for: ObjectIdentifier(FileSummaryProperty.self))
+            domain.withRepresentativeLock { scratch in
+                let column = root.domainAndPart.loadPart()?.column(
+                    for: ObjectIdentifier(FileSummaryProperty.self), scratch)
                 column?.set(FileSummaryProperty.self, entry: entry, to: summary)
             }
         }

@@ -247,14 +247,14 @@ final class KeptFileSummaryTests: XCTestCase {
         folder.resumingHandler = {
             file.completedUnitCount = 1_000
             let listed = root.state.withLock { state in state.children.entries.contains { $0.node === folder } }
-            seen.set((root.fileSummary, listed, folder.contributorIndex.load(ordering: .relaxed) >= 0))
+            seen.set((root.fileSummary, listed, folder.contributorIndexNow >= 0))
         }
         folder.completedUnitCount = 1  // finished by hand while paused, with the file attached: held
         let inHandler = seen.value
         XCTAssertEqual(inHandler?.listed, false, "the root's table let go of the folder")
         XCTAssertEqual(inHandler?.member, true, "its files still counted, as a member")
         XCTAssertEqual(inHandler?.summary.fileTotalCount, 2, "each file counted once")
-        XCTAssertEqual(folder.contributorIndex.load(ordering: .relaxed), -1, "folded")
+        XCTAssertEqual(folder.contributorIndexNow, -1, "folded")
         let expected = Summary(
             fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)
         XCTAssertEqual(visits(root, expecting: expected), 0, "folded as it was after its handler ran")
@@ -352,10 +352,10 @@ final class KeptFileSummaryTests: XCTestCase {
         let children = (0..<3).map { _ in ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1) }
         /// Whether `node` keeps summaries: `nil` for none, else whether they started.
         func table(_ node: ProgressNode) -> Bool? {
-            guard let part = node.domainAndPart.loadPart(), part.summariesStarted || !part.columns.isEmpty else {
-                return nil
+            guard let part = node.domainAndPart.loadPart() else { return nil }
+            return node.domain.withRepresentativeLock { scratch in
+                part.summariesStarted(scratch) || !part.columns(scratch).isEmpty ? part.summariesStarted(scratch) : nil
             }
-            return part.summariesStarted
         }
         children[0].advance(by: 1)
         _ = root.fractionCompleted
@@ -375,7 +375,9 @@ final class KeptFileSummaryTests: XCTestCase {
         child.kind = .file
         child.advance()
         XCTAssertEqual(table(other), false, "a child that left its files: kept, not started")
-        XCTAssertEqual(other.fileSummary, Summary(fileTotalCount: 1, fileCompletedCount: 1, totalByteCount: 1, completedByteCount: 1))
+        XCTAssertEqual(
+            other.fileSummary,
+            Summary(fileTotalCount: 1, fileCompletedCount: 1, totalByteCount: 1, completedByteCount: 1))
         XCTAssertEqual(table(other), true)
     }
 

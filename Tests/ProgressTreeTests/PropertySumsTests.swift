@@ -132,8 +132,8 @@ final class PropertySumsTests: XCTestCase {
 
     /// The leaves of `node`'s column of `PhotosSkipped`.
     private func leaves(of node: ProgressNode) -> Int {
-        node.domain.withRepresentativeLock { _ in
-            node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(PhotosSkipped.self))?.leafCount ?? 0
+        node.domain.withRepresentativeLock { scratch in
+            node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(PhotosSkipped.self), scratch)?.leafCount ?? 0
         }
     }
 }

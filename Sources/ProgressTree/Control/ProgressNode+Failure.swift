@@ -95,7 +95,7 @@ extension ProgressNode {
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed))
             else { return nil }
-            _ = updateControlFlags(inserting: .failed, removing: .paused)
+            _ = updateControlFlags(inserting: .failed, removing: .paused, under: state)
             state.control.outcomes.failure = error
             state.control.outcomes.failureDescription = description
             effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
@@ -109,6 +109,8 @@ extension ProgressNode {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
                 parent = parentUnderOwnLock(state, clearing: true)
+                if let parent { joinDomain(of: UnownedNode(parent)) }  // it leaves through `retire`
+                checkDetached(state, attachedFlagMayFollow: true)
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
@@ -117,7 +119,7 @@ extension ProgressNode {
                 let fraction = FractionMath.fraction(
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed),
-                    childUnits: recentChildUnits)
+                    childUnits: domainAndPart.recentChildUnits)
                 share = Double(pending) * fraction
                 remainder = max(0, Double(pending) - share)  // the parent's units it will never do
                 state.control.outcomes.shareAtFailure = share
@@ -181,7 +183,7 @@ extension ProgressNode {
             let fraction = FractionMath.fraction(
                 completed: child.completedStorage.load(ordering: .relaxed),
                 total: child.totalStorage.load(ordering: .relaxed),
-                childUnits: child.recentChildUnits)
+                childUnits: child.domainAndPart.recentChildUnits)
             let pending = Double(child.pendingInParent.load(ordering: .relaxed))
             let share = pending * fraction
             state.control.outcomes.shareAtFailure = share
@@ -262,11 +264,13 @@ extension ProgressNode {
         let flags = currentControlFlags
         guard flags.isDisjoint(with: [.cancelled, .failed]) else { return false }
         let cause: ControlFlags = byFailure ? .cancelledByFailure : []
-        if isFinalForTransitions(fromAbove: fromAbove) {
-            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: cause.union(.cancelledThrough)) }
+        if isFinalForTransitions(fromAbove: fromAbove, under: state) {
+            if !flags.contains(.cancelledThrough) {
+                _ = updateControlFlags(inserting: cause.union(.cancelledThrough), under: state)
+            }
             return false
         }
-        _ = updateControlFlags(inserting: cause.union(.cancelled))
+        _ = updateControlFlags(inserting: cause.union(.cancelled), under: state)
         effects.callHandler(of: self, .cancellation, state: &state.control)
         effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
         state.control.linkedTaskCancellations = [:]

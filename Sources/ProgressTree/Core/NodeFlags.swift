@@ -21,8 +21,8 @@ enum NodeFlags {
     /// This node has had a child: its `deinit` must orphan its children and wait for walks in its tree.
     static let hasHadChildren: UInt32 = 1 << 6
     /// The parent may hold a share of this node's progress: it was queued in the parent, or a refresh
-    /// recorded it in the parent's sums (`ChildSums.record` claims this bit under the domain lock). A
-    /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
+    /// recorded it in the parent's sums (`ChildSums.record` claims this bit with the domain lock's token,
+    /// `claimShare`). A finishing node without it has never shown progress to a reader of its parent, so it is credited with
     /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
     static let shared: UInt32 = 1 << 7
     /// This node finished into its parent while nodes were attached below it: the parent keeps it in its
@@ -60,4 +60,22 @@ enum NodeFlags {
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing
+}
+
+extension ProgressNode {
+    /// Replaces `flags` by `change(flags)` in one compare-and-exchange, retried until it holds, unless
+    /// `change` returns `nil` (then nothing changes). Returns the flags as they were. Sequentially consistent
+    /// (see the top of ProgressNode+Propagation.swift).
+    @inline(__always)
+    func updateFlags(_ change: (UInt32) -> UInt32?) -> UInt32 {
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while let desired = change(current) {
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { break }
+            current = original
+        }
+        return current
+    }
 }

@@ -16,7 +16,12 @@
 /// The first write of anything but values turns the second into the first, the extras taking over the
 /// values; the word never goes back. Either object is retained by this state (released in `deinit`).
 ///
-/// Not copyable: it owns those references, and a copy would share them outside the lock.
+/// The word is read and written only by this type's accessors, which lend what it holds without a reference
+/// count. Contract: the object the word names is alive while this state is (it holds the reference), and
+/// only the lock's holder reaches this state. Not copyable: it owns those references, and a copy would share
+/// them outside the lock. Checked under PROGRESSTREE_INTERNAL_CHECKS: each object read from the word is a
+/// live instance of the class its tag says (its first word is that class's metadata), and each value store
+/// leaves one value a property (`PropertyValues` keys distinct).
 struct NodeState: ~Copyable {
     /// The word (see above), in the bytes of two 32-bit halves, read and written as one unaligned word.
     private var extrasHalves: (UInt32, UInt32) = (0, 0)
@@ -37,6 +42,7 @@ struct NodeState: ~Copyable {
         @inline(__always) get {
             let bits = word
             guard bits & Self.valuesTag == 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+            Self.check(pointer, is: NodeExtras.self)
             return Unmanaged.fromOpaque(pointer)
         }
     }
@@ -45,7 +51,19 @@ struct NodeState: ~Copyable {
     private var unmanagedValuesAlone: Unmanaged<PropertyValues>? {
         let bits = word
         guard bits & Self.valuesTag != 0 else { return nil }
-        return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.valuesTag).unsafelyUnwrapped)
+        let pointer = UnsafeRawPointer(bitPattern: bits & ~Self.valuesTag).unsafelyUnwrapped
+        Self.check(pointer, is: PropertyValues.self)
+        return Unmanaged.fromOpaque(pointer)
+    }
+
+    /// Stops the process unless `pointer` is a live instance of `type` (PROGRESSTREE_INTERNAL_CHECKS).
+    @inline(__always)
+    private static func check(_ pointer: UnsafeRawPointer, is type: AnyClass) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        precondition(
+            pointer.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(type)),
+            "ProgressTree internal check failed: a node's state names no live \(type)")
+        #endif
     }
 
     /// Runs `body` on the extras, if any, without a reference count: the reference this state holds keeps
@@ -74,49 +92,49 @@ struct NodeState: ~Copyable {
             if let extras = unmanagedExtras {
                 // Unretained: this state's reference keeps the extras alive while the access lasts.
                 unowned(unsafe) let borrowed = extras.takeUnretainedValue()
-                yield borrowed.children
+                yield borrowed.guarded.children
             } else {
                 yield ChildTable()
             }
         }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.children
+            yield &extras.guarded.children
         }
     }
 
     /// `children.isEmpty`, without making an empty table for a node without extras (a finishing leaf asks).
-    var hasNoChildren: Bool { withExtras { $0.children.isEmpty } ?? true }
+    var hasNoChildren: Bool { withExtras { $0.guarded.children.isEmpty } ?? true }
 
     var control: ControlState {
-        get { withExtras { $0.control } ?? ControlState() }
+        get { withExtras { $0.guarded.control } ?? ControlState() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.control
+            yield &extras.guarded.control
         }
     }
 
     var observers: ObserverList {
-        get { withExtras { $0.observers } ?? ObserverList() }
+        get { withExtras { $0.guarded.observers } ?? ObserverList() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.observers
+            yield &extras.guarded.observers
         }
     }
 
     var metadata: Metadata {
-        get { withExtras { $0.metadata } ?? Metadata() }
+        get { withExtras { $0.guarded.metadata } ?? Metadata() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.metadata
+            yield &extras.guarded.metadata
         }
     }
 
-    /// What the file summary reads of the metadata (`ProgressNode.fileFacts`), `nil` when it describes no
+    /// What the file summary reads of the metadata (`ProgressNode.summaryParts`), `nil` when it describes no
     /// files: read in place, without a copy of the metadata (its dictionary's reference count).
     var fileMetadata: (isFile: Bool, counts: (total: Int?, completed: Int?)?)? {
         withExtras { extras in
-            extras.metadata.describesFiles ? (extras.metadata.isFile, extras.metadata.fileCounts) : nil
+            extras.guarded.metadata.describesFiles ? (extras.guarded.metadata.isFile, extras.guarded.metadata.fileCounts) : nil
         } ?? nil
     }
 
@@ -129,20 +147,34 @@ struct NodeState: ~Copyable {
     /// This node's own values of its properties (Properties/PropertyValues.swift), `nil` when it set none.
     var propertyValues: PropertyValues? {
         if let alone = unmanagedValuesAlone { return alone.takeUnretainedValue() }
-        return withExtras { $0.propertyValues } ?? nil
+        return withExtras { $0.guarded.propertyValues } ?? nil
     }
 
     /// Stores `value` as this node's value of `property`; returns the value it replaces (see
     /// `PropertyValues.store`). A node with nothing else keeps its values alone in the word.
     mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
         if let extras = unmanagedExtras {
-            return extras._withUnsafeGuaranteedRef { PropertyValues.store(value, of: property, in: &$0.propertyValues) }
+            return extras._withUnsafeGuaranteedRef { extras in
+                defer { Self.checkKeys(of: extras.guarded.propertyValues) }
+                return PropertyValues.store(value, of: property, in: &extras.guarded.propertyValues)
+            }
         }
         // The word's reference, taken for the store (which may replace the values), then given back.
         var values = takeValuesAlone()
         let replaced = PropertyValues.store(value, of: property, in: &values)
+        Self.checkKeys(of: values)
         if let values { word = UInt(bitPattern: Unmanaged.passRetained(values).toOpaque()) | Self.valuesTag }
         return replaced
+    }
+
+    /// Stops the process if `values` holds two values of one property (PROGRESSTREE_INTERNAL_CHECKS).
+    @inline(__always)
+    private static func checkKeys(of values: PropertyValues?) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        if let keys = values?.entries.map(\.type.key), Set(keys).count != keys.count {
+            preconditionFailure("ProgressTree internal check failed: a node holds two values of one property")
+        }
+        #endif
     }
 
     /// The values the word holds alone, with the word's reference; the word is left empty.
@@ -156,10 +188,10 @@ struct NodeState: ~Copyable {
     /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
     /// (`ProgressNode.orphan`) before its memory goes.
     var holderAddress: UInt {
-        get { withExtras { $0.holderAddress } ?? 0 }
+        get { withExtras { $0.guarded.holderAddress } ?? 0 }
         set {
             if newValue == 0 && !hasExtras { return }
-            extrasForWriting()._withUnsafeGuaranteedRef { $0.holderAddress = newValue }
+            extrasForWriting()._withUnsafeGuaranteedRef { $0.guarded.holderAddress = newValue }
         }
     }
 
@@ -174,7 +206,7 @@ struct NodeState: ~Copyable {
     private mutating func extrasForWriting() -> Unmanaged<NodeExtras> {
         if let extras = unmanagedExtras { return extras }
         let extras = NodeExtras()
-        extras.propertyValues = takeValuesAlone()
+        extras.guarded.propertyValues = takeValuesAlone()
         let created = Unmanaged.passRetained(extras)  // released in `deinit`
         word = UInt(bitPattern: created.toOpaque())
         return created

@@ -56,12 +56,11 @@ extension ProgressNode {
             }
         }
         // The parent part, whose dirty queue the child's walks push onto, before the child links up.
-        _ = childPart
-        child.parentAddress.store(
-            UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .sequentiallyConsistent)
+        domainAndPart.partCreatingIfNone()
+        child.parentAddress.store(UnownedNode(self).address, ordering: .sequentiallyConsistent)
         child.flags.bitwiseOr(NodeFlags.attached, ordering: .sequentiallyConsistent)
         // 5. Queued, so that its current progress counts at once.
-        child.enqueue(in: .passUnretained(self))
+        child.enqueue(in: UnownedNode(self))
         // 6. A child that finished (before or during the above) is credited and released now.
         child.countsDidChange(
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
@@ -83,7 +82,7 @@ extension ProgressNode {
         state.withLock { state in
             if state.link.kind == .attached { return parentUnderOwnLock(state) }
             guard isHeld else { return nil }
-            return retainNode(at: state.holderAddress, weakLink: state.weakParent)?.takeRetainedValue()
+            return retainNode(at: state.holderAddress, weakLink: state.weakParent)?.takeRetained()
         }
     }
 

@@ -45,13 +45,9 @@ extension ProgressNode {
             collectObservers(into: &signals)
             signals?.signal()
         }
-        guard let retainedParent = detached.parent else { return nil }
-        let goesOn = retainedParent._withUnsafeGuaranteedRef { creditAndLeave($0, detached) }
-        guard goesOn else {
-            retainedParent.release()  // last: this may run the parent's `deinit`
-            return nil
-        }
-        return retainedParent.takeRetainedValue()
+        guard let parent = detached.parent?.takeRetained() else { return nil }
+        // The parent's reference goes last when the finish stops here: it may run the parent's `deinit`.
+        return creditAndLeave(parent, detached) ? parent : nil
     }
 
     /// Leaves `parent`, into which this node just finished: a held node is listed as finished, any other
@@ -67,7 +63,7 @@ extension ProgressNode {
         }
         if parent.popFreshChild(self) {
             // The stack's reference; the caller still holds this node.
-            Unmanaged.passUnretained(self).release()
+            UnownedNode(self).release()
             return parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
         }
         return parent.state.withLock { state in
@@ -104,7 +100,7 @@ extension ProgressNode {
     private struct Detachment {
         /// The parent, retained (+1, handed over without reference counting on the way), if the node was
         /// linked to one that is not going away.
-        let parent: Unmanaged<ProgressNode>?
+        let parent: UnownedNode?
         let pending: Int64
         /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
         /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
@@ -138,7 +134,8 @@ extension ProgressNode {
             if held {
                 state.holderAddress = address
             } else if currentControlFlags.contains(.pausedThrough) {
-                _ = updateControlFlags(removing: .pausedThrough)  // out of every ancestor's reach from here
+                // Out of every ancestor's reach from here.
+                _ = updateControlFlags(removing: .pausedThrough, under: state)
             }
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
@@ -158,23 +155,49 @@ extension ProgressNode {
                 if exchanged { break }
                 current = original
             }
+            checkDetached(state)
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false)
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
+                )
             }
+            if !withoutShare { joinDomain(of: parent) }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
             // What it leaves in the parent's summaries is folded under the domain lock (`retire`); the parent,
             // should the credit finish it, must leave the same way: it carries a summary from here on.
-            if held || current & NodeFlags.summarized != 0 {
-                parent._withUnsafeGuaranteedRef { $0.noteSummarized() }
-            }
+            if held || current & NodeFlags.summarized != 0 { _ = parent.setFlags(NodeFlags.summarized) }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
                 creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
+    }
+
+    /// Gives this node `parent`'s domain if it has none yet. Under this node's lock, before the detach that
+    /// clears the parent pointer is over: a node that leaves through `retire` is read under its former tree's
+    /// lock (`leaveSummaries` refreshes its subtree there), so a child attached to it later must join that
+    /// tree (`adoptDomain` finds no parent then), not a domain of its own whose reads would race with it.
+    func joinDomain(of parent: UnownedNode) {
+        if domainAndPart.domain == nil, let domain = parent.domain {
+            _ = domainAndPart.storeDomainIfNone(domain.domain)
+        }
+    }
+
+    /// After a detach, under this node's lock (PROGRESSTREE_INTERNAL_CHECKS): the link is detached, `attached`
+    /// is clear (unless `addChild` may still set it: it flags a node attached after its lock, and a node
+    /// that fails in between leaves with the flag set, cleared by `releaseChildThatFailedBeforeLinking`),
+    /// and the node is held exactly when it records a holder.
+    @inline(__always)
+    func checkDetached(_ state: borrowing NodeState, attachedFlagMayFollow: Bool = false) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        let flags = flags.load(ordering: .sequentiallyConsistent)
+        precondition(
+            state.link.kind == .detached && (attachedFlagMayFollow || flags & NodeFlags.attached == 0)
+                && (flags & NodeFlags.held != 0) == (state.holderAddress != 0),
+            "ProgressTree internal check failed: a node detached from its parent is attached, or held without a holder")
+        #endif
     }
 
     /// Credits `pending` units of a finished child whose share this node never held (see `Detachment`):
@@ -205,7 +228,7 @@ extension ProgressNode {
             clearing
             ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)
             : parentAddress.load(ordering: .sequentiallyConsistent)
-        return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
+        return retainNode(at: address, weakLink: state.weakParent)?.takeRetained()
     }
 
     /// Takes `child`, which just detached, out of this node's sums, credits `pending` units of it (a
@@ -217,49 +240,41 @@ extension ProgressNode {
     /// queued it just before may still be pushing it, so the queue is handed a reference whenever the child
     /// is, or is about to be, in it; the refresh that drains it releases that reference.
     func retire(_ child: ProgressNode, crediting pending: Int64, failedShare: Double = 0) -> Int64 {
-        let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain._withUnsafeGuaranteedRef {
-            $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
-                // No refresh runs in the tree: take the summaries and the share out and credit, as one step
-                // for readers.
-                let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
-                leaveSummaries(of: child, &scratch)
-                domainAndPart.loadPart()?.remove(.passUnretained(child))
-                if failedShare > 0 {
-                    childSumsForRefresh.addFailedShare(failedShare)
-                    _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
-                }
-                let completed =
-                    pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-                if old & NodeFlags.queued != 0 {
-                    _ = Unmanaged.passRetained(child)  // the queue's reference
-                    // Drain it now rather than at the next read: a finished child costs no memory for long.
-                    _ = refreshDirtySubtree(&scratch)
-                }
-                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-                return completed
+        let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
+            // No refresh runs in the tree: take the summaries and the share out and credit, as one step for
+            // readers.
+            let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+            takeOut(child, failedShare: failedShare, &scratch)
+            // Kept here: a refresh that drains the child adds nothing.
+            if failedShare > 0 { _ = child.takeShareAtFailure() }
+            let completed = credit(pending)
+            if old & NodeFlags.queued != 0 {
+                UnownedNode(child).retain()  // the queue's reference
+                // Drain it now rather than at the next read: a finished child costs no memory for long.
+                _ = refreshDirtySubtree(&scratch)
             }
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            return completed
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
-        let sums = childSumsForRefresh
+        let sums = domainAndPart.partCreatingIfNone()
         sums.beginCredit()
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent)
             .oldValue
-        _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
+        UnownedNode(child).retain()  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
-            child.push(onto: me)
+            domainAndPart.push(queued: child)
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
+            domain.waitForWalksAlongForwards()
         }
-        let completed =
-            pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+        let completed = credit(pending)
         sums.endCredit()
         return completed
     }

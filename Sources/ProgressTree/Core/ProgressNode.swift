@@ -53,8 +53,9 @@ public final class ProgressNode: Sendable {
     /// `NodeFlags` bits.
     @usableFromInline let flags: Atomic<UInt32>
     /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
-    /// what it adds. Owned by the tree's domain lock.
-    let contributorIndex = Atomic<Int32>(-1)
+    /// what it adds. Owned by the tree's domain lock: read and written only through `contributorIndex(_:)`
+    /// and `setContributorIndex(_:_:)`, which take the lock's `RefreshScratch`.
+    private let contributorIndex = Atomic<Int32>(-1)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     @usableFromInline let cachedFraction = Atomic<UInt64>(0)
@@ -118,11 +119,11 @@ public final class ProgressNode: Sendable {
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
         // finishes without ever being read or partly updated, the usual short-lived one, never does.
-        parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
+        parentAddress.store(UnownedNode(parent).address, ordering: .releasing)
         // Before the push that publishes the node: nobody else can reach it yet.
         prepare(self)
         // Here rather than in the convenience initializer, where `self` would be retained around the call.
-        parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)
+        parent.attachFreshChild(UnownedNode(self), withPendingUnitCount: pendingUnitCount)
         // Files from the start: the parent's summaries count them at the next read (Summaries/).
         if userInfo != nil && flags.load(ordering: .relaxed) & NodeFlags.summarized != 0 { markChanged() }
     }
@@ -244,13 +245,10 @@ public final class ProgressNode: Sendable {
         for child in children { child.orphan() }
         if let domain = domainAndPart.loadDomain() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
-        var entry = takeQueue()
-        while let address = UnsafeRawPointer(bitPattern: entry) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(address)
-            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
-            if node._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .acquiring) & NodeFlags.retired != 0 }) {
-                children.append(node.takeRetainedValue())
-            }
+        var entry = domainAndPart.takeQueue()
+        while let node = UnownedNode(address: entry) {
+            entry = node.nextInQueue
+            if node.flags & NodeFlags.retired != 0 { children.append(node.takeRetained()) }
         }
         if !children.isEmpty { IterativeRelease.release(&children) }
     }
@@ -364,5 +362,17 @@ public final class ProgressNode: Sendable {
     public var isFinished: Bool {
         // Failure hook (ProgressNode+Failure.swift): finished and failed are exclusive final outcomes.
         !isFailed && FractionMath.isFinished(completed: completedUnitCount, total: totalUnitCount)
+    }
+}
+
+extension ProgressNode {
+    /// This node's index among its parent's contributors (-1: none); `scratch` is the domain lock's.
+    @inline(__always)
+    func contributorIndex(_ scratch: borrowing RefreshScratch) -> Int { Int(contributorIndex.load(ordering: .relaxed)) }
+
+    /// Records `index` (-1: none) as this node's index among its parent's contributors.
+    @inline(__always)
+    func setContributorIndex(_ index: Int, _ scratch: borrowing RefreshScratch) {
+        contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
     }
 }

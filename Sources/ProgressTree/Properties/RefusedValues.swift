@@ -44,7 +44,6 @@ package enum RefusedValues {
     /// Where the messages go unless a test says otherwise.
     @Sendable
     package static func writeToStandardError(_ message: String) {
-        var message = message
-        message.withUTF8 { _ = FileDescriptor.writeAll(2, UnsafeRawBufferPointer($0)) }
+        StandardError.write(message)
     }
 }

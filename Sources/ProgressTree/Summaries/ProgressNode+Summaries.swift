@@ -67,13 +67,11 @@ extension ProgressNode {
     ) {
         _ = refresh()  // records what changed below, bottom-up, into the started tables
         var released: [ProgressNode] = []
-        unretainedDomain._withUnsafeGuaranteedRef { domain in
-            domain.withRepresentativeLock { scratch in
-                startSummaries(&scratch)
-                let parts = summaryParts(&scratch)
-                body(parts.parts(for: property))
-                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-            }
+        unretainedDomain.withRepresentativeLock { scratch in
+            startSummaries(&scratch)
+            let parts = summaryParts(&scratch)
+            body(parts.parts(for: property))
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
     }
@@ -96,13 +94,8 @@ extension ProgressNode {
     /// only when it has any: `hasValues`, `describesFiles`) and its columns. Under the domain lock.
     func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
         var parts = SummaryParts()
-        var childUnits = 0.0
-        if let part = domainAndPart.unretainedPart() {
-            part._withUnsafeGuaranteedRef { part in
-                parts.columns = part.columns
-                childUnits = part.total
-            }
-        }
+        let childUnits = domainAndPart.childUnits(scratch)
+        parts.columns = domainAndPart.columns(scratch)
         let own = NodeFlags.hasValues | NodeFlags.describesFiles
         guard flags.load(ordering: .sequentiallyConsistent) & own != 0 else { return parts }
         state.withLock { state in
@@ -139,57 +132,46 @@ extension ProgressNode {
     /// Iterative (an explicit stack). Under the domain lock; one node lock at a time.
     func startSummaries(_ scratch: inout RefreshScratch) {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0,
-            domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.summariesStarted }) != true,
+            !domainAndPart.summariesStarted(scratch),
             let members = beginSummaries(&scratch)
         else { return }
-        // The nodes of the start are held unretained (no reference count for each of a wide node's members):
-        // each is alive until the domain lock, held throughout, is released (see `beginSummaries`).
-        var frames = [StartFrame(node: .passUnretained(self), entry: -1, members: members)]
+        // The members are held as `UnownedNode`s, without a reference count each (see `beginSummaries`).
+        var frames = [StartFrame(node: UnownedNode(self), entry: -1, members: members)]
         while true {
             let top = frames.count - 1
             if let (member, entry) = frames[top].members.popLast() {
-                if let below = member._withUnsafeGuaranteedRef({ $0.beginSummaries(&scratch) }) {
+                if let below = member.beginSummaries(&scratch) {
                     frames.append(StartFrame(node: member, entry: entry, members: below))
                 } else {
-                    frames[top].node._withUnsafeGuaranteedRef { node in
-                        member._withUnsafeGuaranteedRef {
-                            node.setContribution(of: $0, at: entry, merging: false, &scratch)
-                        }
-                    }
+                    frames[top].node.setLeafContribution(of: member, at: entry, &scratch)
                 }
                 continue
             }
             // Every member's contribution is in: merge each column once.
             let done = frames.removeLast()
-            done.node._withUnsafeGuaranteedRef { $0.childSumsForRefresh.forEachColumn(.rebuild) }
+            done.node.rebuildColumns(scratch)
             guard let parent = frames.last else { return }
-            parent.node._withUnsafeGuaranteedRef { node in
-                done.node._withUnsafeGuaranteedRef {
-                    node.setContribution(of: $0, at: done.entry, merging: false, &scratch)
-                }
-            }
+            parent.node.setLeafContribution(of: done.node, at: done.entry, &scratch)
         }
     }
 
     /// Starts this node's summaries, if it has had children and they have not started, and returns its
     /// members with their entries (claimed in its `ChildSums`), for the caller to compute; `nil` when there is
-    /// nothing to start. The members are unretained: each is alive until the domain lock, which the caller
-    /// holds, is released, since it is in this node's table while attached, and its finish or failure, having
-    /// an entry, goes through `retire`, which hands the dirty queue a reference while the lock is held.
-    private func beginSummaries(_ scratch: inout RefreshScratch) -> [(Unmanaged<ProgressNode>, Int)]? {
+    /// nothing to start. The members are `UnownedNode`s: each stays alive while the caller holds the domain
+    /// lock, as `UnownedNode` states (a member of a summary start).
+    func beginSummaries(_ scratch: inout RefreshScratch) -> [(UnownedNode, Int)]? {
         guard flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0 else { return nil }
-        let part = childSumsForRefresh
-        guard !part.summariesStarted else { return nil }
-        part.summariesStarted = true
-        return state.withLock { state -> [(Unmanaged<ProgressNode>, Int)] in
+        let part = domainAndPart.partCreatingIfNone()
+        guard !part.summariesStarted(scratch) else { return nil }
+        part.setSummariesStarted(scratch)
+        return state.withLock { state -> [(UnownedNode, Int)] in
             settleFreshChildren(&state)  // fresh children are members too
-            var members: [(Unmanaged<ProgressNode>, Int)] = []
-            state.children.forEachUnfinished { child in
-                child._withUnsafeGuaranteedRef { child in
-                    // A child that finished meanwhile without a share left nothing (it may have none).
-                    guard child.mayHaveSummary, let entry = part.memberEntry(for: child) else { return }
-                    members.append((.passUnretained(child), entry))
-                }
+            var members: [(UnownedNode, Int)] = []
+            members.reserveCapacity(Int(state.children.liveCount))
+            for child in state.children.unfinishedEntries where child.node.mayHaveSummary {
+                // A child that finished meanwhile without a share left nothing (it may have none).
+                guard let entry = part.memberEntry(for: child.node, scratch) else { continue }
+                members.append((UnownedNode(child.node), entry))
             }
             return members
         }
@@ -211,8 +193,7 @@ extension ProgressNode {
                     & NodeFlags.summaryChanged != 0
             else { return }
         }
-        guard let entry = domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef({ $0.memberEntry(for: child) })
-        else { return }
+        guard let entry = domainAndPart.memberEntry(for: child, scratch) else { return }
         child.startSummaries(&scratch)
         setContribution(of: child, at: entry, &scratch)
     }
@@ -220,24 +201,15 @@ extension ProgressNode {
     /// Sets `member`'s contribution at `entry` in every column of this node's summaries (a column made for
     /// each property it has and this node has not), from its parts: a property it no longer has (a file that
     /// is no file any more) contributes the default. Under the domain lock.
-    func setContribution(of member: ProgressNode, at entry: Int, merging: Bool = true, _ scratch: inout RefreshScratch) {
-        guard let part = domainAndPart.unretainedPart() else {
-            preconditionFailure("ProgressTree: a node with members has its parent part")
-        }
+    func setContribution(
+        of member: ProgressNode, at entry: Int, merging: Bool = true, _ scratch: inout RefreshScratch
+    ) {
         let own = NodeFlags.hasValues | NodeFlags.describesFiles
         if member.flags.load(ordering: .sequentiallyConsistent) & own == 0 {
             // No value or file of its own (a folder, most of a path): what it keeps of its children.
-            if let memberPart = member.domainAndPart.unretainedPart() {
-                part._withUnsafeGuaranteedRef { part in
-                    memberPart._withUnsafeGuaranteedRef { part.setContribution(at: entry, ofColumnsOf: $0, merging: merging) }
-                }
-            }
+            domainAndPart.setContribution(at: entry, ofColumnsOf: member.domainAndPart, merging: merging, scratch)
         } else {
-            let parts = member.summaryParts(&scratch)
-            part._withUnsafeGuaranteedRef { part in
-                part.addColumns(for: parts)
-                part.setContribution(at: entry, of: parts, merging: merging)
-            }
+            domainAndPart.setContribution(at: entry, of: member.summaryParts(&scratch), merging: merging, scratch)
         }
         noteSummaryChanged()  // recorded in its own parent's summaries at the next record of this node
         scratch.computedSummaries += 1
@@ -259,15 +231,15 @@ extension ProgressNode {
         child.startSummaries(&scratch)
         let outcome: ProgressPropertyOutcome =
             child.isFailed ? .failed : child.currentControlFlags.contains(.cancelled) ? .cancelled : .finished
-        let entry = Int(child.contributorIndex.load(ordering: .relaxed))
+        let entry = child.contributorIndex(scratch)
         let parts = child.summaryParts(&scratch)
-        let part = childSumsForRefresh
-        part.fold(parts, by: outcome)
-        if entry >= 0 { part.forEachColumn(.clear(entry: entry)) }
+        let part = domainAndPart.partCreatingIfNone()
+        part.fold(parts, by: outcome, scratch)
+        if entry >= 0 { part.forEachColumn(.clear(entry: entry), scratch) }
         noteSummaryChanged()
         noteSummarized()
         #if PROGRESSTREE_INTERNAL_CHECKS
-        if let first = part.columnViolations().first {
+        if let first = part.columnViolations(scratch).first {
             preconditionFailure("ProgressTree internal check failed: \(first)")
         }
         #endif
@@ -281,9 +253,9 @@ private func nonNegativeInt<Integer: BinaryInteger>(_ value: Integer) -> Int? {
 
 /// One node of a start (`startSummaries`): its members still to compute, and its entry in its parent.
 private struct StartFrame {
-    let node: Unmanaged<ProgressNode>
+    let node: UnownedNode
     let entry: Int
-    var members: [(Unmanaged<ProgressNode>, Int)]
+    var members: [(UnownedNode, Int)]
 }
 
 /// What the engine reads of a node (`summaryParts`): its own values and file facts, and its columns.

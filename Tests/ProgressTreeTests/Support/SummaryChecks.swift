@@ -10,6 +10,12 @@ extension ProgressNode {
         domain.withRepresentativeLock { $0.computedSummaries }
     }
 
+    /// This node's index among its parent's contributors (-1: none), read under its tree's domain lock (a
+    /// lock of its own when it has no domain yet: reading gives it none).
+    var contributorIndexNow: Int {
+        (domainAndPart.loadDomain() ?? RefreshDomain()).withRepresentativeLock { contributorIndex($0) }
+    }
+
     /// How many contributions to summaries `work` made the tree compute (in its updates' path refreshes and
     /// in its reads).
     func summaryWork(_ work: () -> Void) -> Int {
@@ -26,8 +32,9 @@ extension ProgressNode {
         _ = fractionCompleted
         return domain.withRepresentativeLock { scratch in
             var frames: [(node: ProgressNode, children: [ProgressNode], below: FileSummary)] = []
-            func open(_ node: ProgressNode) {
-                let left = node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(FileSummaryProperty.self))?
+            func open(_ node: ProgressNode, _ scratch: borrowing RefreshScratch) {
+                let left =
+                    node.domainAndPart.loadPart()?.column(for: ObjectIdentifier(FileSummaryProperty.self), scratch)?
                     .left(FileSummaryProperty.self) ?? FileSummary()
                 let children = node.state.withLock { state -> [ProgressNode] in
                     node.settleFreshChildren(&state)
@@ -35,11 +42,11 @@ extension ProgressNode {
                 }
                 frames.append((node, children.reversed(), left))
             }
-            open(self)
+            open(self, scratch)
             while true {
                 let top = frames.count - 1
                 if let child = frames[top].children.popLast() {
-                    open(child)
+                    open(child, scratch)
                     continue
                 }
                 let done = frames.removeLast()
