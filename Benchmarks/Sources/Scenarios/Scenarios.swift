@@ -135,8 +135,9 @@ func expect(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> 
     if !condition() { preconditionFailure("benchmark result check failed: \(message())") }
 }
 
-func expectClose(_ value: Double, _ expected: Double, _ what: String) {
-    expect(abs(value - expected) < 1e-9, "\(what) is \(value), expected \(expected)")
+/// `what` is built only when the check fails, so that a loop checking every value builds no string.
+func expectClose(_ value: Double, _ expected: Double, _ what: @autoclosure () -> String) {
+    expect(abs(value - expected) < 1e-9, "\(what()) is \(value), expected \(expected)")
 }
 
 // MARK: - ProgressNode
