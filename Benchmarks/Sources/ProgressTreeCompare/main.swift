@@ -387,6 +387,28 @@ if selected(1) {
                 + "does one atomic read-modify-write can be more than that; ProgressNode is at %.2f× the atomic.",
             r.fp! / r.limit!, r.pn / r.limit!))
 }
+// 1a: `advance(by: 1)` alone against one relaxed add on a class's stored atomic (issue 46): the two loops
+// only, on a node and a counter made before the clock starts. Selected with 1.
+if selected(1) {
+    let t = rounds([
+        {
+            let node = ProgressNode(totalUnitCount: Int64(n) + 1)
+            return time { PN.advanceLoop(node, n) }
+        },
+        { time { consume(Limit.adds(n)) } },
+    ])
+    let ratios = zip(t[0], t[1]).map { $0 / $1 }
+    let row = Row(
+        name: "1a advance(by: 1) alone, \(n) times", pn: best(t[0]), fp: nil, limit: best(t[1]),
+        goal: "≤1.5× atomic (median)", verdict: verdict(median(ratios) <= 1.5))
+    rows.append(row); printRow(row)
+    notes.append(
+        String(
+            format: "1a: %.2f ns per advance(by: 1), %.2f ns per relaxed wrappingAdd on a class's stored atomic "
+                + "(medians); advance ÷ atomic per round: median %.2f× [%.2f–%.2f].",
+            median(t[0]) / Double(n) * 1e9, median(t[1]) / Double(n) * 1e9, median(ratios), ratios.min()!,
+            ratios.max()!))
+}
 // 1b: the same loop through a `BatchReporter` (one atomic add per thousandth of the total instead of one per
 // update), against Foundation's `completedUnitCount += 1`. Selected with 1 (`--only 1`).
 if selected(1) {

@@ -487,7 +487,7 @@ extension Limit {
         let counters = (0..<children).map { _ in Counter() }
         let seconds = timed {
             for _ in 0..<(updates / children) {
-                for counter in counters { counter.value.add(1, ordering: .relaxed) }
+                for counter in counters { counter.value.wrappingAdd(1, ordering: .relaxed) }
             }
         }
         let sum = counters.reduce(0) { $0 + $1.value.load(ordering: .relaxed) }
