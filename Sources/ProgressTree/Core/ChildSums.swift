@@ -176,6 +176,10 @@ final class ChildSums: @unchecked Sendable {
     /// last read. `nil` otherwise, so that a record costs the others one load.
     @exclusivity(unchecked) var fileChanges: FileChangeLog?
 
+    /// The last stored property: a refresh writes this part's sums on every read of a changed tree, and
+    /// whatever malloc places after it belongs to no tree or to another (see `CacheLinePadding`).
+    let trailingPadding = CacheLinePadding()
+
     /// From the first custom property a member of this node's kept file summary contributed on: the
     /// members' slots and the property totals (Summaries/PropertySums.swift), which the log holds (`nil`
     /// before).
