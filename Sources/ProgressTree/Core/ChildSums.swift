@@ -112,8 +112,13 @@ final class ChildSums: @unchecked Sendable {
             return index
         }
         if slotCount == contributionCapacity {
-            let capacity = max(4, contributionCapacity * 2)
-            let grown = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+            // Whole cache lines (8 entries, 64 bytes, aligned to 64): a refresh writes an entry on every read
+            // of a changed child, and a block of another tree in the same line would move between two cores
+            // on every write (see `CacheLinePadding`).
+            let capacity = max(Self.entriesPerLine, contributionCapacity * 2)
+            let grown = UnsafeMutableRawPointer.allocate(
+                byteCount: capacity * MemoryLayout<Double>.stride, alignment: Self.entriesPerLine * 8
+            ).bindMemory(to: Double.self, capacity: capacity)
             if let old = contributions {
                 grown.moveInitialize(from: old, count: slotCount)
                 old.deallocate()
@@ -145,6 +150,9 @@ final class ChildSums: @unchecked Sendable {
             freeSlot = index
         }
     }
+
+    /// The entries in a 64-byte cache line: the contributions grow by whole lines.
+    private static let entriesPerLine = 8
 
     /// The capacity kept when the last contributor leaves (8 KB).
     private static let keptCapacity = 1_024
