@@ -70,6 +70,10 @@ final class ChildSums: @unchecked Sendable {
     /// only the child's atomics; a column step runs on a copy of `columns`, outside any access).
     @exclusivity(unchecked) private var owned = Owned()
 
+    /// The last stored property: a refresh writes this part's sums on every read of a changed tree, and
+    /// whatever malloc places after it belongs to no tree or to another (see `CacheLinePadding`).
+    let trailingPadding = CacheLinePadding()
+
     /// What the domain lock owns: the contributions and their sum, the failed children's shares, the columns.
     private struct Owned: ~Copyable {
         var contributions = ContributionBuffer()

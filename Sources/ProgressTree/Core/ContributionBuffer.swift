@@ -40,6 +40,8 @@ struct ContributionBuffer: ~Copyable {
     private static let noEntry = Int(UInt32.max)
     /// The capacity kept when the last contributor leaves (8 KB).
     private static let keptCapacity = 1_024
+    /// The entries in a 64-byte cache line.
+    private static let entriesPerLine = 8
     private static let alwaysSummedCount = 16
 
     init() {}
@@ -116,14 +118,20 @@ struct ContributionBuffer: ~Copyable {
         checkInvariants()
     }
 
+    /// Grows by whole cache lines (8 entries, 64 bytes, aligned to 64): a refresh writes an entry on every
+    /// read of a changed child, and a block of another tree in the same line would move between two cores
+    /// on every write (see `CacheLinePadding`).
     private mutating func grow() {
-        let grown = UnsafeMutablePointer<Double>.allocate(capacity: max(4, capacity * 2))
+        let grown = max(Self.entriesPerLine, capacity * 2)
+        let buffer = UnsafeMutableRawPointer.allocate(
+            byteCount: grown * MemoryLayout<Double>.stride, alignment: Self.entriesPerLine * MemoryLayout<Double>.stride
+        ).bindMemory(to: Double.self, capacity: grown)
         if let old = base {
-            grown.moveInitialize(from: old, count: count)
+            buffer.moveInitialize(from: old, count: count)
             old.deallocate()
         }
-        base = grown
-        capacity = max(4, capacity * 2)
+        base = buffer
+        capacity = grown
     }
 
     /// After the contribution of one entry went from `old` to `new`.

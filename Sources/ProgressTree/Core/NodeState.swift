@@ -134,7 +134,8 @@ struct NodeState: ~Copyable {
     /// files: read in place, without a copy of the metadata (its dictionary's reference count).
     var fileMetadata: (isFile: Bool, counts: (total: Int?, completed: Int?)?)? {
         withExtras { extras in
-            extras.guarded.metadata.describesFiles ? (extras.guarded.metadata.isFile, extras.guarded.metadata.fileCounts) : nil
+            extras.guarded.metadata.describesFiles
+                ? (extras.guarded.metadata.isFile, extras.guarded.metadata.fileCounts) : nil
         } ?? nil
     }
 

@@ -44,8 +44,12 @@ public final class ProgressNode: Sendable {
     //
     // The order is the layout (102 bytes with the header, so that malloc, which adds 8 and rounds to 16,
     // gives a node 112; 105 would take 128): the counts and `flags`, which `advance(by:)` reads, first, with
-    // `contributorIndex` beside `flags`; the words; then `state` (13 bytes, aligned to 4) and `controlFlags`
-    // in the byte after it (see "What a node holds" in Docs/Architecture.md; `NodeSizeTests` pins it).
+    // `contributorIndex` beside `flags`; the words, those that an update and a read of the tree touch
+    // (through `domainAndPart`) before the two links; then `state` (13 bytes, aligned to 4) and
+    // `controlFlags` in the byte after it (see "What a node holds" in Docs/Architecture.md; `NodeSizeTests`
+    // pins it). The touched words end at byte 72, 40 bytes before the next malloc block begins and 56
+    // before the next object's first field: whatever the alignment, they share no cache line with the next
+    // node's (see `CacheLinePadding`).
 
     /// The node's own completed units plus the pending units of children that finished.
     @usableFromInline let completedStorage: Atomic<Int64>
@@ -65,6 +69,13 @@ public final class ProgressNode: Sendable {
     let parentAddress = Atomic<UInt>(0)
     /// The share of the parent's units this node stands for, while attached.
     let pendingInParent = Atomic<Int64>(0)
+    /// The refresh domain of this node's tree (see `RefreshDomain`), shared by every node of the tree: set
+    /// when the node first gets a child, is first read, or is attached. Then, from before its first child is
+    /// attached, what only a node with children needs, in one object that also holds the domain (`childPart`,
+    /// a `ChildSums`): the weighted sum of the attached children's progress, kept by refreshes under the
+    /// domain lock, and the tops of its dirty queue and of its stack of fresh children. One word for both
+    /// (`DomainAndParentPart`): a leaf pays 8 bytes for all of it.
+    @usableFromInline let domainAndPart = DomainAndParentPart()
     /// The next node in the parent's dirty queue (`ChildSums.queueHead`), while `queued`.
     let queueNext = Atomic<UInt>(0)
     /// Two values in one word, never needed at once: while this node is on its parent's stack of fresh
@@ -74,13 +85,6 @@ public final class ProgressNode: Sendable {
     /// have a slot, and gets its first slot in the settle that has taken it off the stack, after the settle's
     /// last read of its link (a node that pops itself off the stack clears the word to -1 once it is off).
     let freshNextOrSlot = Atomic<UInt>(UInt(bitPattern: -1))
-    /// The refresh domain of this node's tree (see `RefreshDomain`), shared by every node of the tree: set
-    /// when the node first gets a child, is first read, or is attached. Then, from before its first child is
-    /// attached, what only a node with children needs, in one object that also holds the domain (`childPart`,
-    /// a `ChildSums`): the weighted sum of the attached children's progress, kept by refreshes under the
-    /// domain lock, and the tops of its dirty queue and of its stack of fresh children. One word for both
-    /// (`DomainAndParentPart`): a leaf pays 8 bytes for all of it.
-    @usableFromInline let domainAndPart = DomainAndParentPart()
 
     // MARK: Structure (guarded by the node's lock)
 

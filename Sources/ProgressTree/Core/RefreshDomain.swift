@@ -83,6 +83,10 @@ final class RefreshDomain: Sendable {
     private let oddWalks = Atomic<Int>(0)
     /// Serializes waiters, so that each one's epoch move and drain are one step.
     private let waiters = Lock<Void>(())
+    /// The last stored property: every update that refreshes its path and every read that refreshes takes
+    /// `lock` and moves the walk counters, and whatever malloc places after this domain belongs to no tree
+    /// or to another (see `CacheLinePadding`).
+    let trailingPadding = CacheLinePadding()
 
     func addWalk(_ parity: UInt64, _ delta: Int) {
         if parity == 0 {

@@ -48,7 +48,9 @@ extension ProgressNode {
             // With the value, under the lock, before the mark: whoever sees `hasValues` clear sees no value,
             // and the record that clears `summaryChanged` reads the value after (NodeFlags).
             let bits = NodeFlags.hasValues | NodeFlags.summarized | NodeFlags.summaryChanged
-            if flags.load(ordering: .relaxed) & bits != bits { flags.bitwiseOr(bits, ordering: .sequentiallyConsistent) }
+            if flags.load(ordering: .relaxed) & bits != bits {
+                flags.bitwiseOr(bits, ordering: .sequentiallyConsistent)
+            }
             return (false, replaced)
         }
         withExtendedLifetime(replaced) {}  // released after the lock: its deinit may be user code

@@ -73,7 +73,8 @@ extension ProgressProperty {
         case .check:
             step.record(step.target.violations(Self.self))
         case .checkMember(let entry):
-            step.record(step.target.violations(Self.self, ofEntry: entry, expecting: _progressTreeNodeSummary(step.member)))
+            step.record(
+                step.target.violations(Self.self, ofEntry: entry, expecting: _progressTreeNodeSummary(step.member)))
         }
     }
 }

@@ -71,7 +71,9 @@ final class PropertyValues: @unchecked Sendable {
             values = PropertyValues(first: entry, others: [])
             return nil
         }
-        if !isKnownUniquelyReferenced(&values!) { values = PropertyValues(first: values!.first, others: values!.others) }
+        if !isKnownUniquelyReferenced(&values!) {
+            values = PropertyValues(first: values!.first, others: values!.others)
+        }
         return values!.store(entry)
     }
 

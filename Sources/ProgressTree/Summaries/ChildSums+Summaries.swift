@@ -55,7 +55,8 @@ extension ChildSums {
     ) {
         for memberColumn in member.columns(scratch) {
             let target = column(for: memberColumn.key, scratch) ?? column(of: memberColumn.property, scratch)
-            var step = _ProgressTreeColumnStep(.copy(entry: entry, merging: merging), column: target, source: memberColumn)
+            var step = _ProgressTreeColumnStep(
+                .copy(entry: entry, merging: merging), column: target, source: memberColumn)
             memberColumn.property._progressTreeColumnStep(&step)
         }
     }

@@ -186,7 +186,8 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     @inlinable
     func violations() -> [String] {
         guard !leaves.isEmpty else {
-            return blocks.isEmpty ? [] : ["a summary column of \(Property.self) without leaves holds \(blocks.count) blocks"]
+            return blocks.isEmpty
+                ? [] : ["a summary column of \(Property.self) without leaves holds \(blocks.count) blocks"]
         }
         let capacity = blockCapacity
         guard capacity > 0, capacity & (capacity - 1) == 0, blocks.count == 2 * capacity,
@@ -204,7 +205,9 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
         for position in 1..<capacity {
             let merged = Property.merge(blocks[2 * position], blocks[2 * position + 1])
             if summariesAreEqual(merged, blocks[position]) == false {
-                return ["in a summary column of \(Property.self), inner node \(position) is not the merge of its two children"]
+                return [
+                    "in a summary column of \(Property.self), inner node \(position) is not the merge of its two children"
+                ]
             }
         }
         return []
