@@ -177,3 +177,13 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?,
 private func systemClose(_ descriptor: Int32) -> Int32 {
     close(descriptor)
 }
+
+/// The process's standard error, where the library's own diagnostics go.
+package enum StandardError {
+    /// Writes `text` whole to standard error (descriptor 2); a failed write is dropped: a diagnostic never
+    /// stops the program.
+    package static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = FileDescriptor.writeAll(2, UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -47,6 +47,9 @@ final class DocSnippetProgramTests: XCTestCase {
         "composition-overshoot": .lines(["1.0", "15", "1.0"]),
         "composition-progress-reporting": .lines(["0.125"]),
         "properties-photo-import": .lines(["1", "2500000.0", "500000.0", "1 skipped"]),
+        "properties-after-the-end": .nothing(
+            because: "a fragment (`root` and `Warnings` are the guide's); GuideSnippetsTests runs it and reads what "
+                + "it says on standard error"),
         "properties-showing": .lines([
             "[100%] Importing 4 photos: done, 4 of 4, 2 skipped", "Imported 2 photos, 2 skipped",
         ]),

@@ -27,6 +27,24 @@ final class CoreConcurrencyTests: XCTestCase {
         assertInvariants(node)
     }
 
+    /// Adds are one fetch-add; the updater whose add wrapped past `Int64.max` saturates the count, however
+    /// many other adds landed on the wrapped count meanwhile, and the parent is credited once.
+    func test_concurrent_advances_past_int64_max_saturate_and_credit_the_parent_once() {
+        for round in 0..<200 {
+            let parent = ProgressNode(totalUnitCount: 4)
+            let child = ProgressNode(totalUnitCount: .max, parent: parent, pendingUnitCount: 2)
+            child.completedUnitCount = .max - 1_000
+            DispatchQueue.concurrentPerform(iterations: threads) { index in
+                for _ in 0..<100 { child.advance(by: Int64(1 + index)) }
+            }
+            XCTAssertEqual(child.completedUnitCount, .max, "round \(round)")
+            XCTAssertTrue(child.isFinished, "round \(round)")
+            XCTAssertEqual(parent.completedUnitCount, 2, "round \(round): credited once")
+            XCTAssertEqual(parent.fractionCompleted, 0.5, "round \(round)")
+            assertInvariants(parent)
+        }
+    }
+
     func test_N_threads_times_M_advances_on_an_attached_child_with_a_concurrent_reader() {
         let perThread = 20_000
         let parent = ProgressNode(totalUnitCount: 2)

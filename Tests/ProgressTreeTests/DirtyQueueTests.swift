@@ -114,7 +114,8 @@ final class DirtyQueueTests: XCTestCase {
             XCTAssertEqual(root.fractionCompleted, (Double(credited) + 10) / 1_000, accuracy: 1e-12)
             root.checkInvariants()
             #if PROGRESSTREE_INTERNAL_CHECKS
-            let entries = root.domainAndPart.loadPart()!.checkedState.contributions
+            let entries = root.domain.withRepresentativeLock { root.domainAndPart.loadPart()!.checkedState($0) }
+                .contributions
             XCTAssertEqual(entries.count, 40, "holes are reused before the entries grow")
             XCTAssertEqual(entries.count(where: { $0 == nil }), 0)
             #endif

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import ProgressTree
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -563,6 +564,52 @@ final class GuideSnippetsTests: XCTestCase {
         // END snippet: properties-file-counts
         XCTAssertEqual(files, 10)
         XCTAssertEqual(folder.fileTotalCount, 10)
+    }
+
+    func test_guide_properties_after_the_end() {
+        let printed = PrintedLines()
+        let print: @Sendable (Any) -> Void = { printed.append($0) }
+        let said = Mutex<[String]>([])
+        RefusedValues.redirect { message in said.withLock { $0.append(message) } }
+        defer { RefusedValues.redirect(to: RefusedValues.writeToStandardError) }
+        /// Warnings a check logged: a count, kept when its node finishes.
+        enum Warnings: ProgressProperty {
+            static var defaultValue: Int { 0 }
+            static var defaultSummary: Int { 0 }
+            static func reduce(into summary: inout Int, value: Int) { summary += value }
+            static func merge(_ a: Int, _ b: Int) -> Int { a + b }
+        }
+        let root = ProgressNode.discreteProgress(totalUnitCount: 2)
+        // BEGIN snippet: properties-after-the-end
+        let folder = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
+        folder.localizedDescription = "Checking photos"
+        folder[Warnings.self] += 1      // counted: the folder is still at work
+        folder.advance(by: 10)          // its last unit: it leaves the root, and the root keeps its 1 warning
+        folder[Warnings.self] += 1      // refused, and said once (below)
+        print(folder[Warnings.self])    // 1
+        print(root.summary(of: Warnings.self))  // 1
+        // END snippet: properties-after-the-end
+        folder[Warnings.self] = 7  // refused again, said no more
+        XCTAssertEqual(printed.lines, ["1", "1"])
+        XCTAssertEqual(folder[Warnings.self], 1)
+        XCTAssertEqual(
+            said.withLock { $0 },
+            [
+                "ProgressTree: a value of Warnings set on “Checking photos” after it finished or failed was not "
+                    + "stored: its parent counted its values when it ended, and nothing after that reaches its "
+                    + "ancestors. Set the value before the node's last unit (or before fail(_:)). (Said once per "
+                    + "property.)\n"
+            ])
+        // A failed node refuses as a finished one does; a cancelled one is still attached, and counts.
+        let failed = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
+        failed.fail(CancellationError())
+        failed[Warnings.self] = 3
+        XCTAssertEqual(failed[Warnings.self], 0)
+        let cancelled = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 0)
+        cancelled.cancel()
+        cancelled[Warnings.self] = 4
+        XCTAssertEqual(root.summary(of: Warnings.self), 5)
+        XCTAssertEqual(said.withLock { $0.count }, 1, "said once per property")
     }
 
     func test_guide_properties_wire() {

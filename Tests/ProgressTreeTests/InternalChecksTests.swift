@@ -64,14 +64,15 @@ final class InternalChecksTests: XCTestCase {
     }
 
     /// Each kind of invariant, broken on purpose and restored: a flag against the queues, a cached fraction
-    /// against the counts, a contribution against the child's fraction, a kept file summary against its
-    /// members.
+    /// against the counts, a contribution against the child's fraction, a kept summary against its members.
     func test_the_checks_find_a_broken_flag_fraction_contribution_and_file_summary() throws {
         try XCTSkipUnless(ProgressNode.internalChecksEnabled, "PROGRESSTREE_INTERNAL_CHECKS=1 swift test runs it")
         let root = ProgressNode.discreteProgress(totalUnitCount: 10)
         let child = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 5)
         child.advance()
         let sibling = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 5)
+        sibling.kind = .file
+        let plain = ProgressNode(totalUnitCount: 4, parent: root, pendingUnitCount: 0)
         _ = root.fileSummary
         XCTAssertEqual(root.fractionCompleted, 0.125)
         XCTAssertEqual(root.invariantViolations(), [])
@@ -91,9 +92,9 @@ final class InternalChecksTests: XCTestCase {
         // A child flagged queued that its parent's queue does not hold.
         assertFound(
             violations(
-                while: { _ = sibling.flags.bitwiseOr(NodeFlags.queued | NodeFlags.shared, ordering: .relaxed) },
-                { _ = sibling.flags.bitwiseAnd(~(NodeFlags.queued | NodeFlags.shared), ordering: .relaxed) }),
-            "root/1: flagged queued but not in its parent's queue")
+                while: { _ = plain.flags.bitwiseOr(NodeFlags.queued | NodeFlags.shared, ordering: .relaxed) },
+                { _ = plain.flags.bitwiseAnd(~(NodeFlags.queued | NodeFlags.shared), ordering: .relaxed) }),
+            "root/2: flagged queued but not in its parent's queue")
         // A clean node whose cached fraction is not what its counts and sums give.
         assertFound(
             violations(
@@ -105,20 +106,25 @@ final class InternalChecksTests: XCTestCase {
         let domain = root.domain
         let found = violations(
             while: {
-                domain.withRepresentativeLock { _ in root.recordInSums(.passUnretained(child), fraction: 0.5) }
+                domain.withRepresentativeLock { root.recordInSums(child, fraction: 0.5, &$0) }
             },
-            { domain.withRepresentativeLock { _ in root.recordInSums(.passUnretained(child), fraction: 0.25) } })
+            { domain.withRepresentativeLock { root.recordInSums(child, fraction: 0.25, &$0) } })
         assertFound(found, "clean and unqueued, but its parent's sums hold 2.5, not 1.25")
         assertFound(found, "root: clean, but its cached fraction")
-        // A kept file summary that counts files for a member that has none.
-        let member = UInt(bitPattern: Unmanaged.passUnretained(sibling).toOpaque())
+        // A contribution to the root's started summaries that is not the member's summary.
+        let entry = sibling.contributorIndexNow
+        XCTAssertGreaterThanOrEqual(entry, 0, "the file is a member of the root's summaries")
+        func setContribution(_ summary: ProgressNode.FileSummary) {
+            domain.withRepresentativeLock { scratch in
+                let column = root.domainAndPart.loadPart()?.column(
+                    for: ObjectIdentifier(FileSummaryProperty.self), scratch)
+                column?.set(FileSummaryProperty.self, entry: entry, to: summary)
+            }
+        }
         assertFound(
             violations(
-                while: {
-                    let counted = SubtreeSummary(files: ProgressNode.FileSummary(fileTotalCount: 1))
-                    root.state.withLock { $0.fileSums?.update(member, to: counted) }
-                },
-                { root.state.withLock { $0.fileSums?.update(member, to: SubtreeSummary()) } }),
-            "may have no files, but counts some in its parent's file summary")
+                while: { setContribution(ProgressNode.FileSummary(fileTotalCount: 7)) },
+                { setContribution(ProgressNode.FileSummary(fileTotalCount: 1, totalByteCount: 4)) }),
+            "root/1: its contribution to its parent's FileSummaryProperty is")
     }
 }

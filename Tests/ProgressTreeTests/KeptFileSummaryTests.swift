@@ -6,14 +6,17 @@ import TestSupport
 import XCTest
 import ProgressTreePlatform
 
-/// The file summary a node keeps once it is read (Summaries/FileSums.swift): a later read computes only
-/// what changed since (counted by `readFileSummary().visitedNodes`, the nodes whose summary a read computed,
-/// the one read included), and its value is always the one a walk of the whole subtree computes
-/// (`computeFileSummary()`), through children attaching (fresh, never queued, or added), updating,
-/// finishing, failing, held after they finished, metadata changes, unknown sizes, overflowing logs, and
+/// The file summary a node keeps once it is read (the summary engine, Summaries/): a later read computes only
+/// what changed since (counted by `visits`: the contributions of members the tree computed since the
+/// previous visit, in the updates' path refreshes and in the read), and its value is always the one a walk of
+/// the whole subtree computes (`computeFileSummary()`), through children attaching (fresh, never queued, or
+/// added), updating, finishing, failing, held after they finished, metadata changes, unknown sizes, and
 /// concurrent updates read from another thread.
 final class KeptFileSummaryTests: XCTestCase {
     private typealias Summary = ProgressNode.FileSummary
+
+    /// Each tree's count of computed contributions at its last visit (`visits`), by domain.
+    private var visitedWork: [ObjectIdentifier: Int] = [:]
 
     /// A root copying `count` files of `size` bytes, each a fresh `.file` child standing for one unit.
     private func makeCopy(count: Int, size: Int64) -> (root: ProgressNode, files: [ProgressNode]) {
@@ -36,19 +39,23 @@ final class KeptFileSummaryTests: XCTestCase {
     }
 
     /// Reads `node`'s summary, checks it against a walk of the whole subtree (and the core's invariants before
-    /// and after the read), and returns how many nodes the read computed.
+    /// and after the read), and returns how many contributions of members its tree computed since the last
+    /// visit of a node of the tree (in the updates since, and in this read).
     private func visits(
         _ node: ProgressNode, expecting expected: Summary? = nil, file: StaticString = #filePath, line: UInt = #line
     ) -> Int {
         assertInvariants(node, file: file, line: line)
         let read = node.readFileSummary()
+        let tree = ObjectIdentifier(node.domain.representative)
+        let work = node.computedSummaries
+        defer { visitedWork[tree] = work }
         assertInvariants(node, file: file, line: line)
         let walked = node.computeFileSummary()
         XCTAssertEqual(
             read.summary, walked.summary, "kept summary against a walk of the subtree", file: file, line: line)
         XCTAssertEqual(read.hasFilesBelow, walked.hasFilesBelow, "files below", file: file, line: line)
         if let expected { XCTAssertEqual(read.summary, expected, file: file, line: line) }
-        return read.visitedNodes
+        return work - (visitedWork[tree] ?? 0)
     }
 
     /// Runs `work` while another thread calls `read` again and again, and returns once that thread ended.
@@ -66,25 +73,25 @@ final class KeptFileSummaryTests: XCTestCase {
 
     // MARK: Reads cost O(changes)
 
-    func test_a_read_after_one_update_computes_only_the_updated_file_and_the_root() {
+    func test_a_read_after_one_update_computes_only_the_updated_file() {
         let (root, files) = makeCopy(count: 10_000, size: 1_000)
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000)), 1,
-            "each file's `kind` setter computed it: the first read computes the root alone")
-        XCTAssertEqual(visits(root), 1, "nothing changed: the root alone")
+            visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000)), 10_000,
+            "the first read computes each file, once")
+        XCTAssertEqual(visits(root), 0, "nothing changed")
         files[1_234].advance(by: 500)
         XCTAssertEqual(
             visits(
                 root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 10_000_000, completedByteCount: 500)),
-            2)
+            1)
         for index in [1, 2, 3, 2] { files[index].advance(by: 1) }  // three files, one of them twice
-        XCTAssertEqual(visits(root), 4)
-        // Reads of the fraction in between drain the queues; the summary still learns of both files.
+        XCTAssertEqual(visits(root), 3)
+        // Reads of the fraction in between record what changed; the summary learns of both files there.
         files[7].advance(by: 1)
         _ = root.fractionCompleted
         files[8].advance(by: 1)
         _ = root.fractionCompleted
-        XCTAssertEqual(visits(root), 3)
+        XCTAssertEqual(visits(root), 2)
         XCTAssertEqual(root.localizedAdditionalDescription, "506 bytes of 10 MB")
     }
 
@@ -100,20 +107,20 @@ final class KeptFileSummaryTests: XCTestCase {
                     return file
                 })
         }
-        // The files' setters computed them in their folders: the root's first read computes each folder.
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1_000, totalByteCount: 100_000)), 21)
+        // The root's first read computes each file in its folder, and each folder in the root.
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1_000, totalByteCount: 100_000)), 1_020)
         files[3][7].advance(by: 10)
-        XCTAssertEqual(visits(root), 3, "the root, the folder, the file")
+        XCTAssertEqual(visits(root), 2, "the file in its folder, the folder in the root")
         files[4][0].advance(by: 10)
         files[9][1].advance(by: 10)
-        XCTAssertEqual(visits(root), 5)
+        XCTAssertEqual(visits(root), 4)
         files[4][0].completedUnitCount = 100  // finishes into its folder
         XCTAssertEqual(
             visits(
                 root,
                 expecting: Summary(
                     fileTotalCount: 1_000, fileCompletedCount: 1, totalByteCount: 100_000, completedByteCount: 120)),
-            2, "the root and the folder it finished into")
+            1, "the folder it finished into, in the root")
     }
 
     func test_a_chain_ten_thousand_deep_is_read_without_a_deep_stack() {
@@ -122,35 +129,34 @@ final class KeptFileSummaryTests: XCTestCase {
         for _ in 0..<10_000 { node = ProgressNode(totalUnitCount: 1, parent: node, pendingUnitCount: 1) }
         let file = ProgressNode(totalUnitCount: 1_000, parent: node, pendingUnitCount: 1)
         file.kind = .file
-        // Every level but the file, which its setter computed in its parent.
+        // Every level below the root, and the file.
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 1_000)), 10_001)
         file.advance(by: 1)
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 1_000, completedByteCount: 1)), 10_002,
+            visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 1_000, completedByteCount: 1)), 10_001,
             "every level changed")
-        XCTAssertEqual(visits(root), 1)
+        XCTAssertEqual(visits(root), 0)
     }
 
     // MARK: Children joining and leaving
 
     func test_children_that_join_after_the_first_read_are_counted_whether_queued_or_not() {
         let (root, _) = makeCopy(count: 2, size: 1_000)
-        XCTAssertEqual(visits(root), 1)
-        // A fresh child with its file count in its user info and no progress: never queued, it joins when a
-        // read settles it.
+        XCTAssertEqual(visits(root), 2)
+        // A fresh child with its file count in its user info and no progress: it marks itself changed, so
+        // that the summaries above count it.
         let announced = root.withCurrent(pendingUnitCount: 1) {
             ProgressNode(parent: root, userInfo: [.fileTotalCountKey: 3])
         }
-        XCTAssertEqual(root.queuedChildCount, 0)
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 5, totalByteCount: 2_000, filesOfUnknownSize: 3)), 2)
+            visits(root, expecting: Summary(fileTotalCount: 5, totalByteCount: 2_000, filesOfUnknownSize: 3)), 1)
         // Added, already under way.
         root.addChild(discreteFile(size: 4_000, completed: 1_000), withPendingUnitCount: 1)
         XCTAssertEqual(
             visits(
                 root,
                 expecting: Summary(
-                    fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 2)
+                    fileTotalCount: 6, totalByteCount: 6_000, completedByteCount: 1_000, filesOfUnknownSize: 3)), 1)
         // Added finished: folded at once, never a member.
         root.addChild(discreteFile(size: 500, completed: 500), withPendingUnitCount: 1)
         XCTAssertEqual(
@@ -158,23 +164,24 @@ final class KeptFileSummaryTests: XCTestCase {
                 root,
                 expecting: Summary(
                     fileTotalCount: 7, fileCompletedCount: 1, totalByteCount: 6_500, completedByteCount: 1_500,
-                    filesOfUnknownSize: 3)), 1)
+                    filesOfUnknownSize: 3)), 0)
         withExtendedLifetime(announced) {}
     }
 
     func test_a_file_that_finishes_is_folded_and_counted_once() {
         let (root, files) = makeCopy(count: 5, size: 1_000)
         files[0].advance(by: 400)
-        XCTAssertEqual(visits(root), 2, "the root and the file that moved")
+        XCTAssertEqual(visits(root), 5, "the first read computes each file")
         files[0].advance(by: 600)
         XCTAssertEqual(root.children.count, 4, "released")
         XCTAssertEqual(
             visits(
                 root,
                 expecting: Summary(
-                    fileTotalCount: 5, fileCompletedCount: 1, totalByteCount: 5_000, completedByteCount: 1_000)), 1,
-            "the root alone: the file left with its fold")
-        // A fresh file that finishes on top of the fresh children, before any read settles it.
+                    fileTotalCount: 5, fileCompletedCount: 1, totalByteCount: 5_000, completedByteCount: 1_000)), 0,
+            "nothing: the file left with its fold")
+        // A fresh file that finishes on top of the fresh children, before any read: folded, never computed as
+        // a member.
         let quick = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 0)
         quick.kind = .file
         quick.completedUnitCount = 10
@@ -182,16 +189,16 @@ final class KeptFileSummaryTests: XCTestCase {
             visits(
                 root,
                 expecting: Summary(
-                    fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 5_010, completedByteCount: 1_010)), 1)
+                    fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 5_010, completedByteCount: 1_010)), 0)
     }
 
     func test_a_file_that_fails_leaves_the_summary() {
         struct Broken: Error {}
         let (root, files) = makeCopy(count: 3, size: 1_000)
         files[1].advance(by: 300)
-        XCTAssertEqual(visits(root), 2)
+        XCTAssertEqual(visits(root), 3)
         files[1].fail(Broken())
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 1)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 0)
         XCTAssertEqual(root.localizedDescription, "Copying 2 files…")
     }
 
@@ -204,60 +211,60 @@ final class KeptFileSummaryTests: XCTestCase {
             return file
         }
         files[0].advance(by: 300)
-        XCTAssertEqual(visits(root), 3, "the root, the folder, the file that moved")
+        XCTAssertEqual(visits(root), 3, "the folder and its two files")
         folder.completedUnitCount = 2  // finished by hand: held by the root, its files folded as they are
         XCTAssertTrue(folder.isHeld)
         let folded = Summary(fileTotalCount: 2, totalByteCount: 2_000, completedByteCount: 300)
-        XCTAssertEqual(visits(root, expecting: folded), 1)
+        XCTAssertEqual(visits(root, expecting: folded), 0)
         files[0].advance(by: 700)  // below the held folder: finishing is permanent for the root
-        XCTAssertEqual(visits(root, expecting: folded), 1)
+        XCTAssertEqual(visits(root, expecting: folded), 0)
         XCTAssertEqual(
             visits(
                 folder,
                 expecting: Summary(
-                    fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)), 1,
-            "the folder alone: its file left it with its fold")
+                    fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)), 0,
+            "its file left it with its fold")
         files[1].completedUnitCount = 1_000  // the folder's last file: the root lets the folder go
         XCTAssertFalse(folder.isHeld)
-        XCTAssertEqual(visits(root, expecting: folded), 1)
+        XCTAssertEqual(visits(root, expecting: folded), 0)
     }
 
     func test_a_held_folder_let_go_by_the_root_before_its_fold_is_counted_until_the_fold() {
         // The root's table lets go of a held folder once nothing is attached below it, which can come before
-        // the finish that folds it. Here the folder's resuming handler, which its finish runs between the
-        // detach and the fold (a paused node that finishes leaves its pause), finishes the folder's file.
+        // the finish folds it into the root's summaries. Here the folder's resuming handler, which its finish
+        // runs between the detach and the fold (a paused node that finishes leaves its pause), finishes the
+        // folder's file.
         let root = ProgressNode.discreteProgress(totalUnitCount: 2)
         let other = ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1)
         other.kind = .file
         let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
         let file = ProgressNode(totalUnitCount: 1_000, parent: folder, pendingUnitCount: 1)
         file.kind = .file
-        XCTAssertEqual(visits(root), 2, "the root and the folder, which joined it")
-        let address = FileSums.address(of: folder)
+        XCTAssertEqual(visits(root), 3, "the first read: the two files and the folder")
         let seen = Box<(summary: Summary, listed: Bool, member: Bool)?>(nil)
         folder.pause()
+        XCTAssertEqual(visits(root), 3, "the pause marked the folder and its file: computed again")
         folder.resumingHandler = {
             file.completedUnitCount = 1_000
-            let (listed, member) = root.state.withLock { state in
-                (state.children.entries.contains { $0.node === folder }, state.fileSums!.isMember(address))
-            }
-            seen.set((root.fileSummary, listed, member))
+            let listed = root.state.withLock { state in state.children.entries.contains { $0.node === folder } }
+            seen.set((root.fileSummary, listed, folder.contributorIndexNow >= 0))
         }
         folder.completedUnitCount = 1  // finished by hand while paused, with the file attached: held
         let inHandler = seen.value
+        XCTAssertEqual(inHandler?.listed, false, "the root's table let go of the folder")
+        XCTAssertEqual(inHandler?.member, true, "its files still counted, as a member")
+        XCTAssertEqual(inHandler?.summary.fileTotalCount, 2, "each file counted once")
+        XCTAssertEqual(folder.contributorIndexNow, -1, "folded")
         let expected = Summary(
             fileTotalCount: 2, fileCompletedCount: 1, totalByteCount: 2_000, completedByteCount: 1_000)
-        XCTAssertEqual(inHandler?.listed, false, "the root's table let go of the folder")
-        XCTAssertEqual(inHandler?.member, true, "its files still counted, attached")
-        XCTAssertEqual(inHandler?.summary, expected, "the folder as it is then: its file finished into it")
-        XCTAssertFalse(root.state.withLock { $0.fileSums!.isMember(address) }, "folded")
-        XCTAssertEqual(visits(root, expecting: expected), 1, "folded as it was after its handler ran")
+        XCTAssertEqual(visits(root, expecting: expected), 0, "folded as it was after its handler ran")
     }
 
     // MARK: What a child's summary is made of
 
-    /// A change of a child's kind or file count is computed by its setter, in its parent's summary: the next
-    /// read computes nothing but the node read. A file URL moves no file.
+    /// A change of a child's kind or file count is an update of its summary: the child alone is computed
+    /// again (here, by the update's own path refresh: this thread reads between updates). A file URL moves
+    /// no file, and the node's own metadata no child.
     func test_metadata_changes_of_children_reach_the_kept_summary_through_their_setters() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 3)
         let first = ProgressNode(totalUnitCount: 1_000, parent: root, pendingUnitCount: 1)
@@ -265,16 +272,16 @@ final class KeptFileSummaryTests: XCTestCase {
         let generic = ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1)
         first.kind = .file
         second.kind = .file
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 1)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 2, totalByteCount: 2_000)), 2)
         generic.kind = .file
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: 2_010)), 1)
         first.fileTotalCount = 4  // one node standing for four files
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 6, totalByteCount: 2_010)), 1)
         second.fileURL = URL(fileURLWithPath: "/tmp/second.dat")
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 6, totalByteCount: 2_010)), 1)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 6, totalByteCount: 2_010)), 0)
         root.fileCompletedCount = 2  // the root's own metadata
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 2_010)), 1)
+            visits(root, expecting: Summary(fileTotalCount: 6, fileCompletedCount: 2, totalByteCount: 2_010)), 0)
         first.kind = nil  // four files announced, none of known size
         XCTAssertEqual(
             visits(
@@ -284,29 +291,28 @@ final class KeptFileSummaryTests: XCTestCase {
         first.setUserInfoObject(nil, forKey: .fileTotalCountKey)
         XCTAssertEqual(
             visits(root, expecting: Summary(fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010)), 1)
-        // A count change is progress: the read computes the child it moved (`first`, no file any more, moves
-        // no byte).
+        // A count change is progress: the child it moved is computed (`first`, no file any more, moves no byte).
         first.completedUnitCount = 10
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010)), 2)
+            visits(root, expecting: Summary(fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010)), 1)
         second.completedUnitCount = 10
         XCTAssertEqual(
             visits(
                 root,
                 expecting: Summary(
-                    fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010, completedByteCount: 10)), 2)
+                    fileTotalCount: 2, fileCompletedCount: 2, totalByteCount: 1_010, completedByteCount: 10)), 1)
     }
 
-    /// A setter in a folder deep in the tree computes the file in its folder; the folder's summary reaches
-    /// its ancestors as any change of a child does (its mark), so a read computes that path only.
+    /// A setter in a folder deep in the tree marks the file, as any change does, so a read computes that
+    /// path only: the file in its folder, the folder in the root.
     func test_a_kind_set_deep_in_the_tree_reaches_the_root_through_the_path_of_its_folder() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 2)
         let folders = (0..<2).map { _ in ProgressNode(totalUnitCount: 2, parent: root, pendingUnitCount: 1) }
         let files = folders.map { folder in ProgressNode(totalUnitCount: 100, parent: folder, pendingUnitCount: 1) }
-        XCTAssertEqual(visits(root, expecting: Summary()), 3, "the root and its two folders, which have children")
+        XCTAssertEqual(visits(root, expecting: Summary()), 2, "the two folders, which have children")
         files[1].kind = .file
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 100)), 2, "the root and the folder")
+            visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 100)), 2, "the file and the folder")
         files[1].fileTotalCount = 3
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: 100)), 2)
         withExtendedLifetime(files) {}
@@ -319,7 +325,7 @@ final class KeptFileSummaryTests: XCTestCase {
         file.kind = .file
         XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, filesOfUnknownSize: 1)), 1)
         file.totalUnitCount = 500
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 500)), 2)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 500)), 1)
         XCTAssertEqual(root.localizedAdditionalDescription, "Zero KB of 500 bytes")
     }
 
@@ -330,38 +336,49 @@ final class KeptFileSummaryTests: XCTestCase {
             file.kind = .file
             return file
         }
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: .max)), 1)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 3, totalByteCount: .max)), 3)
         struct Broken: Error {}
         files[0].fail(Broken())
         files[1].fail(Broken())
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: .max)), 1)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: .max)), 0)
         files[2].totalUnitCount = 7
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 7)), 2)
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 1, totalByteCount: 7)), 1)
     }
 
     // MARK: What it costs the nodes nobody reads the summary of
 
-    func test_nodes_keep_a_summary_only_once_read_with_children_or_once_a_child_describes_files() {
-        let root = ProgressNode.discreteProgress(totalUnitCount: 3)
+    func test_nodes_keep_summaries_only_once_read_with_children_or_left_something() {
+        let root = ProgressNode.discreteProgress(totalUnitCount: 4)
         let children = (0..<3).map { _ in ProgressNode(totalUnitCount: 10, parent: root, pendingUnitCount: 1) }
+        /// Whether `node` keeps summaries: `nil` for none, else whether they started.
+        func table(_ node: ProgressNode) -> Bool? {
+            guard let part = node.domainAndPart.loadPart() else { return nil }
+            return node.domain.withRepresentativeLock { scratch in
+                part.summariesStarted(scratch) || !part.columns(scratch).isEmpty ? part.summariesStarted(scratch) : nil
+            }
+        }
         children[0].advance(by: 1)
         _ = root.fractionCompleted
         children[1].advance(by: 1)
         children[1].fileURL = URL(fileURLWithPath: "/tmp/a")  // moves no file
         _ = root.fractionCompleted
-        XCTAssertNil(root.state.withLock { $0.fileSums }, "fraction reads and file URLs keep no file summary")
-        XCTAssertNil(root.domainAndPart.loadPart()?.fileChanges)
+        XCTAssertNil(table(root), "fraction reads and file URLs keep no summaries")
         children[2].kind = .file
-        XCTAssertNotNil(root.state.withLock { $0.fileSums }, "its setter started the root's")
-        XCTAssertNotNil(root.domainAndPart.loadPart()?.fileChanges)
+        _ = root.fractionCompleted
+        XCTAssertNil(table(root), "nor a file, until the root's summary is read")
         XCTAssertEqual(children[2].fileSummary, Summary(fileTotalCount: 1, totalByteCount: 10))
-        XCTAssertNil(children[2].state.withLock { $0.fileSums }, "a node without children keeps none")
-        let other = ProgressNode.discreteProgress(totalUnitCount: 1)
+        XCTAssertNil(table(children[2]), "a node without children keeps none")
+        XCTAssertEqual(root.fileSummary.fileTotalCount, 1)
+        XCTAssertEqual(table(root), true, "read with children")
+        let other = ProgressNode.discreteProgress(totalUnitCount: 2)
         let child = ProgressNode(totalUnitCount: 1, parent: other, pendingUnitCount: 1)
-        XCTAssertNil(other.state.withLock { $0.fileSums })
-        _ = other.localizedAdditionalDescription
-        XCTAssertNotNil(other.state.withLock { $0.fileSums }, "read with children")
-        withExtendedLifetime(child) {}
+        child.kind = .file
+        child.advance()
+        XCTAssertEqual(table(other), false, "a child that left its files: kept, not started")
+        XCTAssertEqual(
+            other.fileSummary,
+            Summary(fileTotalCount: 1, fileCompletedCount: 1, totalByteCount: 1, completedByteCount: 1))
+        XCTAssertEqual(table(other), true)
     }
 
     /// A read that starts a summary computes only the children that may have files: those that described
@@ -376,15 +393,15 @@ final class KeptFileSummaryTests: XCTestCase {
         let folder = ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1)
         let inner = ProgressNode(totalUnitCount: 10, parent: folder, pendingUnitCount: 1)
         XCTAssertEqual(
-            visits(root, expecting: Summary(fileTotalCount: 3, filesOfUnknownSize: 3)), 3,
-            "the root, the child announcing files, the folder")
-        XCTAssertEqual(visits(root), 1)
+            visits(root, expecting: Summary(fileTotalCount: 3, filesOfUnknownSize: 3)), 2,
+            "the child announcing files, the folder")
+        XCTAssertEqual(visits(root), 0)
         withExtendedLifetime((announced, inner)) {}
     }
 
-    /// Metadata is not progress: giving 10,000 children a kind and a file URL queues none of them in their
-    /// parent, so the next reader of the parent has nothing to refresh or compute but the parent.
-    func test_children_given_a_kind_and_a_url_leave_their_parent_nothing_to_compute() {
+    /// A change of a child's files is an update: giving 10,000 children a kind queues each once, and the next
+    /// read computes each once; a file URL moves no file, and computes nothing.
+    func test_children_given_a_kind_and_a_url_are_computed_once_by_the_next_read() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 10_000)
         root.fileOperationKind = .copying
         let files = (0..<10_000).map { index in
@@ -393,16 +410,18 @@ final class KeptFileSummaryTests: XCTestCase {
             file.fileURL = URL(fileURLWithPath: "/data/file-\(index)")
             return file
         }
-        XCTAssertEqual(root.queuedChildCount, 0, "no child queued")
-        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 1_000_000)), 1)
+        XCTAssertEqual(root.queuedChildCount, 10_000, "each file queued once")
+        XCTAssertEqual(visits(root, expecting: Summary(fileTotalCount: 10_000, totalByteCount: 1_000_000)), 10_000)
         XCTAssertEqual(root.localizedAdditionalDescription, "Zero KB of 1 MB")
+        for file in files.prefix(100) { file.fileURL = URL(fileURLWithPath: "/data/moved") }
+        XCTAssertEqual(visits(root), 0, "no file moved")
         files[42].advance(by: 100)
         XCTAssertEqual(
             visits(
                 root,
                 expecting: Summary(
                     fileTotalCount: 10_000, fileCompletedCount: 1, totalByteCount: 1_000_000, completedByteCount: 100)),
-            1, "finished and folded")
+            0, "finished and folded")
     }
 
     /// Four threads create files and set their kind and file counts while another thread reads the root's
@@ -505,20 +524,20 @@ final class KeptFileSummaryTests: XCTestCase {
         _ = visits(root, expecting: all)
     }
 
-    func test_more_changes_than_the_log_keeps_compute_every_member_again() {
+    func test_each_recorded_change_computes_its_member_once() {
         let (root, files) = makeCopy(count: 10, size: 100_000)
-        XCTAssertEqual(visits(root), 1)
-        // Each update after a read of the fraction is recorded on its own: 1,100 records of two files
-        // alternating, more than the 10 + 1,024 addresses the log keeps.
+        XCTAssertEqual(visits(root), 10)
+        // Each update after a read of the fraction is recorded on its own, by its own path refresh: the file,
+        // in the root, once an update.
         for step in 0..<1_100 {
             files[step % 2].advance(by: 1)
             _ = root.fractionCompleted
         }
         XCTAssertEqual(
             visits(root, expecting: Summary(fileTotalCount: 10, totalByteCount: 1_000_000, completedByteCount: 1_100)),
-            11, "every member, once")
+            1_100)
         files[5].advance(by: 1)
-        XCTAssertEqual(visits(root), 2, "and incremental again")
+        XCTAssertEqual(visits(root), 1)
     }
 
     // MARK: Concurrent updates, read from another thread
@@ -568,7 +587,8 @@ final class KeptFileSummaryTests: XCTestCase {
                 root,
                 expecting: Summary(
                     fileTotalCount: count, fileCompletedCount: count, totalByteCount: size * Int64(count),
-                    completedByteCount: size * Int64(count))), 1)
+                    completedByteCount: size * Int64(count))), root.computedSummaries,
+            "every contribution the tree computed, since the test visited it first")
     }
 
     /// One thread attaches files (fresh, and in folders), updates, finishes and fails them, while another

@@ -10,18 +10,21 @@ private enum LargestFile: ProgressProperty {
     static func merge(_ a: Int, _ b: Int) -> Int { max(a, b) }
 }
 
-/// Property summaries are kept by the engine of the file summaries (Summaries/FileSums.swift): a read after
-/// a change computes the changed nodes and their ancestors only, whatever the number of their siblings.
+/// Property summaries are kept by the summary engine (Summaries/), as the file summary is: a read after a
+/// change computes the contributions of the changed nodes and their ancestors only, whatever the number of
+/// their siblings.
 final class KeptPropertySummaryTests: XCTestCase {
     func test_a_read_after_one_value_set_computes_no_sibling() {
         let root = ProgressNode.discreteProgress(totalUnitCount: 1_000)
         let children = (0..<1_000).map { _ in ProgressNode(totalUnitCount: 1, parent: root, pendingUnitCount: 1) }
         children[10][PhotosSkipped.self] = 2
-        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 2)
-        children[500][PhotosSkipped.self] = 5
-        // The setter counted the value in the root's kept summary: the read computes the root alone.
-        XCTAssertEqual(root.readFileSummary().visitedNodes, 1)
-        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 7)
+        // The first read starts the root's summaries: only the child that set a value contributes.
+        XCTAssertEqual(root.summaryWork { XCTAssertEqual(root.summary(of: PhotosSkipped.self), 2) }, 1)
+        let work = root.summaryWork {
+            children[500][PhotosSkipped.self] = 5
+            XCTAssertEqual(root.summary(of: PhotosSkipped.self), 7)
+        }
+        XCTAssertEqual(work, 1, "the child that changed, and no sibling")
     }
 
     func test_a_value_set_deep_is_read_through_its_path_only() {
@@ -32,18 +35,20 @@ final class KeptPropertySummaryTests: XCTestCase {
             for _ in 0..<100 { _ = ProgressNode(totalUnitCount: 1, parent: folder, pendingUnitCount: 1) }
             folders.append(folder)
         }
-        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 0)
+        // The first read computes each folder (they have children), and none of their children (no value).
+        XCTAssertEqual(root.summaryWork { XCTAssertEqual(root.summary(of: PhotosSkipped.self), 0) }, 100)
         let leaf = ProgressNode(totalUnitCount: 1, parent: folders[42], pendingUnitCount: 0)
-        leaf[PhotosSkipped.self] = 3
-        // The root, the folder and the leaf, which joined the folder since the last read (its setter counted
-        // its value on the path, but a member that joined is computed whole by the next read).
-        XCTAssertEqual(root.readFileSummary().visitedNodes, 3)
-        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 3)
-        // Once it is a member, a value set is counted on the path by the setter: the read computes nothing
-        // below the root.
-        leaf[PhotosSkipped.self] = 5
-        XCTAssertEqual(root.readFileSummary().visitedNodes, 1)
-        XCTAssertEqual(root.summary(of: PhotosSkipped.self), 5)
+        // The leaf, in its folder, and the folder, in the root: the path of the change.
+        let first = root.summaryWork {
+            leaf[PhotosSkipped.self] = 3
+            XCTAssertEqual(root.summary(of: PhotosSkipped.self), 3)
+        }
+        XCTAssertEqual(first, 2)
+        let again = root.summaryWork {
+            leaf[PhotosSkipped.self] = 5
+            XCTAssertEqual(root.summary(of: PhotosSkipped.self), 5)
+        }
+        XCTAssertEqual(again, 2)
         XCTAssertEqual(folders[42].summary(of: PhotosSkipped.self), 5)
         XCTAssertEqual(folders[41].summary(of: PhotosSkipped.self), 0)
     }
@@ -173,8 +178,8 @@ final class KeptPropertySummaryTests: XCTestCase {
         counted[PhotosSkipped.self] = 4
         XCTAssertEqual(root.summary(of: PhotosSkipped.self), 4)
         XCTAssertFalse(plain.state.withLock { $0.hasExtras })
-        XCTAssertEqual(plain.flags.load(ordering: .relaxed) & NodeFlags.hasProperties, 0)
-        XCTAssertNotEqual(counted.flags.load(ordering: .relaxed) & NodeFlags.hasProperties, 0)
+        XCTAssertEqual(plain.flags.load(ordering: .relaxed) & NodeFlags.summarized, 0)
+        XCTAssertNotEqual(counted.flags.load(ordering: .relaxed) & NodeFlags.summarized, 0)
     }
 
     func test_a_file_summary_read_keeps_the_property_summaries_current() {

@@ -196,14 +196,14 @@ final class ReadPathTests: XCTestCase {
         // before it queues `middle` in `root`.
         first.completedStorage.store(1, ordering: .sequentiallyConsistent)
         first.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
-        first.enqueue(in: .passUnretained(middle))
+        first.enqueue(in: UnownedNode(middle))
         middle.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
 
         second.advance()  // returns at once: `middle` is already marked
         XCTAssertEqual(root.fractionCompleted, 0)  // the window: this read does not reach `middle` yet
 
         // The first writer goes on: `middle` queued in `root`, `root` marked.
-        middle.enqueue(in: .passUnretained(root))
+        middle.enqueue(in: UnownedNode(root))
         root.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent)
         XCTAssertEqual(root.fractionCompleted, 0.5)  // both halves: (0.5 + 0.5) / 2 of middle, all of root's
         XCTAssertEqual(middle.fractionCompleted, 0.5)

@@ -8,8 +8,10 @@
 //  9. Clean-root read: `fractionCompleted` of a root with nothing changed since the last read, for an
 //     8-deep chain and for a root with 100 children.
 // 10. Two threads, two independent trees (8-deep chains): each thread updates the leaf of its own tree and
-//     reads its own root every k updates (k = 1, 10, 100). Run with one thread and with two, on `Thread`s
-//     started together behind a barrier; the scaling ratio is (2-thread throughput) ÷ (1-thread throughput).
+//     reads its own root every k updates (k = 1, 10, 100), or only updates, or only reads (`OwnTreeLoop`).
+//     Run with one thread and with two, on `Thread`s started together behind a barrier; the scaling ratio is
+//     (2-thread throughput) ÷ (1-thread throughput). The trees are built by the calling thread, one after
+//     the other, as a program that hands each worker a tree would; a variant builds each on its worker.
 // 11. Wide tree: 1,000 or 100,000 children updated round-robin, the root read every 1,000 updates.
 // 12. 1,000 nodes, each observed (`observe(\.fractionCompleted, on:)`), updated round-robin until every
 //     observer has received its node's final value. Foundation on Linux has no KVO: it gets the same updates
@@ -35,16 +37,19 @@ func timed(_ body: () -> Void) -> Double {
 }
 
 /// Runs `body(0)`, …, `body(count - 1)` on `count` new `Thread`s and waits for all of them. The threads are
-/// started together behind a barrier: each one announces itself and waits; once all are there they are let
-/// go at once. Returns the wall time from the first thread's start to the last thread's end, in seconds
-/// (thread creation and the barrier are not included).
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
+/// started together behind a barrier: each one runs `prepare(index)`, announces itself and waits; once all
+/// are there they are let go at once. Returns the wall time from the first thread's start to the last
+/// thread's end, in seconds (thread creation, `prepare` and the barrier are not included).
+func onThreads(
+    _ count: Int, prepare: @escaping @Sendable (Int) -> Void = { _ in }, _ body: @escaping @Sendable (Int) -> Void
+) -> Double {
     let barrier = StartBarrier()
     let done = DispatchSemaphore(value: 0)
     let clock = ContinuousClock()
     let spans = Mutex<[(start: ContinuousClock.Instant, end: ContinuousClock.Instant)]>([])
     for index in 0..<count {
         let thread = Thread {
+            prepare(index)
             barrier.arriveAndWait()
             let start = clock.now
             body(index)
@@ -76,6 +81,31 @@ final class StartBarrier: Sendable {
     func release(whenArrived parties: Int) {
         while arrived.load(ordering: .sequentiallyConsistent) < parties { sched_yield() }
         go.store(true, ordering: .releasing)
+    }
+}
+
+// MARK: - Scenario 10's loops
+
+/// What each thread of scenario 10 does with its own tree, `updates` times.
+public enum OwnTreeLoop: Sendable, CustomStringConvertible {
+    /// A leaf update, and a read of the root after every `every`-th.
+    case updatesAndReads(every: Int)
+    /// A leaf update; the root is read once, after the clock stops.
+    case updatesOnly
+    /// A read of the root, clean: the leaf advanced once and the root was read before the clock started.
+    case readsOnly
+
+    var readsOnly: Bool {
+        if case .readsOnly = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .updatesAndReads(let every): return "read/\(every)"
+        case .updatesOnly: return "updates only"
+        case .readsOnly: return "reads only"
+        }
     }
 }
 
@@ -134,30 +164,63 @@ extension PN {
         return seconds
     }
 
-    /// 10. `threads` threads, each on its own `depth`-deep chain: `updates` leaf updates, and a read of its
-    /// root every `readEvery` updates (checked: the root reads `i / (updates + 1)` after `i` updates).
-    /// Seconds from the first thread's start to the last one's end.
+    /// 10. `threads` threads, each on its own `depth`-deep chain, running `loop` for `updates` steps (checked:
+    /// the root reads `i / (updates + 1)` after `i` updates). The trees are built by the calling thread one
+    /// after the other, or, with `buildOnThreads`, each by its worker before the barrier (in the worker's own
+    /// malloc arena). Seconds from the first thread's start to the last one's end.
     @inline(never)
-    public static func ownTrees(threads: Int, updates: Int, readEvery: Int, depth: Int) -> Double {
+    public static func ownTrees(
+        threads: Int, updates: Int, loop: OwnTreeLoop, depth: Int, buildOnThreads: Bool = false
+    ) -> Double {
         let total = Int64(updates) + 1
-        let trees = (0..<threads).map { _ in makeChain(depth: depth, leafTotal: total) }
-        for tree in trees { expect(tree.root.fractionCompleted == 0, "own trees: fresh root") }
-        let seconds = onThreads(threads) { index in
-            let (root, leaf) = trees[index]
-            var untilRead = readEvery
-            for i in 1...updates {
-                leaf.advance(by: 1)
-                untilRead -= 1
-                if untilRead == 0 {
-                    untilRead = readEvery
+        let start = loop.readsOnly ? 1 / Double(total) : 0
+        let end = loop.readsOnly ? start : Double(updates) / Double(total)
+        @Sendable func makeTree() -> (root: ProgressNode, leaf: ProgressNode) {
+            let tree = makeChain(depth: depth, leafTotal: total)
+            if loop.readsOnly { tree.leaf.advance(by: 1) }
+            expect(tree.root.fractionCompleted == start, "own trees: fresh root")  // read once: clean
+            return tree
+        }
+        let trees = Mutex<[Int: (root: ProgressNode, leaf: ProgressNode)]>([:])
+        if !buildOnThreads {
+            for index in 0..<threads {
+                let tree = makeTree()
+                trees.withLock { $0[index] = tree }
+            }
+        }
+        let seconds = onThreads(
+            threads,
+            prepare: { index in
+                guard buildOnThreads else { return }
+                let tree = makeTree()
+                trees.withLock { $0[index] = tree }
+            }
+        ) { index in
+            let (root, leaf) = trees.withLock { $0[index]! }
+            switch loop {
+            case .updatesAndReads(let every):
+                var untilRead = every
+                for i in 1...updates {
+                    leaf.advance(by: 1)
+                    untilRead -= 1
+                    if untilRead == 0 {
+                        untilRead = every
+                        let fraction = root.fractionCompleted
+                        expectClose(fraction, Double(i) / Double(total), "own trees: root after \(i) updates")
+                    }
+                }
+            case .updatesOnly:
+                for _ in 0..<updates { leaf.advance(by: 1) }
+            case .readsOnly:
+                for _ in 0..<updates {
                     let fraction = root.fractionCompleted
-                    expectClose(fraction, Double(i) / Double(total), "own trees: root after \(i) updates")
+                    if fraction != start { preconditionFailure("own trees: clean root reads \(fraction)") }
                 }
             }
         }
-        for tree in trees {
-            expectClose(tree.root.fractionCompleted, Double(updates) / Double(total), "own trees: final root")
-            expect(!tree.root.isFinished, "own trees: root must not finish")
+        for (root, _) in trees.withLock({ Array($0.values) }) {
+            expectClose(root.fractionCompleted, end, "own trees: final root")
+            expect(!root.isFinished, "own trees: root must not finish")
         }
         return seconds
     }
@@ -296,26 +359,43 @@ extension FP {
 
     /// 10 for Foundation: each tree is created here and then used by its one thread only, which is safe.
     @inline(never)
-    public static func ownTrees(threads: Int, updates: Int, readEvery: Int, depth: Int) -> Double {
+    public static func ownTrees(threads: Int, updates: Int, loop: OwnTreeLoop, depth: Int) -> Double {
         let total = Int64(updates) + 1
-        let trees = UncheckedBox((0..<threads).map { _ in makeFoundationChain(depth: depth, leafTotal: total) })
-        for tree in trees.value { expect(tree.root.fractionCompleted == 0, "Foundation own trees: fresh root") }
+        let start = loop.readsOnly ? 1 / Double(total) : 0
+        let end = loop.readsOnly ? start : Double(updates) / Double(total)
+        let trees = UncheckedBox(
+            (0..<threads).map { _ in
+                let tree = makeFoundationChain(depth: depth, leafTotal: total)
+                if loop.readsOnly { tree.leaf.completedUnitCount = 1 }
+                return tree
+            })
+        for tree in trees.value { expect(tree.root.fractionCompleted == start, "Foundation own trees: fresh root") }
         let seconds = onThreads(threads) { index in
             let (root, leaf) = trees.value[index]
-            var untilRead = readEvery
-            for i in 1...updates {
-                leaf.completedUnitCount += 1
-                untilRead -= 1
-                if untilRead == 0 {
-                    untilRead = readEvery
+            switch loop {
+            case .updatesAndReads(let every):
+                var untilRead = every
+                for i in 1...updates {
+                    leaf.completedUnitCount += 1
+                    untilRead -= 1
+                    if untilRead == 0 {
+                        untilRead = every
+                        let fraction = root.fractionCompleted
+                        expectClose(
+                            fraction, Double(i) / Double(total), "Foundation own trees: root after \(i) updates")
+                    }
+                }
+            case .updatesOnly:
+                for _ in 0..<updates { leaf.completedUnitCount += 1 }
+            case .readsOnly:
+                for _ in 0..<updates {
                     let fraction = root.fractionCompleted
-                    expectClose(fraction, Double(i) / Double(total), "Foundation own trees: root after \(i) updates")
+                    if fraction != start { preconditionFailure("Foundation own trees: root reads \(fraction)") }
                 }
             }
         }
         for tree in trees.value {
-            expectClose(
-                tree.root.fractionCompleted, Double(updates) / Double(total), "Foundation own trees: final root")
+            expectClose(tree.root.fractionCompleted, end, "Foundation own trees: final root")
             expect(!tree.root.isFinished, "Foundation own trees: root must not finish")
         }
         return seconds
@@ -407,7 +487,7 @@ extension Limit {
         let counters = (0..<children).map { _ in Counter() }
         let seconds = timed {
             for _ in 0..<(updates / children) {
-                for counter in counters { counter.value.add(1, ordering: .relaxed) }
+                for counter in counters { counter.value.wrappingAdd(1, ordering: .relaxed) }
             }
         }
         let sum = counters.reduce(0) { $0 + $1.value.load(ordering: .relaxed) }

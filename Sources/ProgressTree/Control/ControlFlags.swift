@@ -1,6 +1,7 @@
 /// The cancellation, pausing and failure bits of a node, kept in an atomic so that hot loops can check
-/// them without a lock. Changed only under the node's lock, so that a transition and the snapshot of the
-/// children it flows to are one step.
+/// them without a lock. Changed only by `updateControlFlags(inserting:removing:under:)`, which asks for the
+/// node's state its lock lends, so that a transition and the snapshot of the children it flows to are one
+/// step.
 ///
 /// `cancelled` and `failed` are final and exclusive: once one is set, the other is never set.
 struct ControlFlags: OptionSet, Sendable {
@@ -44,8 +45,8 @@ struct ControlFlags: OptionSet, Sendable {
 
 // Memory ordering of `controlFlags`.
 //
-// Every store is made under the node's lock, so a reader that holds that lock sees the latest flags
-// whatever the ordering. A reader without it (`isCancelled` in a hot loop, `checkpoint()`, a transition
+// Every store is made with the node's lock held (`updateControlFlags` asks for its state), so a reader that
+// holds that lock sees the latest flags whatever the ordering. A reader without it (`isCancelled` in a hot loop, `checkpoint()`, a transition
 // checking the node that listed a child, under the child's lock) needs only the flags themselves: any
 // decision it takes on them is taken again under the lock before anything is changed, or, for a
 // transition, ordered by the child's lock that both transitions take. Those readers load with `.acquiring`,
@@ -71,10 +72,12 @@ extension ProgressNode {
         ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
     }
 
-    /// Sets `inserted` and clears `removed`; returns the flags as they were. Called under the node's lock.
-    /// Sequentially consistent: `pause()` reads the counts after this store (see the note above).
-    func updateControlFlags(inserting inserted: ControlFlags = [], removing removed: ControlFlags = []) -> ControlFlags
-    {
+    /// Sets `inserted` and clears `removed`; returns the flags as they were. `state` is the node's, which its
+    /// lock lends: every store is made under it. Sequentially consistent: `pause()` reads the counts after
+    /// this store (see the note above).
+    func updateControlFlags(
+        inserting inserted: ControlFlags = [], removing removed: ControlFlags = [], under state: borrowing NodeState
+    ) -> ControlFlags {
         let old = currentControlFlags
         controlFlags.store(old.union(inserted).subtracting(removed).rawValue, ordering: .sequentiallyConsistent)
         return old

@@ -60,8 +60,8 @@ extension ProgressNode {
 
     /// Whether this node is final for a transition: finished, cancelled or failed, or, reached from above,
     /// held by its parent (its finish was credited there, so for its ancestors it is finished for good).
-    /// Under the node's lock.
-    func isFinalForTransitions(fromAbove: Bool) -> Bool {
+    /// `state` is the node's, which its lock lends.
+    func isFinalForTransitions(fromAbove: Bool, under state: borrowing NodeState) -> Bool {
         if !currentControlFlags.isDisjoint(with: [.cancelled, .failed]) { return true }
         if fromAbove && isHeld { return true }
         return FractionMath.isFinished(

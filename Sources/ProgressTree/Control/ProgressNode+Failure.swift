@@ -95,7 +95,7 @@ extension ProgressNode {
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed))
             else { return nil }
-            _ = updateControlFlags(inserting: .failed, removing: .paused)
+            _ = updateControlFlags(inserting: .failed, removing: .paused, under: state)
             state.control.outcomes.failure = error
             state.control.outcomes.failureDescription = description
             effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
@@ -109,6 +109,8 @@ extension ProgressNode {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
                 parent = parentUnderOwnLock(state, clearing: true)
+                if let parent { joinDomain(of: UnownedNode(parent)) }  // it leaves through `retire`
+                checkDetached(state, attachedFlagMayFollow: true)
                 // Read after the parent pointer: `addChild` stores the pending count before the pointer (not
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
@@ -117,7 +119,7 @@ extension ProgressNode {
                 let fraction = FractionMath.fraction(
                     completed: completedStorage.load(ordering: .relaxed),
                     total: totalStorage.load(ordering: .relaxed),
-                    childUnits: recentChildUnits)
+                    childUnits: domainAndPart.recentChildUnits)
                 share = Double(pending) * fraction
                 remainder = max(0, Double(pending) - share)  // the parent's units it will never do
                 state.control.outcomes.shareAtFailure = share
@@ -139,16 +141,14 @@ extension ProgressNode {
             // Read before the parent's lock (it takes this node's): the lines a writer of the wire format
             // needs once this node is gone from the parent's children, its own and those it cancelled.
             let departure = self.departure()
-            // What its subtree leaves in the parent's custom properties (Properties/PropertyStore.swift).
-            let leftProperties = propertiesLeftBehindByFailure()
-            // The share at failure replaces the child's progress in the parent's sums, in one step for
-            // readers, and nothing is credited (see `retire(_:crediting:failedShare:)`).
+            // The share at failure replaces the child's progress in the parent's sums, and its summaries leave
+            // by the rule for `.failed`, in one step for readers, and nothing is credited (see
+            // `retire(_:crediting:failedShare:)`). The parent carries a summary from here on, should it finish.
+            if mayHaveSummary { parent.noteSummarized() }
             _ = parent.retire(self, crediting: 0, failedShare: failed.share)
             let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
                 parent.settleFreshChildren(&state)
                 state.children.remove(self)
-                state.fileSums?.leave(self)  // its files leave the summary (Summaries/FileSums.swift)
-                state.foldPropertiesLeftBehind(leftProperties, into: parent)  // with the removal, as a finished child's
                 state.control.outcomes.failedChildren.record(departure)
                 state.control.outcomes.failedRemainder += failed.remainder
                 state.control.outcomes.record(
@@ -156,7 +156,6 @@ extension ProgressNode {
                 let emptied = parent.isHeld && state.children.isEmpty
                 return (state.link.kind == .attached ? parent.parentUnderOwnLock(state) : nil, emptied)
             }
-            parent.compactPropertiesLeftBehind(leftProperties)  // the merge, outside every lock
             effects.changedNodes.append(parent)
             Self.recordOutcomes(
                 from: next, failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
@@ -184,7 +183,7 @@ extension ProgressNode {
             let fraction = FractionMath.fraction(
                 completed: child.completedStorage.load(ordering: .relaxed),
                 total: child.totalStorage.load(ordering: .relaxed),
-                childUnits: child.recentChildUnits)
+                childUnits: child.domainAndPart.recentChildUnits)
             let pending = Double(child.pendingInParent.load(ordering: .relaxed))
             let share = pending * fraction
             state.control.outcomes.shareAtFailure = share
@@ -192,19 +191,16 @@ extension ProgressNode {
         }
         guard let left else { return }
         let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
-        let leftProperties = child.propertiesLeftBehindByFailure()
+        if child.mayHaveSummary { noteSummarized() }
         _ = retire(child, crediting: 0, failedShare: left.share)
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
             settleFreshChildren(&state)
             state.children.remove(child)
-            state.fileSums?.leave(child)  // its files leave the summary (Summaries/FileSums.swift)
-            state.foldPropertiesLeftBehind(leftProperties, into: self)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.failedRemainder += left.remainder
             state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
             return (state.link.kind == .attached ? parentUnderOwnLock(state) : nil, isHeld && state.children.isEmpty)
         }
-        compactPropertiesLeftBehind(leftProperties)  // the merge, outside every lock
         Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
         markChanged()
         if emptied { releaseFromHolderIfEmpty() }
@@ -268,11 +264,13 @@ extension ProgressNode {
         let flags = currentControlFlags
         guard flags.isDisjoint(with: [.cancelled, .failed]) else { return false }
         let cause: ControlFlags = byFailure ? .cancelledByFailure : []
-        if isFinalForTransitions(fromAbove: fromAbove) {
-            if !flags.contains(.cancelledThrough) { _ = updateControlFlags(inserting: cause.union(.cancelledThrough)) }
+        if isFinalForTransitions(fromAbove: fromAbove, under: state) {
+            if !flags.contains(.cancelledThrough) {
+                _ = updateControlFlags(inserting: cause.union(.cancelledThrough), under: state)
+            }
             return false
         }
-        _ = updateControlFlags(inserting: cause.union(.cancelled))
+        _ = updateControlFlags(inserting: cause.union(.cancelled), under: state)
         effects.callHandler(of: self, .cancellation, state: &state.control)
         effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
         state.control.linkedTaskCancellations = [:]

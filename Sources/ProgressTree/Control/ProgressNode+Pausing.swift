@@ -54,8 +54,8 @@ extension ProgressNode {
     ) -> Bool {
         let flags = node.currentControlFlags
         // Checked first, so that a node that finished before never shows paused, even for a moment.
-        if node.isFinalForTransitions(fromAbove: fromAbove) {
-            if !flags.contains(.pausedThrough) { _ = node.updateControlFlags(inserting: .pausedThrough) }
+        if node.isFinalForTransitions(fromAbove: fromAbove, under: state) {
+            if !flags.contains(.pausedThrough) { _ = node.updateControlFlags(inserting: .pausedThrough, under: state) }
             return false
         }
         if flags.contains(.paused) { return false }
@@ -64,12 +64,12 @@ extension ProgressNode {
         // is set: either this pause sees the node finished and takes the flag back (the node is passed
         // through instead), or the update sees the flag and leaves the pause, which waits for this lock
         // (both sides sequentially consistent, see `ControlFlags.swift`).
-        _ = node.updateControlFlags(inserting: .paused, removing: .pausedThrough)
+        _ = node.updateControlFlags(inserting: .paused, removing: .pausedThrough, under: state)
         if FractionMath.isFinished(
             completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
             total: node.totalStorage.load(ordering: .sequentiallyConsistent))
         {
-            _ = node.updateControlFlags(inserting: .pausedThrough, removing: .paused)
+            _ = node.updateControlFlags(inserting: .pausedThrough, removing: .paused, under: state)
             return false
         }
         effects.callHandler(of: node, .pausing, state: &state.control)
@@ -81,18 +81,18 @@ extension ProgressNode {
         _ node: ProgressNode, fromAbove: Bool, _ state: inout NodeState, _ effects: inout ControlTransitionEffects
     ) -> Bool {
         let flags = node.currentControlFlags
-        if flags.contains(.pausedThrough) { _ = node.updateControlFlags(removing: .pausedThrough) }
+        if flags.contains(.pausedThrough) { _ = node.updateControlFlags(removing: .pausedThrough, under: state) }
         // A cancelled node keeps its pause for good. Any other paused node it reaches is resumed, a held one
         // included (paused by its own `pause()` after its counts fell back below its total): no node is left
         // pausing the nodes below it, so the resume goes on below every node it visits.
         guard flags.contains(.paused), !flags.contains(.cancelled) else { return false }
-        _ = node.updateControlFlags(removing: .paused)
+        _ = node.updateControlFlags(removing: .paused, under: state)
         node.releaseFromPause(&state, effects: &effects)
         return true
     }
 
     /// Runs what leaving a pause runs: the `resumingHandler` and the tasks waiting in `checkpoint()`.
-    /// Under the node's lock, after the flag was cleared.
+    /// After the flag was cleared.
     func releaseFromPause(_ state: inout NodeState, effects: inout ControlTransitionEffects) {
         effects.callHandler(of: self, .resuming, state: &state.control)
         effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
@@ -116,7 +116,7 @@ extension ProgressNode {
             let flags = currentControlFlags
             guard flags.contains(.paused), !flags.contains(.cancelled) else { return }
             let reachable = state.link.kind == .none || isHeld
-            _ = updateControlFlags(inserting: reachable ? .pausedThrough : [], removing: .paused)
+            _ = updateControlFlags(inserting: reachable ? .pausedThrough : [], removing: .paused, under: state)
             releaseFromPause(&state, effects: &effects)
             effects.changedNodes.append(self)
         }

@@ -31,18 +31,6 @@ struct ChildTable {
         entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
     }
 
-    /// Calls `body` with each child of `unfinishedEntries`, unretained: valid while the table holds it (under
-    /// the node's lock), and no reference count is touched.
-    func forEachUnfinished(_ body: (Unmanaged<ProgressNode>) -> Void) {
-        slots.withUnsafeBufferPointer { slots in
-            for slot in slots {
-                guard let node = slot.owner.map({ Unmanaged.passUnretained($0) }) else { continue }
-                let flags = node._withUnsafeGuaranteedRef { $0.flags.load(ordering: .acquiring) }
-                if flags & NodeFlags.listedAsFinished == 0 { body(node) }
-            }
-        }
-    }
-
     /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
         slots.lazy.compactMap { entry in
@@ -52,16 +40,16 @@ struct ChildTable {
 
     /// Adds `node` (its `pendingInParent` is set).
     mutating func insert(_ node: ProgressNode) {
-        node.setSlotInParent(slots.count)
-        slots.append(Entry(owner: node))
-        liveCount += 1
+        UnownedNode(node).retain()
+        insert(retained: UnownedNode(node))
     }
 
     /// Adds `node`, taking over the reference the caller retained for the table.
-    mutating func insert(retained node: Unmanaged<ProgressNode>) {
-        node._withUnsafeGuaranteedRef { $0.setSlotInParent(slots.count) }
-        slots.append(Entry(owner: node.takeRetainedValue()))
+    mutating func insert(retained node: UnownedNode) {
+        node.setSlotInParent(slots.count)
+        slots.append(Entry(owner: node.takeRetained()))
         liveCount += 1
+        checkInvariants(afterRemoval: false)
     }
 
     /// The slot of `node`, if it is a live child of this table.
@@ -86,6 +74,7 @@ struct ChildTable {
         } else if slots.count > 32 && Int(liveCount) * 2 < slots.count {
             compact()
         }
+        checkInvariants()
         return true
     }
 
@@ -107,6 +96,43 @@ struct ChildTable {
             newSlot += 1
         }
         slots.removeLast(slots.count - newSlot)
+        checkInvariants(whole: true)
+    }
+
+    /// The table's invariants, one line each, empty when they hold: each live child records its slot, the
+    /// live count is the live slots', the last slot is live (trailing holes go at once), and holes outnumber
+    /// live children only in a table of at most 32 slots (otherwise the removal that made them compacts: an
+    /// insert does not, so after one it may hold more, and `afterRemoval: false` leaves that out).
+    func violations(afterRemoval: Bool = true) -> [String] {
+        var found: [String] = []
+        var live = 0
+        for (slot, entry) in slots.enumerated() {
+            guard let node = entry.owner else { continue }
+            live += 1
+            if node.slotInParent != slot { found.append("the child in slot \(slot) records slot \(node.slotInParent)") }
+        }
+        if live != liveCount { found.append("its table counts \(liveCount) live children and holds \(live)") }
+        if slots.last.map({ $0.owner == nil }) == true { found.append("its table ends with a hole") }
+        if afterRemoval && slots.count > 32 && live * 2 < slots.count {
+            found.append("its table of \(slots.count) slots holds \(live) children: not compacted")
+        }
+        return found
+    }
+
+    /// After each change (PROGRESSTREE_INTERNAL_CHECKS): all of `violations()` for a table of at most 64 slots
+    /// or after a compaction (O(slots), as the compaction); otherwise what is O(1): the count, and the last
+    /// slot live and knowing its slot.
+    @inline(__always)
+    private func checkInvariants(whole: Bool = false, afterRemoval: Bool = true) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        precondition(
+            liveCount >= 0 && Int(liveCount) <= slots.count
+                && (slots.last.map { $0.owner?.slotInParent == slots.count - 1 } ?? true),
+            "ProgressTree internal check failed: a table of \(slots.count) slots counts \(liveCount) children")
+        if whole || slots.count <= 64, let first = violations(afterRemoval: afterRemoval).first {
+            preconditionFailure("ProgressTree internal check failed: \(first)")
+        }
+        #endif
     }
 }
 

@@ -21,8 +21,8 @@ enum NodeFlags {
     /// This node has had a child: its `deinit` must orphan its children and wait for walks in its tree.
     static let hasHadChildren: UInt32 = 1 << 6
     /// The parent may hold a share of this node's progress: it was queued in the parent, or a refresh
-    /// recorded it in the parent's sums (`ChildSums.record` claims this bit under the domain lock). A
-    /// finishing node without it has never shown progress to a reader of its parent, so it is credited with
+    /// recorded it in the parent's sums (`ChildSums.record` claims this bit with the domain lock's token,
+    /// `claimShare`). A finishing node without it has never shown progress to a reader of its parent, so it is credited with
     /// one atomic add, without the domain lock (see `ProgressNode.detachFromParent`).
     static let shared: UInt32 = 1 << 7
     /// This node finished into its parent while nodes were attached below it: the parent keeps it in its
@@ -32,26 +32,50 @@ enum NodeFlags {
     /// Held, and its files folded into its parent's summary (under the parent's lock, in that critical
     /// section): readers of the parent's table about progress and shape skip it from then on.
     static let listedAsFinished: UInt32 = 1 << 9
-    /// This node's metadata has described files at some time: its kind was `.file`, or a file count key was
-    /// stored. Set under this node's lock with the metadata, never cleared. A node with neither this bit nor
-    /// `hasHadChildren` has an empty file summary, so a parent's kept summary counts it as zero without
-    /// taking its lock (Summaries/FileSums.swift).
-    static let describesFiles: UInt32 = 1 << 10
-    /// This node has had a custom property entry at some time: a value
-    /// (Properties/ProgressNode+Properties.swift) or what a child left behind (Properties/PropertyStore.swift).
-    /// Set under its lock with the entry, never cleared: whoever sees it clear sees no entry. Like
-    /// `describesFiles`, it tells a parent's kept summary that this node's summary may not be empty; a value
-    /// set's walk passes a node without it (and without `observed` and `propertyLeavesPending`) without
-    /// taking its lock (Properties/ProgressNode+PropertyPath.swift).
-    static let hasProperties: UInt32 = 1 << 11
-    /// Members of this node's kept summary left it since the last drain of their property slots
-    /// (Summaries/PropertySums.swift): set and cleared under this node's lock with that list.
-    static let propertyLeavesPending: UInt32 = 1 << 12
-    /// Members joined this node's kept summary that no read computed yet (Summaries/FileSums.swift): set and
-    /// cleared under this node's lock with that list, so that a read of a current property summary can tell
-    /// without the lock (Properties/ProgressNode+PropertyPath.swift).
-    static let membersJoined: UInt32 = 1 << 13
+    /// This node's summary may differ from the default (Summaries/): it set a property value, its metadata
+    /// described files (its kind was `.file`, or a file count key was stored), or a child left it something
+    /// (or was about to: a child that carries a summary sets it on its parent before it credits it). Set
+    /// under this node's lock with the value or metadata, or by the child; never cleared. A node with neither
+    /// this bit nor `hasHadChildren` has the default summary, so the engine counts it without taking its
+    /// lock; a node with it always leaves its parent through `retire`, which takes its summaries out.
+    static let summarized: UInt32 = 1 << 10
+    /// This node left its parent's summaries (`leaveSummaries`), under the domain lock: it leaves once.
+    static let folded: UInt32 = 1 << 11
+    /// This node's own summary follows its counts: its metadata described files (a `.file` node's bytes are
+    /// its unit counts). Set under its lock with the metadata, never cleared: a refresh recomputes its
+    /// contribution whenever it records it.
+    static let describesFiles: UInt32 = 1 << 12
+    /// Something this node's summary is made of changed since the refresh last recorded it in its parent: a
+    /// value, its file metadata, a member's contribution, something left in it. Set (with `summarized`)
+    /// before the change is announced by a mark; tested and cleared by the record, before it reads what the
+    /// summary is made of (Summaries/ProgressNode+Summaries.swift).
+    static let summaryChanged: UInt32 = 1 << 13
+    /// This node set a property value (Properties/PropertyValues.swift): set under its lock with the first
+    /// one, never cleared. Whoever sees it clear sees no value, so the engine reads the values under the
+    /// node's lock only where it is set (or `describesFiles`).
+    static let hasValues: UInt32 = 1 << 14
+
+    /// The bits of a node made with a user info that describes files.
+    static let filesFromTheStart: UInt32 = summarized | describesFiles | summaryChanged
 
     /// The bits that tell a read the cached fraction may be stale.
     @usableFromInline static let stale: UInt32 = dirty | refreshing
+}
+
+extension ProgressNode {
+    /// Replaces `flags` by `change(flags)` in one compare-and-exchange, retried until it holds, unless
+    /// `change` returns `nil` (then nothing changes). Returns the flags as they were. Sequentially consistent
+    /// (see the top of ProgressNode+Propagation.swift).
+    @inline(__always)
+    func updateFlags(_ change: (UInt32) -> UInt32?) -> UInt32 {
+        var current = flags.load(ordering: .sequentiallyConsistent)
+        while let desired = change(current) {
+            let (exchanged, original) = flags.compareExchange(
+                expected: current, desired: desired,
+                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
+            if exchanged { break }
+            current = original
+        }
+        return current
+    }
 }

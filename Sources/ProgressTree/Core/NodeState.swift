@@ -2,29 +2,68 @@
 ///
 /// The counts themselves live in atomics on the node so that updates never take this lock.
 ///
-/// Nine bytes inside the lock, aligned to 4: the out-of-line `NodeExtras`, as an address in two 32-bit
-/// halves, and the one-byte link. The lock (`Synchronization.Mutex`) puts its 4-byte word first and this
-/// state at this state's alignment; with the address as a class reference (aligned to 8) that left 4 bytes
-/// of padding after the word. Aligned to 4, the lock takes 13 bytes, and the node packs its `controlFlags`
-/// into the byte after it (see "What a node holds" in Docs/Architecture.md).
+/// Nine bytes inside the lock, aligned to 4: one word for what most nodes never use, as an address in two
+/// 32-bit halves, and the one-byte link. The lock (`Synchronization.Mutex`) puts its 4-byte word first and
+/// this state at this state's alignment; with the address as a class reference (aligned to 8) that left 4
+/// bytes of padding after the word. Aligned to 4, the lock takes 13 bytes, and the node packs its
+/// `controlFlags` into the byte after it (see "What a node holds" in Docs/Architecture.md).
 ///
-/// Not copyable: it owns the reference to its `NodeExtras` (retained when created, released in `deinit`,
-/// when the node's lock goes with the node), and a copy would share that object outside the lock.
+/// The word holds one of (objects are aligned to 16, so bit 0 is free for a tag):
+/// - 0: nothing yet;
+/// - a `NodeExtras`'s address (bit 0 clear): children, control state, observers, metadata, values;
+/// - a `PropertyValues`'s address with bit 0 set: the node's property values, and nothing else, so that a
+///   node that only sets a value pays for its values alone (a `NodeExtras` is a few hundred bytes).
+/// The first write of anything but values turns the second into the first, the extras taking over the
+/// values; the word never goes back. Either object is retained by this state (released in `deinit`).
+///
+/// The word is read and written only by this type's accessors, which lend what it holds without a reference
+/// count. Contract: the object the word names is alive while this state is (it holds the reference), and
+/// only the lock's holder reaches this state. Not copyable: it owns those references, and a copy would share
+/// them outside the lock. Checked under PROGRESSTREE_INTERNAL_CHECKS: each object read from the word is a
+/// live instance of the class its tag says (its first word is that class's metadata), and each value store
+/// leaves one value a property (`PropertyValues` keys distinct).
 struct NodeState: ~Copyable {
-    /// The address of the extras, retained by this state, in the bytes of two 32-bit halves (0: none), read
-    /// and written as one unaligned word. Written once, by `extrasForWriting()`; never changed afterwards.
+    /// The word (see above), in the bytes of two 32-bit halves, read and written as one unaligned word.
     private var extrasHalves: (UInt32, UInt32) = (0, 0)
     var link = ParentLink()
 
-    /// The node's extras, `nil` until the first write. The reference this state holds keeps it alive: read
-    /// unretained, valid while the state is (it never replaces it).
+    /// Bit 0 of the word: it holds a `PropertyValues` alone.
+    private static let valuesTag: UInt = 1
+
+    /// The word, in one unaligned 8-byte load (halves composed by shifts cost three instructions more).
+    private var word: UInt {
+        @inline(__always) get { withUnsafeBytes(of: extrasHalves) { $0.loadUnaligned(as: UInt.self) } }
+        set { withUnsafeMutableBytes(of: &extrasHalves) { $0.storeBytes(of: newValue, as: UInt.self) } }
+    }
+
+    /// The node's extras, `nil` until the first write of anything but values. The reference this state holds
+    /// keeps it alive: read unretained, valid while the state is (it never replaces it).
     private var unmanagedExtras: Unmanaged<NodeExtras>? {
         @inline(__always) get {
-            // One unaligned 8-byte load (halves composed by shifts cost three instructions more).
-            let address = withUnsafeBytes(of: extrasHalves) { $0.loadUnaligned(as: UInt.self) }
-            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
+            let bits = word
+            guard bits & Self.valuesTag == 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+            Self.check(pointer, is: NodeExtras.self)
             return Unmanaged.fromOpaque(pointer)
         }
+    }
+
+    /// The values the word holds alone, `nil` when it holds something else.
+    private var unmanagedValuesAlone: Unmanaged<PropertyValues>? {
+        let bits = word
+        guard bits & Self.valuesTag != 0 else { return nil }
+        let pointer = UnsafeRawPointer(bitPattern: bits & ~Self.valuesTag).unsafelyUnwrapped
+        Self.check(pointer, is: PropertyValues.self)
+        return Unmanaged.fromOpaque(pointer)
+    }
+
+    /// Stops the process unless `pointer` is a live instance of `type` (PROGRESSTREE_INTERNAL_CHECKS).
+    @inline(__always)
+    private static func check(_ pointer: UnsafeRawPointer, is type: AnyClass) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        precondition(
+            pointer.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(type)),
+            "ProgressTree internal check failed: a node's state names no live \(type)")
+        #endif
     }
 
     /// Runs `body` on the extras, if any, without a reference count: the reference this state holds keeps
@@ -37,6 +76,7 @@ struct NodeState: ~Copyable {
 
     deinit {
         unmanagedExtras?.release()
+        unmanagedValuesAlone?.release()
     }
 
     /// Whether children, control state, observers or metadata were ever written (otherwise all are the
@@ -52,42 +92,51 @@ struct NodeState: ~Copyable {
             if let extras = unmanagedExtras {
                 // Unretained: this state's reference keeps the extras alive while the access lasts.
                 unowned(unsafe) let borrowed = extras.takeUnretainedValue()
-                yield borrowed.children
+                yield borrowed.guarded.children
             } else {
                 yield ChildTable()
             }
         }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.children
+            yield &extras.guarded.children
         }
     }
 
     /// `children.isEmpty`, without making an empty table for a node without extras (a finishing leaf asks).
-    var hasNoChildren: Bool { withExtras { $0.children.isEmpty } ?? true }
+    var hasNoChildren: Bool { withExtras { $0.guarded.children.isEmpty } ?? true }
 
     var control: ControlState {
-        get { withExtras { $0.control } ?? ControlState() }
+        get { withExtras { $0.guarded.control } ?? ControlState() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.control
+            yield &extras.guarded.control
         }
     }
 
     var observers: ObserverList {
-        get { withExtras { $0.observers } ?? ObserverList() }
+        get { withExtras { $0.guarded.observers } ?? ObserverList() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.observers
+            yield &extras.guarded.observers
         }
     }
 
     var metadata: Metadata {
-        get { withExtras { $0.metadata } ?? Metadata() }
+        get { withExtras { $0.guarded.metadata } ?? Metadata() }
         _modify {
             unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.metadata
+            yield &extras.guarded.metadata
         }
+    }
+
+    /// What the file summary reads of the metadata (`ProgressNode.summaryParts`), `nil` when it describes no
+    /// files: read in place, without a copy of the metadata (its dictionary's reference count).
+    var fileMetadata: (isFile: Bool, counts: (total: Int?, completed: Int?)?)? {
+        withExtras { extras in
+            extras.guarded.metadata.describesFiles
+                ? (extras.guarded.metadata.isFile, extras.guarded.metadata.fileCounts) : nil
+        } ?? nil
     }
 
     /// The node's `ObservableProgress`, while someone holds it.
@@ -96,57 +145,54 @@ struct NodeState: ~Copyable {
         set { extrasForWriting()._withUnsafeGuaranteedRef { $0.observable = newValue } }
     }
 
-    /// This node's entry of the property `key` names (Properties/PropertyStore.swift), `nil` when it has
-    /// none: `propertyEntries?[key]` without a copy of the metadata, for a value set's walk up, which asks
-    /// at every level.
-    func propertyEntry(for key: ObjectIdentifier) -> PropertyEntry? {
-        withExtras { extras -> PropertyEntry? in
-            guard let properties = extras.metadata.extras?.properties, !properties.isEmpty else { return nil }
-            return properties[key]
-        } ?? nil
+    /// This node's own values of its properties (Properties/PropertyValues.swift), `nil` when it set none.
+    var propertyValues: PropertyValues? {
+        if let alone = unmanagedValuesAlone { return alone.takeUnretainedValue() }
+        return withExtras { $0.guarded.propertyValues } ?? nil
     }
 
-    /// Whether this node has any property entry: the walk's test before `propertyEntry(for:)`, so that a
-    /// node without any (most of a path) builds no optional entry (its copies go through value witnesses).
-    @inline(__always)
-    var hasPropertyEntries: Bool {
-        withExtras { extras in extras.metadata.extras.map { !$0.properties.isEmpty } ?? false } ?? false
-    }
-
-    /// The file summary this node keeps once it is read with children (Summaries/FileSums.swift); `nil`
-    /// before. Its members join and leave under this lock.
-    var fileSums: FileSums? {
-        get { withExtras { $0.fileSums } ?? nil }
-        set {
-            if newValue == nil && !hasExtras { return }
-            extrasForWriting()._withUnsafeGuaranteedRef { $0.fileSums = newValue }
+    /// Stores `value` as this node's value of `property`; returns the value it replaces (see
+    /// `PropertyValues.store`). A node with nothing else keeps its values alone in the word.
+    mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {
+        if let extras = unmanagedExtras {
+            return extras._withUnsafeGuaranteedRef { extras in
+                defer { Self.checkKeys(of: extras.guarded.propertyValues) }
+                return PropertyValues.store(value, of: property, in: &extras.guarded.propertyValues)
+            }
         }
+        // The word's reference, taken for the store (which may replace the values), then given back.
+        var values = takeValuesAlone()
+        let replaced = PropertyValues.store(value, of: property, in: &values)
+        Self.checkKeys(of: values)
+        if let values { word = UInt(bitPattern: Unmanaged.passRetained(values).toOpaque()) | Self.valuesTag }
+        return replaced
     }
 
-    /// `fileSums` without a reference count, for the walks that read it at every level of a path: valid
-    /// while this lock is held (the node's `NodeExtras` holds it, and only a write under the lock replaces
-    /// it).
+    /// Stops the process if `values` holds two values of one property (PROGRESSTREE_INTERNAL_CHECKS).
     @inline(__always)
-    var unretainedFileSums: Unmanaged<FileSums>? {
-        withExtras { extras in extras.fileSums.map { .passUnretained($0) } } ?? nil
+    private static func checkKeys(of values: PropertyValues?) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        if let keys = values?.entries.map(\.type.key), Set(keys).count != keys.count {
+            preconditionFailure("ProgressTree internal check failed: a node holds two values of one property")
+        }
+        #endif
     }
 
-    /// One level of a value set's walk up: the slot of the member at `address` in this node's kept summary
-    /// and the summary's total of the property `key` names (`FileSums.pathLevel(ofMember:key:)`); `nil`
-    /// when the node keeps no summary or `address` names no member. Under this lock, which keeps both.
-    @inline(__always)
-    func propertyPathLevel(ofMember address: UInt, key: ObjectIdentifier) -> PropertyLevel? {
-        withExtras { extras in extras.fileSums?.pathLevel(ofMember: address, key: key) } ?? nil
+    /// The values the word holds alone, with the word's reference; the word is left empty.
+    private mutating func takeValuesAlone() -> PropertyValues? {
+        guard let alone = unmanagedValuesAlone else { return nil }
+        word = 0
+        return alone.takeRetainedValue()
     }
 
     /// The address of the parent that holds this node after it finished (see ProgressNode+HeldChildren.swift),
     /// 0 when none. Valid while it is read under this node's lock: a holder going away clears it there
     /// (`ProgressNode.orphan`) before its memory goes.
     var holderAddress: UInt {
-        get { withExtras { $0.holderAddress } ?? 0 }
+        get { withExtras { $0.guarded.holderAddress } ?? 0 }
         set {
             if newValue == 0 && !hasExtras { return }
-            extrasForWriting()._withUnsafeGuaranteedRef { $0.holderAddress = newValue }
+            extrasForWriting()._withUnsafeGuaranteedRef { $0.guarded.holderAddress = newValue }
         }
     }
 
@@ -156,13 +202,14 @@ struct NodeState: ~Copyable {
         set { extrasForWriting()._withUnsafeGuaranteedRef { $0.parentReference = newValue } }
     }
 
-    /// The extras, created on the first write, unretained: this state's reference keeps them alive.
+    /// The extras, created on the first write (taking over the values the word held alone, if any),
+    /// unretained: this state's reference keeps them alive.
     private mutating func extrasForWriting() -> Unmanaged<NodeExtras> {
         if let extras = unmanagedExtras { return extras }
-        let created = Unmanaged.passRetained(NodeExtras())  // released in `deinit`
-        withUnsafeMutableBytes(of: &extrasHalves) {
-            $0.storeBytes(of: UInt(bitPattern: created.toOpaque()), as: UInt.self)
-        }
+        let extras = NodeExtras()
+        extras.guarded.propertyValues = takeValuesAlone()
+        let created = Unmanaged.passRetained(extras)  // released in `deinit`
+        word = UInt(bitPattern: created.toOpaque())
         return created
     }
 

@@ -50,18 +50,17 @@ extension ProgressNode {
         state.withLock { state in
             settleFreshChildren(&state)  // the table keeps the order of addition
             state.children.insert(child)
-            state.fileSums?.join(child)
             if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
-                flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+                // Its summary is made of its children's from now on: recorded anew (before the mark below).
+                flags.bitwiseOr(NodeFlags.hasHadChildren | NodeFlags.summaryChanged, ordering: .relaxed)
             }
         }
         // The parent part, whose dirty queue the child's walks push onto, before the child links up.
-        _ = childPart
-        child.parentAddress.store(
-            UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .sequentiallyConsistent)
+        domainAndPart.partCreatingIfNone()
+        child.parentAddress.store(UnownedNode(self).address, ordering: .sequentiallyConsistent)
         child.flags.bitwiseOr(NodeFlags.attached, ordering: .sequentiallyConsistent)
         // 5. Queued, so that its current progress counts at once.
-        child.enqueue(in: .passUnretained(self))
+        child.enqueue(in: UnownedNode(self))
         // 6. A child that finished (before or during the above) is credited and released now.
         child.countsDidChange(
             completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
@@ -83,7 +82,7 @@ extension ProgressNode {
         state.withLock { state in
             if state.link.kind == .attached { return parentUnderOwnLock(state) }
             guard isHeld else { return nil }
-            return retainNode(at: state.holderAddress, weakLink: state.weakParent)?.takeRetainedValue()
+            return retainNode(at: state.holderAddress, weakLink: state.weakParent)?.takeRetained()
         }
     }
 

@@ -12,14 +12,14 @@ extension ProgressNode {
     /// Detaches this finished node from its parent, credits the parent with the pending count, and goes on
     /// upward while credits finish further ancestors.
     ///
-    /// Per level: the child's lock (detach, the parent retained, and what it hands the parent's file
-    /// summary and properties), then the credit, then leaving the parent (a pop off its fresh children, or
-    /// its lock: remove from the table, fold the files and the properties). The child's share leaves the parent's sum together with the credit,
-    /// as one step for readers: a child the parent never held a share of is credited with one atomic add;
+    /// Per level: the child's lock (detach, the parent retained), then the credit, then leaving the parent
+    /// (a pop off its fresh children, or its lock: remove from the table). The child's share and its
+    /// summaries leave the parent's sums together with the credit, as one step for readers: a child the
+    /// parent never held a share of, and that carries no summary, is credited with one atomic add;
     /// otherwise directly, under the domain lock, when no refresh runs, or the child is *retired* into the
     /// parent's dirty queue between two increments of the parent's `creditSequence`, and the refresh that
-    /// drains it removes the share (a refresh that saw the sequence move reads again). Updates never wait
-    /// for a refresh.
+    /// drains it takes its share and summaries out (a refresh that saw the sequence move reads again).
+    /// Updates never wait for a refresh.
     @inline(never)
     func finishAndCreditAncestors() {
         // One level per step; `self` is held by the caller, each ancestor by the step that returned it.
@@ -34,8 +34,7 @@ extension ProgressNode {
     /// the step runs user code (a `resumingHandler`, an observer's release) and may release other nodes,
     /// and any of that may drop what was the parent's last other reference.
     private func finishIntoParent() -> ProgressNode? {
-        var files = FinishedFileFold.nothing
-        guard let detached = detachFromParent(files: &files) else {
+        guard let detached = detachFromParent() else {
             leavePauseIfFinishedWhilePaused()
             markChanged()
             return nil
@@ -46,52 +45,30 @@ extension ProgressNode {
             collectObservers(into: &signals)
             signals?.signal()
         }
-        guard let retainedParent = detached.parent else { return nil }
-        let finishedFiles = fileSummaryForFinishedParentFold(files)
-        // What it leaves in the parent's custom properties goes in with the rest, off the common path.
-        let goesOn = retainedParent._withUnsafeGuaranteedRef { parent -> Bool in
-            if let outcome = detached.leavesProperties {
-                return creditAndLeave(parent, detached, files: finishedFiles, leavingPropertiesBy: outcome)
-            }
-            return creditAndLeave(parent, detached, files: finishedFiles, properties: nil)
-        }
-        guard goesOn else {
-            retainedParent.release()  // last: this may run the parent's `deinit`
-            return nil
-        }
-        return retainedParent.takeRetainedValue()
+        guard let parent = detached.parent?.takeRetained() else { return nil }
+        // The parent's reference goes last when the finish stops here: it may run the parent's `deinit`.
+        return creditAndLeave(parent, detached) ? parent : nil
     }
 
     /// Leaves `parent`, into which this node just finished: a held node is listed as finished, any other
-    /// leaves its table (or its stack of fresh children), in the critical section that folds its files and
-    /// properties into the parent. Returns whether that emptied a held parent.
+    /// leaves its table (or its stack of fresh children). Returns whether that emptied a held parent. (Its
+    /// summaries left in `retire`, before.)
     @inline(__always)
-    private func leave(
-        _ parent: ProgressNode, held: Bool, files finishedFiles: FileSummary?,
-        properties leftProperties: PropertyEntries?
-    ) -> Bool {
+    private func leave(_ parent: ProgressNode, held: Bool) -> Bool {
         if held {
             // Stays in the parent's table for transitions (ProgressNode+HeldChildren.swift); from here
-            // on, readers of progress and files see it finished.
-            parent.state.withLock { state in
-                state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
-                if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-                state.foldPropertiesLeftBehind(leftProperties, into: parent)
-                flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing)
-            }
+            // on, readers of progress and shape see it finished.
+            parent.state.withLock { _ in _ = flags.bitwiseOr(NodeFlags.listedAsFinished, ordering: .releasing) }
             return false
         }
-        if finishedFiles == nil, leftProperties == nil, parent.popFreshChild(self) {
+        if parent.popFreshChild(self) {
             // The stack's reference; the caller still holds this node.
-            Unmanaged.passUnretained(self).release()
+            UnownedNode(self).release()
             return parent.flags.load(ordering: .acquiring) & NodeFlags.held != 0
         }
         return parent.state.withLock { state in
             parent.settleFreshChildren(&state)
-            if let finishedFiles { state.metadata.foldFinishedChild(finishedFiles) }
-            state.foldPropertiesLeftBehind(leftProperties, into: parent)
             state.children.remove(self)
-            state.fileSums?.leave(self)  // with the fold (Summaries/FileSums.swift)
             return parent.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.hasNoChildren
         }
     }
@@ -99,16 +76,13 @@ extension ProgressNode {
     /// The rest of a step of `finishIntoParent`, with `parent` retained: credits it, leaves it (`leave`), and
     /// returns whether the credit finished it and it is attached, so that it finishes next.
     @inline(__always)
-    private func creditAndLeave(
-        _ parent: ProgressNode, _ detached: Detachment, files finishedFiles: FileSummary?,
-        properties leftProperties: PropertyEntries?
-    ) -> Bool {
+    private func creditAndLeave(_ parent: ProgressNode, _ detached: Detachment) -> Bool {
         let completed =
             detached.creditsWithoutShare
             ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
         let parentFinished = FractionMath.isFinished(
             completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
-        let parentEmptied = leave(parent, held: detached.held, files: finishedFiles, properties: leftProperties)
+        let parentEmptied = leave(parent, held: detached.held)
         // A held parent lets go of its own parent once nothing is attached below it.
         if parentEmptied { parent.releaseFromHolderIfEmpty() }
         guard parentFinished, parent.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached != 0
@@ -122,39 +96,19 @@ extension ProgressNode {
         return true
     }
 
-    /// `creditAndLeave` for a node that may leave something in its parent's custom properties: what it
-    /// leaves, read after the detach (a value set meanwhile counts as set before it; the fold is what readers
-    /// see), by a walk of its subtree (Properties/PropertyStore.swift).
-    @inline(never)
-    private func creditAndLeave(
-        _ parent: ProgressNode, _ detached: Detachment, files: FileSummary?,
-        leavingPropertiesBy outcome: ProgressPropertyOutcome
-    ) -> Bool {
-        let left = propertiesLeftBehind(by: outcome)
-        let goesOn = creditAndLeave(parent, detached, files: files, properties: left)
-        parent.compactPropertiesLeftBehind(left)  // the merge, outside every lock
-        return goesOn
-    }
-
     /// What `detachFromParent` hands the finish.
     private struct Detachment {
         /// The parent, retained (+1, handed over without reference counting on the way), if the node was
         /// linked to one that is not going away.
-        let parent: Unmanaged<ProgressNode>?
+        let parent: UnownedNode?
         let pending: Int64
-        /// The parent never held a share of this node (`NodeFlags.shared` was clear): `retired` is set,
-        /// and the credit is one atomic add (`credit`), with no share to take out.
+        /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
+        /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
         let creditsWithoutShare: Bool
         /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
         let signalsObservers: Bool
-        /// `held` and `leavesProperties`, packed into the byte `held` took alone (the common finish pays for
-        /// no wider value).
-        let shape: UInt8
         /// Nodes are still attached below it: the parent holds it (`NodeFlags.held`).
-        var held: Bool { shape & 1 != 0 }
-        /// How it ended, when it may leave something in its parent's custom properties (see
-        /// `propertyLeaving(of:)`); `nil` otherwise.
-        var leavesProperties: ProgressPropertyOutcome? { PropertyLeaving.outcome(shape) }
+        let held: Bool
     }
 
     /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
@@ -167,7 +121,7 @@ extension ProgressNode {
     /// under this lock the pointer is either cleared or points to allocated memory, because a parent going
     /// away clears it under this same lock before its memory goes (`orphan`); the retain fails once that
     /// parent's `deinit` has begun, and then there is nobody to credit.
-    private func detachFromParent(files: inout FinishedFileFold) -> Detachment? {
+    private func detachFromParent() -> Detachment? {
         state.withLock { state -> Detachment? in
             // A failed node is never finished, whatever its counts: it is never credited. (Only a node that
             // failed before `addChild` linked it can still be attached; `addChild` lets it go as failed.)
@@ -180,12 +134,17 @@ extension ProgressNode {
             if held {
                 state.holderAddress = address
             } else if currentControlFlags.contains(.pausedThrough) {
-                _ = updateControlFlags(removing: .pausedThrough)  // out of every ancestor's reach from here
+                // Out of every ancestor's reach from here.
+                _ = updateControlFlags(removing: .pausedThrough, under: state)
             }
             var current = flags.load(ordering: .sequentiallyConsistent)
             var withoutShare = false
             while true {
-                withoutShare = parent != nil && current & (NodeFlags.shared | NodeFlags.queued) == 0
+                // A node that may carry a summary (`summarized`, or work attached below it) leaves through
+                // `retire`, which takes its summaries out with its share (Summaries/ProgressNode+Summaries.swift).
+                withoutShare =
+                    parent != nil && !held
+                    && current & (NodeFlags.shared | NodeFlags.queued | NodeFlags.summarized) == 0
                 var desired = current & ~NodeFlags.attached | NodeFlags.dirty
                 if withoutShare { desired |= NodeFlags.retired }
                 if held { desired |= NodeFlags.held }
@@ -196,28 +155,49 @@ extension ProgressNode {
                 if exchanged { break }
                 current = original
             }
+            checkDetached(state)
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
             guard let parent else {
                 return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, shape: 0
+                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
                 )
             }
+            if !withoutShare { joinDomain(of: parent) }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
             parentAddress.store(0, ordering: .releasing)
-            // What it hands its parent: nothing for a leaf without metadata (the usual case, decided here
-            // without building the fold), otherwise according to its metadata and its own children.
-            // Whether it leaves something in its parent's custom properties (Properties/PropertyStore.swift),
-            // behind the same gate.
-            var shape: UInt8 = held ? 1 : 0
-            if state.hasExtras || !state.hasNoChildren {
-                files = finishedFileFold(of: state)
-                shape |= propertyLeaving(of: state)
-            }
+            // What it leaves in the parent's summaries is folded under the domain lock (`retire`); the parent,
+            // should the credit finish it, must leave the same way: it carries a summary from here on.
+            if held || current & NodeFlags.summarized != 0 { _ = parent.setFlags(NodeFlags.summarized) }
             return Detachment(
                 parent: parent, pending: pendingInParent.load(ordering: .relaxed),
-                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, shape: shape)
+                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
         }
+    }
+
+    /// Gives this node `parent`'s domain if it has none yet. Under this node's lock, before the detach that
+    /// clears the parent pointer is over: a node that leaves through `retire` is read under its former tree's
+    /// lock (`leaveSummaries` refreshes its subtree there), so a child attached to it later must join that
+    /// tree (`adoptDomain` finds no parent then), not a domain of its own whose reads would race with it.
+    func joinDomain(of parent: UnownedNode) {
+        if domainAndPart.domain == nil, let domain = parent.domain {
+            _ = domainAndPart.storeDomainIfNone(domain.domain)
+        }
+    }
+
+    /// After a detach, under this node's lock (PROGRESSTREE_INTERNAL_CHECKS): the link is detached, `attached`
+    /// is clear (unless `addChild` may still set it: it flags a node attached after its lock, and a node
+    /// that fails in between leaves with the flag set, cleared by `releaseChildThatFailedBeforeLinking`),
+    /// and the node is held exactly when it records a holder.
+    @inline(__always)
+    func checkDetached(_ state: borrowing NodeState, attachedFlagMayFollow: Bool = false) {
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        let flags = flags.load(ordering: .sequentiallyConsistent)
+        precondition(
+            state.link.kind == .detached && (attachedFlagMayFollow || flags & NodeFlags.attached == 0)
+                && (flags & NodeFlags.held != 0) == (state.holderAddress != 0),
+            "ProgressTree internal check failed: a node detached from its parent is attached, or held without a holder")
+        #endif
     }
 
     /// Credits `pending` units of a finished child whose share this node never held (see `Detachment`):
@@ -248,7 +228,7 @@ extension ProgressNode {
             clearing
             ? parentAddress.exchange(0, ordering: .sequentiallyConsistent)
             : parentAddress.load(ordering: .sequentiallyConsistent)
-        return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
+        return retainNode(at: address, weakLink: state.weakParent)?.takeRetained()
     }
 
     /// Takes `child`, which just detached, out of this node's sums, credits `pending` units of it (a
@@ -260,47 +240,41 @@ extension ProgressNode {
     /// queued it just before may still be pushing it, so the queue is handed a reference whenever the child
     /// is, or is about to be, in it; the refresh that drains it releases that reference.
     func retire(_ child: ProgressNode, crediting pending: Int64, failedShare: Double = 0) -> Int64 {
-        let me = Unmanaged.passUnretained(self)
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        let direct = domain._withUnsafeGuaranteedRef {
-            $0.withRepresentativeLockIfAvailable { scratch -> Int64 in
-                // No refresh runs in the tree: take the share out and credit, as one step for readers.
-                let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
-                domainAndPart.loadPart()?.remove(.passUnretained(child))
-                if failedShare > 0 {
-                    childSumsForRefresh.addFailedShare(failedShare)
-                    _ = child.takeShareAtFailure()  // kept here: a refresh that drains the child adds nothing
-                }
-                let completed =
-                    pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
-                if old & NodeFlags.queued != 0 {
-                    _ = Unmanaged.passRetained(child)  // the queue's reference
-                    // Drain it now rather than at the next read: a finished child costs no memory for long.
-                    _ = refreshDirtySubtree(&scratch)
-                    swap(&released, &scratch.released)
-                }
-                return completed
+        let direct = domain.withRepresentativeLockIfAvailable { scratch -> Int64 in
+            // No refresh runs in the tree: take the summaries and the share out and credit, as one step for
+            // readers.
+            let old = child.flags.bitwiseOr(NodeFlags.retired, ordering: .sequentiallyConsistent).oldValue
+            takeOut(child, failedShare: failedShare, &scratch)
+            // Kept here: a refresh that drains the child adds nothing.
+            if failedShare > 0 { _ = child.takeShareAtFailure() }
+            let completed = credit(pending)
+            if old & NodeFlags.queued != 0 {
+                UnownedNode(child).retain()  // the queue's reference
+                // Drain it now rather than at the next read: a finished child costs no memory for long.
+                _ = refreshDirtySubtree(&scratch)
             }
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            return completed
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         if let direct { return direct }
         // A refresh runs: retire the child into the queue, between two moves of the credit sequence. The
         // refresh that drains it takes its share out (and keeps its share at failure).
-        let sums = childSumsForRefresh
+        let sums = domainAndPart.partCreatingIfNone()
         sums.beginCredit()
         let old = child.flags.bitwiseOr(NodeFlags.retired | NodeFlags.queued, ordering: .sequentiallyConsistent)
             .oldValue
-        _ = Unmanaged.passRetained(child)  // the queue's reference, released by the refresh that drains it
+        UnownedNode(child).retain()  // the queue's reference, released by the refresh that drains it
         if old & NodeFlags.queued == 0 {
-            child.push(onto: me)
+            domainAndPart.push(queued: child)
         } else {
             // A walk may still be pushing it: wait for the walks in progress (they never block), so that the
             // child is in the queue before the sequence settles.
-            domain._withUnsafeGuaranteedRef { $0.waitForWalksAlongForwards() }
+            domain.waitForWalksAlongForwards()
         }
-        let completed =
-            pending == 0 ? completedStorage.load(ordering: .sequentiallyConsistent) : addToCompleted(pending)
+        let completed = credit(pending)
         sums.endCredit()
         return completed
     }

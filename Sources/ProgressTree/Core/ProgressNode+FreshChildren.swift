@@ -19,99 +19,73 @@ import Synchronization
 //   can only be replaced by a push of a younger child or by a settle's exchange, and the child is never
 //   pushed again, so finding itself on top means nothing below it changed. A child that is not on top takes
 //   the parent's lock, settles, and leaves the table as before.
-// - A fresh child on the stack is not yet in a file summary the parent keeps (Summaries/FileSums.swift):
-//   it joins it when settled, so one that pops itself never joined, and leaves none.
+// - A fresh child counts in the parent's summaries (Summaries/) as any child does: a start of the parent's
+//   summaries settles first, and a fresh child that may have a summary is marked changed (created with a
+//   user info that describes files, or by its first value), so the refresh records it.
 // - Cancelling and pausing reach a fresh child as they reach one in the table: the push and the
 //   transition's settle are ordered by sequential consistency against the transition's change of the
 //   parent's flags and the child's read of them (each side writes, then reads what the other writes), so
 //   the transition lists the child or the child sees the parent's new state (or both, which is harmless).
 
 extension ProgressNode {
-    /// Adds `child`, in its initializer, to this node's fresh children, and gives it this node's cancelled
-    /// or paused state. Nobody else has seen the child, so it cannot have a parent already nor be an
-    /// ancestor of this node: no claim under its lock, no cycle walk. It has no progress yet, so it is not
-    /// queued: its first update queues it.
+    /// Adds `child`, in its initializer, to this node's fresh children. Nobody else has seen the child, so it
+    /// cannot have a parent already nor be an ancestor of this node: no claim under its lock, no cycle walk.
+    /// It has no progress yet, so it is not queued: its first update queues it. It gets this node's cancelled
+    /// or paused state.
     ///
     /// `child` is passed unretained: its initializer holds it, and a retain and release around the call would
     /// cost two atomic operations. The stack takes its own reference, retained non-atomically
     /// (`retainUnpublished`: the push publishes the child).
-    func attachFreshChild(_ child: Unmanaged<ProgressNode>, withPendingUnitCount pendingUnitCount: Int64) {
+    func attachFreshChild(_ child: UnownedNode, withPendingUnitCount pendingUnitCount: Int64) {
         // Before the child is reachable from here, so that a `deinit` of this node (once its creator lets go
-        // of it) looks for children.
+        // of it) looks for children; and its summary, made of its children's from now on, is recorded anew
+        // (`summaryChanged`, before the mark below).
         if flags.load(ordering: .relaxed) & NodeFlags.hasHadChildren == 0 {
-            flags.bitwiseOr(NodeFlags.hasHadChildren, ordering: .relaxed)
+            flags.bitwiseOr(NodeFlags.hasHadChildren | NodeFlags.summaryChanged, ordering: .relaxed)
         }
         // A parent has its domain before its first fresh child, so that the child can adopt it, and its parent
         // part, which holds the stack.
         _ = unretainedDomain
-        let address = UInt(bitPattern: retainUnpublished(child, childOf: self).toOpaque())
-        childPart._withUnsafeGuaranteedRef { part in
-            var top = part.freshChildren.load(ordering: .relaxed)
-            while true {
-                child._withUnsafeGuaranteedRef { $0.freshNextOrSlot.store(top, ordering: .relaxed) }
-                let (exchanged, original) = part.freshChildren.compareExchange(
-                    expected: top, desired: address, successOrdering: .sequentiallyConsistent,
-                    failureOrdering: .relaxed)
-                if exchanged { break }
-                top = original
-            }
-        }
+        retainUnpublished(child, childOf: self)
+        domainAndPart.push(fresh: child)
         markChanged()
         let inherited = ControlFlags(rawValue: controlFlags.load(ordering: .sequentiallyConsistent))
-        if !inherited.isEmpty { child._withUnsafeGuaranteedRef { $0.inheritControlState(inherited, from: self) } }
+        if !inherited.isEmpty { child.node.inheritControlState(inherited, from: self) }
     }
 
     /// Moves the fresh children into the table, oldest first, with the stack's references. Under this
     /// node's lock; one atomic load when there are none.
     @inline(__always)
     func settleFreshChildren(_ state: inout NodeState) {
-        guard let part = domainAndPart.unretainedPart(),
-            part._withUnsafeGuaranteedRef({ $0.freshChildren.load(ordering: .sequentiallyConsistent) }) != 0
-        else { return }
-        moveFreshChildren(into: &state, part: part)
+        if domainAndPart.freshTop != 0 { moveFreshChildren(into: &state) }
     }
 
     @inline(never)
-    private func moveFreshChildren(into state: inout NodeState, part: Unmanaged<ChildSums>) {
+    private func moveFreshChildren(into state: inout NodeState) {
         // Reversed in place, oldest first, then inserted: no buffer. These nodes left the stack with the
         // exchange, so a pop of one of them now fails whatever `freshNext` it reads (the top is never it
         // again: a node is pushed once).
-        var entry = part._withUnsafeGuaranteedRef { $0.freshChildren.exchange(0, ordering: .sequentiallyConsistent) }
+        var entry = domainAndPart.takeFresh()
         var oldestFirst: UInt = 0
-        while let pointer = UnsafeRawPointer(bitPattern: entry) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node._withUnsafeGuaranteedRef { node in
-                let next = node.freshNextOrSlot.load(ordering: .relaxed)
-                node.freshNextOrSlot.store(oldestFirst, ordering: .relaxed)
-                return next
-            }
-            oldestFirst = UInt(bitPattern: pointer)
+        while let node = UnownedNode(address: entry) {
+            entry = node.freshNext
+            node.freshNext = oldestFirst
+            oldestFirst = node.address
         }
-        // A node that keeps a file summary counts them from here on (a child that finished held while on
-        // the stack is listed as finished already, and folded: see Summaries/FileSums.swift).
-        let fileSums = state.fileSums
-        while let pointer = UnsafeRawPointer(bitPattern: oldestFirst) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
+        while let node = UnownedNode(address: oldestFirst) {
             // The link read before the insert, which writes the node's slot into the same word.
-            oldestFirst = node._withUnsafeGuaranteedRef { $0.freshNextOrSlot.load(ordering: .relaxed) }
-            if let fileSums {
-                node._withUnsafeGuaranteedRef { node in
-                    if node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 { fileSums.join(node) }
-                }
-            }
+            oldestFirst = node.freshNext
             state.children.insert(retained: node)
         }
     }
 
     /// Takes all fresh children, with the stack's references, for a node going away (`deinit`).
     func takeFreshChildren(appendingTo nodes: inout [ProgressNode]) {
-        guard let part = domainAndPart.unretainedPart() else { return }
-        var entry = part._withUnsafeGuaranteedRef { $0.freshChildren.exchange(0, ordering: .sequentiallyConsistent) }
-        while let pointer = UnsafeRawPointer(bitPattern: entry) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(pointer)
-            entry = node._withUnsafeGuaranteedRef { $0.freshNextOrSlot.load(ordering: .relaxed) }
-            node._withUnsafeGuaranteedRef { $0.setSlotInParent(-1) }  // off the stack, in no table
-            nodes.append(node.takeRetainedValue())
+        var entry = domainAndPart.takeFresh()
+        while let node = UnownedNode(address: entry) {
+            entry = node.freshNext
+            node.setSlotInParent(-1)  // off the stack, in no table
+            nodes.append(node.takeRetained())
         }
     }
 
@@ -119,23 +93,8 @@ extension ProgressNode {
     /// owns the stack's reference to it). No lock (see the top of this file).
     @inline(__always)
     func popFreshChild(_ child: ProgressNode) -> Bool {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(child).toOpaque())
-        // The part exists: it was created before the child was pushed.
-        guard let part = domainAndPart.unretainedPart() else { return false }
-        return part._withUnsafeGuaranteedRef { part in
-            // On top: the push (releasing) is seen, and with it `freshNext`.
-            guard part.freshChildren.load(ordering: .acquiring) == address else { return false }
-            // Read while a settle may be writing the child's slot into the same word: then the settle's
-            // exchange has taken the stack, and the compare-and-exchange below fails whatever was read.
-            let next = child.freshNextOrSlot.load(ordering: .relaxed)
-            guard
-                part.freshChildren.compareExchange(
-                    expected: address, desired: next, successOrdering: .sequentiallyConsistent,
-                    failureOrdering: .relaxed
-                ).exchanged
-            else { return false }
-            child.setSlotInParent(-1)  // off the stack, in no table: only this thread reaches the word now
-            return true
-        }
+        guard domainAndPart.popFresh(UnownedNode(child)) else { return false }
+        child.setSlotInParent(-1)  // off the stack, in no table: only this thread reaches the word now
+        return true
     }
 }

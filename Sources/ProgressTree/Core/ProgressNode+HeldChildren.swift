@@ -61,10 +61,12 @@ extension ProgressNode {
             settleFreshChildren(&state)
             guard state.children.isEmpty else { return nil }
             flags.bitwiseAnd(~NodeFlags.held, ordering: .sequentiallyConsistent)
-            if currentControlFlags.contains(.pausedThrough) { _ = updateControlFlags(removing: .pausedThrough) }
+            if currentControlFlags.contains(.pausedThrough) {
+                _ = updateControlFlags(removing: .pausedThrough, under: state)
+            }
             let address = state.holderAddress
             state.holderAddress = 0
-            return retainNode(at: address, weakLink: state.weakParent)?.takeRetainedValue()
+            return retainNode(at: address, weakLink: state.weakParent)?.takeRetained()
         }
     }
 }

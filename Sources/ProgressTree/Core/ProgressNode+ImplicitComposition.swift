@@ -90,11 +90,11 @@ extension ProgressNode {
             endCompanion?()
             scope.end()
         }
-        do {
-            return try ImplicitScope.$taskScope.withValue(scope) { () throws -> Result in try body() }
-        } catch {
-            throw error as! Failure
+        // The task-local's `withValue` rethrows untyped: the body's outcome crosses it as a value.
+        let outcome = ImplicitScope.$taskScope.withValue(scope) { () -> Swift.Result<Result, Failure> in
+            do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
         }
+        return try outcome.get()
     }
 
     /// Runs the asynchronous `body` with this node bound as current for `pendingUnitCount` of its units,

@@ -38,10 +38,15 @@ extension ProgressNode {
     func invariantViolations() -> [String] {
         let checker = InvariantChecker()
         if let domain = domainAndPart.loadDomain() {
-            domain.withRepresentativeLock { _ in checker.checkSubtree(of: self, representative: domain.representative) }
+            domain.withRepresentativeLock { scratch in
+                checker.checkSubtree(of: self, representative: domain.representative, &scratch)
+            }
         } else {
             // No domain: never read, and never a parent (a node gets one before its first child).
-            checker.checkSubtree(of: self, representative: nil)
+            // (A lock of a domain of its own lends the proof the summary checks ask for: it has no table.)
+            RefreshDomain().withRepresentativeLock { scratch in
+                checker.checkSubtree(of: self, representative: nil, &scratch)
+            }
         }
         return checker.violations  // the nodes it reached are released here, after the locks
     }
@@ -80,12 +85,12 @@ private final class InvariantChecker {
     private var reached: [Reached] = []
     private var seen: Set<ObjectIdentifier> = []
 
-    func checkSubtree(of root: ProgressNode, representative: RefreshDomain?) {
+    func checkSubtree(of root: ProgressNode, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
         reached.append(Reached(node: root, from: -1, position: 0, isFresh: false))
         seen.insert(ObjectIdentifier(root))
         var next = 0
         while next < reached.count {
-            check(next, representative: representative)
+            check(next, representative: representative, &scratch)
             next += 1
         }
     }
@@ -104,10 +109,6 @@ private final class InvariantChecker {
         violations.append("\(name(record)): \(message)")
     }
 
-    private static func address(of node: ProgressNode) -> UInt {
-        UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
-    }
-
     /// Adds a child to the nodes to check; returns its record, or `nil` when it was reached before.
     private func reach(_ child: ProgressNode, from record: Int, position: Int, isFresh: Bool) -> Int? {
         let reaching = Reached(node: child, from: record, position: position, isFresh: isFresh)
@@ -119,10 +120,10 @@ private final class InvariantChecker {
         return reached.count - 1
     }
 
-    private func check(_ record: Int, representative: RefreshDomain?) {
+    private func check(_ record: Int, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
         let node = reached[record].node
         let from = reached[record].from
-        let parentAddress = from >= 0 ? Self.address(of: reached[from].node) : 0
+        let parentAddress = from >= 0 ? UnownedNode(reached[from].node).address : 0
         let flags = node.flags.load(ordering: .sequentiallyConsistent)
         func has(_ bit: UInt32) -> Bool { flags & bit != 0 }
 
@@ -130,16 +131,14 @@ private final class InvariantChecker {
 
         let view = node.state.withLock { state in LockedView(of: node, state) }
         var children: [Child] = []
-        for index in view.tableNodes.indices {
-            let child = view.tableNodes[index]
-            if let childRecord = reach(child, from: record, position: view.tableSlots[index], isFresh: false) {
-                children.append(Child(record: childRecord, address: Self.address(of: child), inTable: true))
+        for (slot, child) in view.table {
+            if let childRecord = reach(child, from: record, position: slot, isFresh: false) {
+                children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: true))
             }
         }
-        for index in view.fresh.indices {
-            let child = view.fresh[index]
+        for (index, child) in view.fresh.enumerated() {
             guard let childRecord = reach(child, from: record, position: index, isFresh: true) else { break }
-            children.append(Child(record: childRecord, address: Self.address(of: child), inTable: false))
+            children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: false))
         }
         // `attached` is set with the link (a fresh child's initializer) or right after it (`addChild`), and
         // cleared under the node's lock with the link's detach (a finish, a failure).
@@ -165,21 +164,7 @@ private final class InvariantChecker {
                 report(record, "in its parent's children but neither attached nor held")
             }
         }
-        // The table: each live child knows its slot, the last slot is live (trailing holes go at once), and
-        // holes outnumber live children only in a table of at most 32 slots (otherwise it compacts).
-        for index in view.tableNodes.indices {
-            let slot = view.tableSlots[index]
-            let recorded = view.tableNodes[index].slotInParent
-            if recorded != slot { report(record, "the child in slot \(slot) records slot \(recorded)") }
-        }
-        let live = view.tableNodes.count
-        if view.liveCount != live {
-            report(record, "its table counts \(view.liveCount) live children and holds \(live)")
-        }
-        if view.endsWithHole { report(record, "its table ends with a hole") }
-        if view.slotCount > 32 && live * 2 < view.slotCount {
-            report(record, "its table of \(view.slotCount) slots holds \(live) children: not compacted")
-        }
+        for problem in view.tableViolations { report(record, problem) }  // `ChildTable.violations()`
         // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
         if has(NodeFlags.held) && children.isEmpty { report(record, "held with nothing attached below it") }
         // A node gets `hasHadChildren`, and a domain, before its first child.
@@ -187,11 +172,15 @@ private final class InvariantChecker {
             report(record, "has children but not the hasHadChildren flag")
         }
         if !children.isEmpty && node.domainAndPart.loadDomain() == nil { report(record, "has children but no domain") }
-        // ... and its parent part (`childPart`), which holds the stacks its children push onto.
+        // ... and its parent part (`ChildSums`), which holds the stacks its children push onto.
         if has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil {
             report(record, "has had children but has no parent part (ChildSums)")
         }
-        // `describesFiles` is set under the node's lock with metadata that describes files, never cleared.
+        // `summarized` is set under the node's lock with a value or metadata that describes files, never
+        // cleared.
+        if (view.metadataDescribesFiles || view.hasValues) && !has(NodeFlags.summarized) {
+            report(record, "it has a value or describes files but lacks the summarized flag")
+        }
         if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
             report(record, "its metadata describes files but it lacks the describesFiles flag")
         }
@@ -199,31 +188,7 @@ private final class InvariantChecker {
         if (view.observerCount > 0) != has(NodeFlags.observed) {
             report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
         }
-        if let fileSums = view.fileSums { checkFileSums(fileSums, of: record, children: children) }
-        // The property side of the kept summary (Summaries/PropertySums.swift), under the domain lock.
-        if let fileSums = view.fileSums {
-            let pending = !fileSums.pendingLeaves.isEmpty
-            if pending != has(NodeFlags.propertyLeavesPending) {
-                report(
-                    record, "propertyLeavesPending is \(!pending) with \(fileSums.pendingLeaves.count) leaves to drain")
-            }
-            if fileSums.hasJoined != has(NodeFlags.membersJoined) {
-                report(
-                    record,
-                    "membersJoined is \(!fileSums.hasJoined) but \(fileSums.hasJoined ? "some" : "no") members joined")
-            }
-            // The slots are those of the members marked `hasSlot` and of the pending leaves, no other.
-            let slotted = Set(fileSums.members.filter(\.value.hasSlot).keys)
-            if let propertySums = node.domainAndPart.loadPart()?.propertySums {
-                for problem in propertySums.slotViolations(slotted: slotted, leaving: fileSums.pendingLeaves) {
-                    report(record, problem)
-                }
-            } else if !slotted.isEmpty || !fileSums.pendingLeaves.isEmpty {
-                report(record, "members have property slots, but it has no property sums")
-            }
-        } else if node.domainAndPart.loadPart()?.propertySums != nil {
-            report(record, "has property sums but keeps no file summary")
-        }
+        if let part = node.domainAndPart.loadPart() { checkSummaries(part, of: record, children: children, &scratch) }
 
         // MARK: Under the domain lock: flags, queue, sums
 
@@ -250,29 +215,29 @@ private final class InvariantChecker {
         }
         // Queueing sets `shared` with `queued`; a refresh claims `shared` before it records a contribution.
         if has(NodeFlags.queued) && !has(NodeFlags.shared) { report(record, "queued but not shared") }
-        if node.contributorIndex.load(ordering: .relaxed) >= 0 && !has(NodeFlags.shared) {
+        if node.contributorIndex(scratch) >= 0 && !has(NodeFlags.shared) {
             report(record, "a contributor to its parent's sums but not shared")
         }
         // A credit's two steps take no lock and never wait: none is in progress at a quiescent point.
-        if !ChildSums.isSettled(node.creditSequenceNow()) { report(record, "a credit in progress") }
+        if !ChildSums.isSettled(node.domainAndPart.creditSequence) { report(record, "a credit in progress") }
         // Every fraction a refresh stores is finite and within 0...1 (FractionMath.fraction).
         let cached = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
         if !(cached >= 0 && cached <= 1) { report(record, "its cached fraction \(cached) is not within 0...1") }
 
         let queue = checkQueue(of: record, flags: flags, children: children)
-        let sums = node.domainAndPart.loadPart()?.checkedState
         // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
         // them, and anything that changes them since marks the node (or refreshes its path) after the change.
         if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
-            let childUnits = sums.map { $0.sum + $0.failedUnits } ?? 0
             let fraction = FractionMath.fraction(
                 completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
-                total: node.totalStorage.load(ordering: .sequentiallyConsistent), childUnits: childUnits)
+                total: node.totalStorage.load(ordering: .sequentiallyConsistent),
+                childUnits: node.domainAndPart.childUnits(scratch))
             if fraction.bitPattern != cached.bitPattern {
                 report(record, "clean, but its cached fraction \(cached) is not \(fraction), from its counts and sums")
             }
         }
-        checkSums(sums, of: record, children: children, queue: queue)
+        checkSums(
+            node.domainAndPart.loadPart()?.checkedState(scratch), of: record, children: children, queue: queue, scratch)
     }
 
     /// The node's dirty queue: returns the addresses in it. Checks that it holds each node once, with
@@ -286,18 +251,18 @@ private final class InvariantChecker {
     {
         let node = reached[record].node
         var queue: Set<UInt> = []
-        var entry = node.queueTop()
-        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+        var entry = node.domainAndPart.queueTop
+        while let link = UnownedNode(address: entry) {
             guard queue.insert(entry).inserted else {
                 report(record, "its dirty queue holds a node twice (or loops)")
                 break
             }
-            let queued = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
+            let queued = link.node
             let queuedFlags = queued.flags.load(ordering: .sequentiallyConsistent)
             if queuedFlags & NodeFlags.queued == 0 { report(record, "its dirty queue holds a node not flagged queued") }
             let attachedHere =
                 queuedFlags & NodeFlags.attached != 0
-                && queued.parentAddress.load(ordering: .sequentiallyConsistent) == Self.address(of: node)
+                && queued.parentAddress.load(ordering: .sequentiallyConsistent) == UnownedNode(node).address
             if !attachedHere && queuedFlags & NodeFlags.retired == 0 {
                 report(record, "its dirty queue holds a node neither attached to it nor retired")
             }
@@ -323,22 +288,16 @@ private final class InvariantChecker {
         return queue
     }
 
-    /// The node's `ChildSums` against its children: the contributors are its attached children, or retired
-    /// ones still in its queue, each knowing its index, one contributor an entry (then `checkContributions`,
-    /// `checkSum`). The entries do not name their children: each child that records an index must find a
+    /// The node's `ChildSums` (their own invariants: `ContributionBuffer.violations()`) against its children:
+    /// the contributors are its attached children, or retired ones still in its queue, each knowing its
+    /// index, one contributor an entry (then `checkContributions`). The entries do not name their children: each child that records an index must find a
     /// contribution there, no two the same, and there must be as many of them as contributions.
     private func checkSums(
-        _ sums: ChildSums.CheckedState?, of record: Int, children: [Child],
-        queue: Set<UInt>
+        _ sums: ChildSums.CheckedState?, of record: Int, children: [Child], queue: Set<UInt>,
+        _ scratch: borrowing RefreshScratch
     ) {
         let contributions = sums?.contributions ?? []
-        if let sums {
-            if !sums.freeListIsTheHoles { report(record, "its sums' free list is not exactly their holes") }
-            let live = contributions.count(where: { $0 != nil })
-            if live != sums.contributorCount {
-                report(record, "its sums count \(sums.contributorCount) contributors and hold \(live) contributions")
-            }
-        }
+        for problem in sums?.violations ?? [] { report(record, problem) }
         // The children and the retired nodes in the queue: each of them that records a contributor index is
         // the one contributor at that index.
         var claimed: [UInt: Claimant] = [:]
@@ -347,15 +306,15 @@ private final class InvariantChecker {
         }
         for address in queue where claimed[address] == nil {
             // Retired: the queue holds a reference to it.
-            let node = Unmanaged<ProgressNode>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+            let node = UnownedNode(address: address).unsafelyUnwrapped.node
             claimed[address] = Claimant(node: node, record: nil)
         }
         var claimedIndices: Set<Int> = []
         for (address, child) in claimed {
-            let index = Int(child.node.contributorIndex.load(ordering: .relaxed))
+            let index = child.node.contributorIndex(scratch)
             guard index >= 0 else { continue }
             let who = child.record.map(name) ?? "a retired node in its queue"
-            guard index < contributions.count, let contribution = contributions[index] else {
+            guard index < contributions.count, contributions[index] != nil else {
                 report(record, "\(who) records contributor index \(index), which its sums do not give it")
                 continue
             }
@@ -366,25 +325,25 @@ private final class InvariantChecker {
             if childFlags & NodeFlags.attached == 0 && !queue.contains(address) {
                 report(record, "contributor \(index) has left (retired) and is not in its queue to be taken out")
             }
-            if !(contribution >= 0) { report(record, "contributor \(index) contributes \(contribution)") }
         }
         for index in contributions.indices where contributions[index] != nil && !claimedIndices.contains(index) {
             report(record, "contributor \(index) is neither a child nor in its queue")
         }
-        checkContributions(contributions, of: children)
-        if let sums { checkSum(sums, of: record) }
+        checkContributions(contributions, of: children, scratch)
     }
 
     /// A clean, unqueued attached child contributes `pendingInParent × cachedFraction` (nothing recorded:
     /// zero): the refresh or path refresh that stored its fraction recorded it in the parent's sums.
-    private func checkContributions(_ contributions: [Double?], of children: [Child]) {
+    private func checkContributions(
+        _ contributions: [Double?], of children: [Child], _ scratch: borrowing RefreshScratch
+    ) {
         for child in children {
             let node = reached[child.record].node
             let childFlags = node.flags.load(ordering: .sequentiallyConsistent)
             guard childFlags & (NodeFlags.attached | NodeFlags.stale | NodeFlags.queued) == NodeFlags.attached else {
                 continue
             }
-            let index = Int(node.contributorIndex.load(ordering: .relaxed))
+            let index = node.contributorIndex(scratch)
             let recorded = index >= 0 && index < contributions.count ? contributions[index] ?? 0 : 0
             let fraction = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
             let expected = Double(node.pendingInParent.load(ordering: .relaxed)) * fraction
@@ -394,127 +353,72 @@ private final class InvariantChecker {
         }
     }
 
-    /// The sum is the contributors' sum: exactly, in index order, for at most 16 contributors (summed from
-    /// scratch at every change), otherwise within the rounding of the incremental steps since the last sum
-    /// from scratch; no contribution exceeds the largest the sums recorded since.
-    private func checkSum(_ sums: ChildSums.CheckedState, of record: Int) {
-        if !(sums.failedUnits >= 0) { report(record, "its failed children's units are \(sums.failedUnits)") }
-        var recomputed = 0.0
-        var largest = 0.0
-        for case let contribution? in sums.contributions {
-            recomputed += contribution
-            largest = max(largest, contribution)
-        }
-        if largest > sums.largestContribution {
-            report(record, "a contribution of \(largest) above the largest its sums recorded")
-        }
-        let bound: Double
-        if sums.contributions.isEmpty || sums.isSummedFromScratch {
-            bound = 0
-        } else {
-            // Each incremental step rounds once below the largest contribution and once below the sum, at
-            // most (contributors + steps) of them; the clamp at 0 only undoes such rounding.
-            let steps = Double(sums.incrementalSteps + 1)
-            bound =
-                steps * Double(sums.contributions.count + sums.incrementalSteps + 1) * sums.largestContribution
-                * Double.ulpOfOne
-        }
-        if !(sums.sum >= 0) || abs(sums.sum - recomputed) > bound {
-            report(record, "its sums hold \(sums.sum), its contributors add up to \(recomputed)")
-        }
-    }
-
-    /// The file summary the node keeps (Summaries/FileSums.swift): its members are its table's children
-    /// not listed as finished (fresh children join when settled), its total is exactly their contributions'
-    /// sum, and a member that may have no files contributes nothing.
-    private func checkFileSums(
-        _ fileSums: LockedView.FileSumsView, of record: Int, children: [Child]
+    /// The summaries the node keeps (Summaries/ProgressNode+Summaries.swift): its columns hold their shape;
+    /// once started, every unfinished child of its table that may have a summary and has no change pending
+    /// (not marked, not in the node's queue: a read from the child itself leaves it clean and queued) is a
+    /// member, and its contribution is its summary now.
+    private func checkSummaries(
+        _ part: ChildSums, of record: Int, children: [Child], _ scratch: inout RefreshScratch
     ) {
-        var expected: [UInt: Int] = [:]  // the table's unfinished children: address → record
+        for problem in part.columnViolations(scratch) { report(record, problem) }
+        guard part.summariesStarted(scratch) else { return }
         for child in children where child.inTable {
-            let childFlags = reached[child.record].node.flags.load(ordering: .acquiring)
-            if childFlags & NodeFlags.listedAsFinished == 0 { expected[child.address] = child.record }
-        }
-        var total = ExactFileTotal()
-        var strangers = 0
-        for (address, member) in fileSums.members {
-            let contribution = member.files
-            total.add(contribution)
-            guard let childRecord = expected[address] else {
-                strangers += 1
+            let member = reached[child.record].node
+            let flags = member.flags.load(ordering: .sequentiallyConsistent)
+            let pending = NodeFlags.listedAsFinished | NodeFlags.dirty | NodeFlags.queued | NodeFlags.retired
+            guard flags & pending == 0,
+                member.mayHaveSummary
+            else { continue }
+            let entry = member.contributorIndex(scratch)
+            guard entry >= 0 else {
+                report(child.record, "may have a summary, but is no member of its parent's started summaries")
                 continue
             }
-            if contribution != ProgressNode.FileSummary() && !reached[childRecord].node.mayHaveFiles {
-                report(childRecord, "may have no files, but counts some in its parent's file summary")
+            if flags & NodeFlags.hasHadChildren != 0, !member.domainAndPart.summariesStarted(scratch) {
+                report(child.record, "a member with children whose own summaries have not started")
             }
+            let parts = member.summaryParts(&scratch)
+            let found = CheckReport()
+            for column in part.columns(scratch) {
+                var step = _ProgressTreeColumnStep(
+                    .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key), report: found)
+                column.property._progressTreeColumnStep(&step)
+            }
+            for problem in found.violations { report(child.record, problem) }
         }
-        if strangers > 0 || fileSums.members.count != expected.count {
-            report(
-                record,
-                "its file summary has \(strangers) members not among its unfinished table children and misses "
-                    + "\(expected.count - (fileSums.members.count - strangers)) of them")
-        }
-        if total != fileSums.total { report(record, "its file summary's total is not the sum of its members'") }
     }
 }
 
 /// What the checks read under a node's lock, taken in one critical section and checked after it.
 private struct LockedView: Sendable {
-    struct FileSumsView: Sendable {
-        let members: [UInt: FileSums.Member]
-        let total: ExactFileTotal
-        let pendingLeaves: [UInt]
-        let hasJoined: Bool
-    }
-
     let link: ParentLink.Kind
     let holderAddress: UInt
-    /// The table's live children, and their slots.
-    let tableNodes: [ProgressNode]
-    let tableSlots: [Int]
-    let slotCount: Int
-    let liveCount: Int
-    let endsWithHole: Bool
+    /// The table's live children, with their slots, and what the table breaks (`ChildTable.violations()`).
+    let table: [(slot: Int, node: ProgressNode)]
+    let tableViolations: [String]
     /// The fresh children, newest first, as the stack holds them (and a reference to each).
     let fresh: [ProgressNode]
     let metadataDescribesFiles: Bool
+    let hasValues: Bool
     let observerCount: Int
-    let fileSums: FileSumsView?
 
     init(of node: ProgressNode, _ state: borrowing NodeState) {
         link = state.link.kind
         holderAddress = state.holderAddress
-        let slots = state.children.slots
-        var tableNodes: [ProgressNode] = []
-        var tableSlots: [Int] = []
-        for slot in slots.indices {
-            guard let child = slots[slot].owner else { continue }
-            tableNodes.append(child)
-            tableSlots.append(slot)
-        }
-        self.tableNodes = tableNodes
-        self.tableSlots = tableSlots
-        slotCount = slots.count
-        liveCount = Int(state.children.liveCount)
-        endsWithHole = slots.last.map { $0.owner == nil } ?? false
+        table = state.children.slots.enumerated().compactMap { slot, entry in entry.owner.map { (slot, $0) } }
+        tableViolations = state.children.violations()
         var fresh: [ProgressNode] = []
         var seen: Set<UInt> = []
-        var entry =
-            node.domainAndPart.loadPart()?.freshChildren.load(ordering: .sequentiallyConsistent) ?? 0
-        while let pointer = UnsafeRawPointer(bitPattern: entry), seen.insert(entry).inserted {
-            let child = Unmanaged<ProgressNode>.fromOpaque(pointer).takeUnretainedValue()
-            fresh.append(child)
-            entry = child.freshNextOrSlot.load(ordering: .relaxed)
+        var entry = node.domainAndPart.freshTop
+        while let child = UnownedNode(address: entry), seen.insert(entry).inserted {
+            fresh.append(child.node)
+            entry = child.freshNext
         }
         self.fresh = fresh
         // (Without extras, the defaults: no metadata, no observer.)
         metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
+        hasValues = state.propertyValues != nil
         observerCount = state.hasExtras ? state.observers.receivers.count : 0
-        fileSums = state.fileSums.map {
-            FileSumsView(
-                members: $0.members, total: $0.total, pendingLeaves: $0.pendingLeaves,
-                hasJoined: !$0.joined.isEmpty)
-        }
     }
 }
 #else

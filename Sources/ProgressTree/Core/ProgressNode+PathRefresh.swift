@@ -37,103 +37,87 @@ extension ProgressNode {
         // An observed node is read by its observers' deliveries, on their queues: leave the work to them.
         let flags = flags.load(ordering: .relaxed)
         guard flags & NodeFlags.observed == 0 else { return false }
-        let storage: Unmanaged<RefreshDomain>
-        if let existing = domainAndPart.unretainedDomain() {
+        let storage: UnownedDomain
+        if let existing = domainAndPart.domain {
             storage = existing
         } else if flags & NodeFlags.attached != 0 {
-            storage = .passUnretained(adoptDomain())  // a fresh child's first update: its tree may be read
+            storage = UnownedDomain(adoptDomain())  // a fresh child's first update: its tree may be read
         } else {
             return false  // a root nobody has read
         }
-        let domain = RefreshDomain.representative(of: storage)
-        return domain._withUnsafeGuaranteedRef { domain -> Bool in
-            guard domain.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity() else {
-                return false
-            }
-            return refreshPathUnderLock(of: domain)
-        }
+        let domain = storage.representative
+        return domain.isLastReadByThisThread && refreshPathUnderLock(of: domain)
     }
 
     @inline(never)
-    private func refreshPathUnderLock(of domain: RefreshDomain) -> Bool {
+    private func refreshPathUnderLock(of domain: UnownedDomain) -> Bool {
         var signals: [any ChangeSignalReceiver]?
-        let refreshed = domain.lock.withLockIfAvailable { _ -> Bool in
-            // Merged into another tree meanwhile: that tree's lock is the one that counts.
-            guard !domain.isForwarded else { return false }
-            domain.lastReader.store(0, ordering: .relaxed)
+        var released: [ProgressNode] = []
+        // Merged into another tree meanwhile (`nil` inside): that tree's lock is the one that counts.
+        let refreshed = domain.withLockIfAvailable { scratch -> Bool in
+            domain.clearLastReader()
             let walk = domain.enterWalk()
-            refreshPath(signals: &signals)
+            var node = UnownedNode(self)
+            var below: UnownedNode?
+            var fraction = 0.0
+            while let next = node.refreshPathStep(below: below, fraction: &fraction, signals: &signals, &scratch) {
+                below = node
+                node = next
+            }
             walk.exit()
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
             return true
         }
+        if !released.isEmpty { releaseOutsideTheLock(&released) }
         signals?.signal()  // after the lock: signalling may release the last reference to a node
         return refreshed == true
     }
 
-    /// The walk itself: under the domain lock, inside a walk (every parent reached stays allocated).
-    private func refreshPath(signals: inout [any ChangeSignalReceiver]?) {
-        var node = Unmanaged.passUnretained(self)
-        var below: Unmanaged<ProgressNode>?
-        var belowFraction = 0.0
-        while true {
-            let next = node._withUnsafeGuaranteedRef { node -> Unmanaged<ProgressNode>? in
-                let flags = node.flags.load(ordering: .sequentiallyConsistent)
-                // The parent part, loaded once for the level: a node below has one (it got it before its
-                // first child), a leaf none.
-                let part = node.domainAndPart.unretainedPart()
-                if let below {
-                    if let part {
-                        part._withUnsafeGuaranteedRef { $0.record(below, fraction: belowFraction) }
-                    } else {
-                        node.recordInSums(below, fraction: belowFraction)
-                    }
-                }
-                guard flags & NodeFlags.stale == 0, let fraction = node.quietFraction(part: part) else {
-                    node.markFromRefreshedPath(signals: &signals)
-                    return nil
-                }
-                node.cachedFraction.store(fraction.bitPattern, ordering: .releasing)
-                // An observer registering meanwhile passes the domain lock after setting `observed` and
-                // before reading its baseline (`observe`): it is seen in `flags` here, or reads this store.
-                if flags & NodeFlags.observed != 0 { node.collectObservers(into: &signals) }
-                belowFraction = fraction
-                guard flags & NodeFlags.attached != 0 else { return nil }
-                let address = node.parentAddress.load(ordering: .sequentiallyConsistent)
-                guard let pointer = UnsafeRawPointer(bitPattern: address) else { return nil }
-                return Unmanaged<ProgressNode>.fromOpaque(pointer)
-            }
-            guard let next else { return }
-            below = node
-            node = next
+    /// One level of the path refresh, inside a walk (every parent reached stays
+    /// allocated): records `below` (the level under this one, with its `fraction`) in this node's sums, then
+    /// stores this node's fraction and returns its parent, or marks it and returns `nil` (the walk stops).
+    @inline(__always)
+    func refreshPathStep(
+        below: UnownedNode?, fraction: inout Double, signals: inout [any ChangeSignalReceiver]?,
+        _ scratch: inout RefreshScratch
+    ) -> UnownedNode? {
+        let flags = flags.load(ordering: .sequentiallyConsistent)
+        if let below { below.record(in: self, fraction: fraction, &scratch) }
+        guard flags & NodeFlags.stale == 0, let own = quietFraction(scratch) else {
+            markFromRefreshedPath(signals: &signals)
+            return nil
         }
+        cachedFraction.store(own.bitPattern, ordering: .releasing)
+        // An observer registering meanwhile passes the domain lock after setting `observed` and before
+        // reading its baseline (`observe`): it is seen in `flags` here, or reads this store.
+        if flags & NodeFlags.observed != 0 { collectObservers(into: &signals) }
+        fraction = own
+        guard flags & NodeFlags.attached != 0 else { return nil }
+        return UnownedNode(address: parentAddress.load(ordering: .sequentiallyConsistent))
     }
 
     /// This node's fraction from its counts and sums, if they are all there is: nothing queued for a refresh
-    /// and no credit in progress or made while they were read. Under the domain lock. `part` is this node's
-    /// parent part (`nil`: it never had a child, so it has no sums, no queue and no credit).
+    /// and no credit in progress or made while they were read.
     @inline(__always)
-    private func quietFraction(part: Unmanaged<ChildSums>?) -> Double? {
-        guard let part else {
+    private func quietFraction(_ scratch: borrowing RefreshScratch) -> Double? {
+        guard let sums = domainAndPart.sums else {
+            // It never had a child: no sums, no queue, no credit.
             return FractionMath.fraction(
                 completed: completedStorage.load(ordering: .sequentiallyConsistent),
                 total: totalStorage.load(ordering: .sequentiallyConsistent), childUnits: 0)
         }
-        return part._withUnsafeGuaranteedRef { part -> Double? in
-            let sequence = part.creditSequence.load(ordering: .sequentiallyConsistent)
-            guard ChildSums.isSettled(sequence), part.queueHead.load(ordering: .sequentiallyConsistent) == 0 else {
-                return nil
-            }
-            let completed = completedStorage.load(ordering: .sequentiallyConsistent)
-            let total = totalStorage.load(ordering: .sequentiallyConsistent)
-            let childUnits = part.total
-            guard part.creditSequence.load(ordering: .sequentiallyConsistent) == sequence else { return nil }
-            return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
-        }
+        let sequence = sums.creditSequence
+        guard ChildSums.isSettled(sequence), sums.queueTop == 0 else { return nil }
+        let completed = completedStorage.load(ordering: .sequentiallyConsistent)
+        let total = totalStorage.load(ordering: .sequentiallyConsistent)
+        let childUnits = sums.total(scratch)
+        guard sums.creditSequence == sequence else { return nil }
+        return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
     }
 
     /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings
     /// it, and the path above it, up to date. Inside a walk.
-    private func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
-        if markDirty(collecting: &signals) { Self.markAncestors(of: .passUnretained(self), signals: &signals) }
+    func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
+        if markDirty(collecting: &signals) { Self.markAncestors(of: UnownedNode(self), signals: &signals) }
     }
 }

@@ -71,8 +71,8 @@ extension ProgressNode {
         if refreshPathOnUpdate() { return }
         var signals: [any ChangeSignalReceiver]?
         if markDirty(collecting: &signals) {
-            let walk = unretainedDomain._withUnsafeGuaranteedRef { $0.enterWalk() }
-            Self.markAncestors(of: .passUnretained(self), signals: &signals)
+            let walk = unretainedDomain.enterWalk()
+            Self.markAncestors(of: UnownedNode(self), signals: &signals)
             walk.exit()
         }
         signals?.signal()  // after the walk: signalling may release the last reference to a node
@@ -99,23 +99,16 @@ extension ProgressNode {
     /// Queues `start`, which has just been marked `dirty` and is attached, in its parent, marks the parent,
     /// and so on up to the first ancestor already marked. Collects the observers of every node it marks.
     /// Inside a walk: every parent reached stays allocated; no reference is taken or dropped.
-    static func markAncestors(of start: Unmanaged<ProgressNode>, signals: inout [any ChangeSignalReceiver]?) {
+    static func markAncestors(of start: UnownedNode, signals: inout [any ChangeSignalReceiver]?) {
         var child = start
-        while true {
-            let address = child._withUnsafeGuaranteedRef { $0.parentAddress.load(ordering: .sequentiallyConsistent) }
-            guard let pointer = UnsafeRawPointer(bitPattern: address) else { return }
-            let parent = Unmanaged<ProgressNode>.fromOpaque(pointer)
+        while let parent = child.parent {
             // Queue first, then mark: a refresh that drains the parent's queue before the push cleared the
             // parent's `dirty` first, so the mark below finds it clear and goes on up (the child is seen by
             // the next refresh); one that drains after it sees the child.
-            child._withUnsafeGuaranteedRef { $0.enqueue(in: parent) }
-            let parentOld = parent._withUnsafeGuaranteedRef {
-                $0.flags.bitwiseOr(NodeFlags.dirty, ordering: .sequentiallyConsistent).oldValue
-            }
+            child.enqueue(in: parent)
+            let parentOld = parent.setFlags(NodeFlags.dirty)
             if parentOld & NodeFlags.dirty != 0 { return }
-            if parentOld & NodeFlags.observed != 0 {
-                parent._withUnsafeGuaranteedRef { $0.collectObservers(into: &signals) }
-            }
+            if parentOld & NodeFlags.observed != 0 { parent.collectObservers(into: &signals) }
             if parentOld & NodeFlags.attached == 0 { return }
             child = parent
         }
@@ -129,34 +122,10 @@ extension ProgressNode {
     /// Puts this node in `parent`'s dirty queue unless it is there already, or has retired (its last
     /// change is the finish, which the parent's credit reports).
     @inline(__always)
-    func enqueue(in parent: Unmanaged<ProgressNode>) {
-        var current = flags.load(ordering: .sequentiallyConsistent)
-        while current & (NodeFlags.queued | NodeFlags.retired) == 0 {
-            let (exchanged, original) = flags.compareExchange(
-                expected: current, desired: current | NodeFlags.queued | NodeFlags.shared,
-                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
-            if exchanged {
-                push(onto: parent)
-                return
-            }
-            current = original
+    func enqueue(in parent: UnownedNode) {
+        let old = updateFlags {
+            $0 & (NodeFlags.queued | NodeFlags.retired) == 0 ? $0 | NodeFlags.queued | NodeFlags.shared : nil
         }
-    }
-
-    /// Pushes this node onto `parent`'s dirty queue; the caller set `queued`.
-    @inline(__always)
-    func push(onto parent: Unmanaged<ProgressNode>) {
-        let me = UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())
-        // The parent's part exists (created before its first child was attached): one load.
-        parent._withUnsafeGuaranteedRef { $0.childPart }._withUnsafeGuaranteedRef { part in
-            var head = part.queueHead.load(ordering: .relaxed)
-            while true {
-                queueNext.store(head, ordering: .relaxed)
-                let (exchanged, original) = part.queueHead.compareExchange(
-                    expected: head, desired: me, successOrdering: .sequentiallyConsistent, failureOrdering: .relaxed)
-                if exchanged { return }
-                head = original
-            }
-        }
+        if old & (NodeFlags.queued | NodeFlags.retired) == 0 { parent.push(queued: self) }
     }
 }

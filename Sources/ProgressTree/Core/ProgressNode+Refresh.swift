@@ -16,7 +16,7 @@ extension ProgressNode {
     func refresh() -> Double {
         if flags.load(ordering: .sequentiallyConsistent) & NodeFlags.stale == 0 {
             let fraction = Double(bitPattern: cachedFraction.load(ordering: .sequentiallyConsistent))
-            if let domain = domainAndPart.unretainedDomain() { RefreshDomain.noteCleanRead(domain) }
+            domainAndPart.domain?.noteCleanRead()
             return fraction
         }
         return refreshDirty()
@@ -34,13 +34,11 @@ extension ProgressNode {
         // that no `deinit` (nor the user code a child holds: handlers, user info) runs under it.
         var released: [ProgressNode] = []
         let domain = unretainedDomain
-        RefreshDomain.noteRead(domain)
-        let fraction = domain._withUnsafeGuaranteedRef {
-            $0.withRepresentativeLock { scratch -> Double in
-                let fraction = refreshDirtySubtree(&scratch)
-                if !scratch.released.isEmpty { swap(&released, &scratch.released) }
-                return fraction
-            }
+        domain.noteRead()
+        let fraction = domain.withRepresentativeLock { scratch -> Double in
+            let fraction = refreshDirtySubtree(&scratch)
+            if !scratch.released.isEmpty { swap(&released, &scratch.released) }
+            return fraction
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
         return fraction
@@ -50,29 +48,19 @@ extension ProgressNode {
     /// buffer back to the domain, so that later refreshes allocate nothing.
     func releaseOutsideTheLock(_ released: inout [ProgressNode]) {
         while released.popLast() != nil {}  // keeps the capacity
-        unretainedDomain._withUnsafeGuaranteedRef {
-            $0.withRepresentativeLock { scratch in
-                if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
-            }
+        unretainedDomain.withRepresentativeLock { scratch in
+            if scratch.released.capacity < released.capacity { swap(&scratch.released, &released) }
         }
     }
 
     /// Replaces `dirty` by `refreshing` (and, for a node taken from its parent's queue, `queued` too: see
     /// `takeFromQueue`): from here on an update marks this node again (and queues it again), and a clean read
     /// waits for `endRefresh`. Before the counts are read (see the top of this file). Returns the flags as
-    /// they were. Under the domain lock. The node a read starts from keeps `queued`: it may sit in its
+    /// they were. The node a read starts from keeps `queued`: it may sit in its
     /// parent's queue.
     @inline(__always)
-    private func beginRefresh() -> UInt32 {
-        var current = flags.load(ordering: .sequentiallyConsistent)
-        while true {
-            let desired = current & ~NodeFlags.dirty | NodeFlags.refreshing
-            let (exchanged, original) = flags.compareExchange(
-                expected: current, desired: desired,
-                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
-            if exchanged { return current }
-            current = original
-        }
+    private func beginRefresh(_ scratch: borrowing RefreshScratch) -> UInt32 {
+        updateFlags { $0 & ~NodeFlags.dirty | NodeFlags.refreshing }
     }
 
     /// A queued node taken from its parent's queue: `dirty` and `queued` replaced by `refreshing`, as
@@ -80,24 +68,16 @@ extension ProgressNode {
     /// One compare-and-exchange decides between the two, so that a node that retires meanwhile is never left
     /// `refreshing` (the caller refreshes no more of a retired node).
     @inline(__always)
-    private func takeFromQueue() -> UInt32 {
-        var current = flags.load(ordering: .sequentiallyConsistent)
-        while true {
-            let desired =
-                current & NodeFlags.retired != 0
-                ? current & ~NodeFlags.queued
-                : current & ~(NodeFlags.dirty | NodeFlags.queued) | NodeFlags.refreshing
-            let (exchanged, original) = flags.compareExchange(
-                expected: current, desired: desired,
-                successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
-            if exchanged { return current }
-            current = original
+    func takeFromQueue() -> UInt32 {
+        updateFlags {
+            $0 & NodeFlags.retired != 0
+                ? $0 & ~NodeFlags.queued : $0 & ~(NodeFlags.dirty | NodeFlags.queued) | NodeFlags.refreshing
         }
     }
 
     /// Publishes the fraction the refresh computed, then clears `refreshing` (keeping a `dirty` set since).
     @inline(__always)
-    private func endRefresh(_ fraction: Double) {
+    func endRefresh(_ fraction: Double) {
         cachedFraction.store(fraction.bitPattern, ordering: .releasing)  // published by the next line
         flags.bitwiseAnd(~NodeFlags.refreshing, ordering: .sequentiallyConsistent)
     }
@@ -105,12 +85,10 @@ extension ProgressNode {
     /// The number of children in this node's dirty queue (for tests; not safe while it changes).
     var queuedChildCount: Int {
         var count = 0
-        var entry = queueTop()
-        while let pointer = UnsafeRawPointer(bitPattern: entry) {
+        var entry = domainAndPart.queueTop
+        while let node = UnownedNode(address: entry) {
             count += 1
-            entry = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-                $0.queueNext.load(ordering: .relaxed)
-            }
+            entry = node.nextInQueue
         }
         return count
     }
@@ -120,20 +98,41 @@ extension ProgressNode {
     @inline(__always)
     func settledCreditSequence() -> UInt64 {
         while true {
-            let sequence = creditSequenceNow()
+            let sequence = domainAndPart.creditSequence
             if ChildSums.isSettled(sequence) { return sequence }
             CurrentThread.yield()
         }
     }
 
-    /// The credit sequence of this node's sums, 0 (settled) before they exist.
+    /// A refresh's frame of this node: its settled credit sequence, then its queue, drained (one exchange).
     @inline(__always)
-    func creditSequenceNow() -> UInt64 {
-        guard let sums = domainAndPart.unretainedPart() else { return 0 }
-        return sums._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) }
+    func drainedFrame() -> RefreshFrame {
+        let sequence = settledCreditSequence()
+        return RefreshFrame(node: UnownedNode(self), next: domainAndPart.takeQueue(), sequence: sequence)
     }
 
-    /// The refresh itself, under the domain lock. Depth first over the dirty part of the tree: each node's
+    /// This node's fraction from its counts and sums, read together: `nil` when its credit sequence moved
+    /// since `sequence` (a child finished meanwhile: its credit may be in the count and its share still in
+    /// the sum).
+    @inline(__always)
+    func settledFraction(since sequence: UInt64, _ scratch: borrowing RefreshScratch) -> Double? {
+        let completed = completedStorage.load(ordering: .sequentiallyConsistent)
+        let total = totalStorage.load(ordering: .sequentiallyConsistent)
+        let sums = domainAndPart.sums  // loaded once for both (none: no child ever, no sums, the sequence 0)
+        let childUnits = sums?.total(scratch) ?? 0
+        guard sums?.creditSequence ?? 0 == sequence else { return nil }
+        return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
+    }
+
+    /// Takes `child`, which finished or failed and retired, out of this node's summaries and sums, keeping
+    /// `failedShare` of it (a failed child's share at failure) apart.
+    func takeOut(_ child: ProgressNode, failedShare: Double, _ scratch: inout RefreshScratch) {
+        leaveSummaries(of: child, &scratch)
+        domainAndPart.remove(child, scratch)
+        if failedShare > 0 { domainAndPart.partCreatingIfNone().addFailedShare(failedShare, scratch) }
+    }
+
+    /// The refresh itself (`scratch` is the domain lock's). Depth first over the dirty part of the tree: each node's
     /// queue is drained, its queued children are refreshed (each cleared *before* its counts are read, see
     /// the top of this file) and recorded in its sums, then its own fraction is computed from its counts and
     /// sums, read between two equal values of its credit sequence.
@@ -144,76 +143,46 @@ extension ProgressNode {
     /// writes `queueNext`, so the rest of the drained chain cannot change while it is followed. Each node in
     /// it is alive: attached (its parent's table or fresh stack holds it) or retired (the queue holds a
     /// reference to it, handed over by `retire`).
+    ///
+    /// Re-entrant: a refresh that lets a finished child leave its summaries refreshes that child's subtree
+    /// first (`leaveSummaries`), on the frames above its own, and returns when they are done.
     func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
-        _ = beginRefresh()
-        let sequence = settledCreditSequence()
-        scratch.frames.append(RefreshFrame(node: .passUnretained(self), next: takeQueue(), sequence: sequence))
+        _ = beginRefresh(scratch)
+        let base = scratch.frames.count
+        scratch.frames.append(drainedFrame())
         while true {
             let last = scratch.frames.count - 1
             let top = scratch.frames[last]
-            let node = top.node
-            if let pointer = UnsafeRawPointer(bitPattern: top.next) {
-                let child = Unmanaged<ProgressNode>.fromOpaque(pointer)
-                let (next, old) = child._withUnsafeGuaranteedRef { child -> (UInt, UInt32) in
-                    let next = child.queueNext.load(ordering: .relaxed)  // before `queued` is cleared
-                    return (next, child.takeFromQueue())
-                }
+            if let child = UnownedNode(address: top.next) {
+                let (next, old) = child.takeFromQueue()  // the link read before `queued` is cleared
                 scratch.frames[last].next = next
                 if old & NodeFlags.retired != 0 {
-                    // Finished and credited, or failed: its share leaves the sum (a failed child's share at
-                    // failure stays, apart), and the queue's reference goes.
-                    node._withUnsafeGuaranteedRef { node in
-                        node.domainAndPart.unretainedPart()?._withUnsafeGuaranteedRef { $0.remove(child) }
-                        let failedShare = child._withUnsafeGuaranteedRef { $0.takeShareAtFailure() }
-                        if failedShare > 0 { node.childSumsForRefresh.addFailedShare(failedShare) }
-                    }
-                    scratch.released.append(child.takeRetainedValue())
-                    continue
+                    // Finished and credited, or failed: it leaves the summaries, its share leaves the sum (a
+                    // failed child's share at failure stays, apart), and the queue's reference goes.
+                    top.node.takeOutRetired(child, &scratch)
+                    scratch.released.append(child.takeRetained())
+                } else {
+                    scratch.frames.append(child.drainedFrame())
                 }
-                let (sequence, queue) = child._withUnsafeGuaranteedRef { ($0.settledCreditSequence(), $0.takeQueue()) }
-                scratch.frames.append(RefreshFrame(node: child, next: queue, sequence: sequence))
                 continue
             }
-            // Every queued child is recorded: the node's fraction, from counts and sums read together.
-            let (fraction, settled) = node._withUnsafeGuaranteedRef { node -> (Double, Bool) in
-                let completed = node.completedStorage.load(ordering: .sequentiallyConsistent)
-                let total = node.totalStorage.load(ordering: .sequentiallyConsistent)
-                // The part loaded once for both (none: no child ever, no sums, the sequence 0).
-                let part = node.domainAndPart.unretainedPart()
-                let childUnits = part?._withUnsafeGuaranteedRef { $0.total } ?? 0
-                let sequence =
-                    part?._withUnsafeGuaranteedRef { $0.creditSequence.load(ordering: .sequentiallyConsistent) } ?? 0
-                guard sequence == top.sequence else { return (0, false) }
-                return (FractionMath.fraction(completed: completed, total: total, childUnits: childUnits), true)
-            }
-            if !settled {
-                // A child finished meanwhile: its credit may be in the count and its share still in the sum.
-                // The credit retired it into the queue: drain again, and read again.
-                let (sequence, queue) = node._withUnsafeGuaranteedRef { ($0.settledCreditSequence(), $0.takeQueue()) }
-                scratch.frames[last].sequence = sequence
-                scratch.frames[last].next = queue
+            // Every queued child is recorded: the node's fraction, from counts and sums read together. If a
+            // child finished meanwhile, its credit retired it into the queue: drain again, and read again.
+            guard let fraction = top.node.settledFraction(since: top.sequence, scratch) else {
+                scratch.frames[last] = top.node.drainedFrame()
                 continue
             }
             scratch.frames.removeLast()
-            node._withUnsafeGuaranteedRef { $0.endRefresh(fraction) }
-            guard let below = scratch.frames.last else { return fraction }
-            below.node._withUnsafeGuaranteedRef { $0.recordInSums(node, fraction: fraction) }
+            top.node.endRefresh(fraction)
+            guard scratch.frames.count > base, let below = scratch.frames.last else { return fraction }
+            below.node.recordInSums(top.node, fraction: fraction, &scratch)
         }
     }
 }
 
-/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
-/// Empty between reads. (No list of the nodes still to visit: each frame follows its drained queue.)
-struct RefreshScratch {
-    /// The nodes being refreshed, root first.
-    var frames: [RefreshFrame] = []
-    /// Retired children the refresh drained, released after the domain lock.
-    var released: [ProgressNode] = []
-}
-
 /// One level of the dirty subtree being refreshed.
 struct RefreshFrame {
-    let node: Unmanaged<ProgressNode>
+    let node: UnownedNode
     /// The next child of the node's drained queue still to visit (0: none left), linked by `queueNext`.
     var next: UInt
     /// The node's credit sequence when its queue was drained.

@@ -44,8 +44,12 @@ public final class ProgressNode: Sendable {
     //
     // The order is the layout (102 bytes with the header, so that malloc, which adds 8 and rounds to 16,
     // gives a node 112; 105 would take 128): the counts and `flags`, which `advance(by:)` reads, first, with
-    // `contributorIndex` beside `flags`; the words; then `state` (13 bytes, aligned to 4) and `controlFlags`
-    // in the byte after it (see "What a node holds" in Docs/Architecture.md; `NodeSizeTests` pins it).
+    // `contributorIndex` beside `flags`; the words, those that an update and a read of the tree touch
+    // (through `domainAndPart`) before the two links; then `state` (13 bytes, aligned to 4) and
+    // `controlFlags` in the byte after it (see "What a node holds" in Docs/Architecture.md; `NodeSizeTests`
+    // pins it). The touched words end at byte 72, 40 bytes before the next malloc block begins and 56
+    // before the next object's first field: whatever the alignment, they share no cache line with the next
+    // node's (see `CacheLinePadding`).
 
     /// The node's own completed units plus the pending units of children that finished.
     @usableFromInline let completedStorage: Atomic<Int64>
@@ -53,8 +57,9 @@ public final class ProgressNode: Sendable {
     /// `NodeFlags` bits.
     @usableFromInline let flags: Atomic<UInt32>
     /// This node's index among its parent's contributors (-1: none), where the parent's `ChildSums` keeps
-    /// what it adds. Owned by the tree's domain lock.
-    let contributorIndex = Atomic<Int32>(-1)
+    /// what it adds. Owned by the tree's domain lock: read and written only through `contributorIndex(_:)`
+    /// and `setContributorIndex(_:_:)`, which take the lock's `RefreshScratch`.
+    private let contributorIndex = Atomic<Int32>(-1)
     /// The bit pattern of the fraction computed by the last refresh of this node. When neither `dirty` nor
     /// `refreshing` is set, it is the node's fraction: a clean read is that load and this one, no lock.
     @usableFromInline let cachedFraction = Atomic<UInt64>(0)
@@ -64,6 +69,13 @@ public final class ProgressNode: Sendable {
     let parentAddress = Atomic<UInt>(0)
     /// The share of the parent's units this node stands for, while attached.
     let pendingInParent = Atomic<Int64>(0)
+    /// The refresh domain of this node's tree (see `RefreshDomain`), shared by every node of the tree: set
+    /// when the node first gets a child, is first read, or is attached. Then, from before its first child is
+    /// attached, what only a node with children needs, in one object that also holds the domain (`childPart`,
+    /// a `ChildSums`): the weighted sum of the attached children's progress, kept by refreshes under the
+    /// domain lock, and the tops of its dirty queue and of its stack of fresh children. One word for both
+    /// (`DomainAndParentPart`): a leaf pays 8 bytes for all of it.
+    @usableFromInline let domainAndPart = DomainAndParentPart()
     /// The next node in the parent's dirty queue (`ChildSums.queueHead`), while `queued`.
     let queueNext = Atomic<UInt>(0)
     /// Two values in one word, never needed at once: while this node is on its parent's stack of fresh
@@ -73,13 +85,6 @@ public final class ProgressNode: Sendable {
     /// have a slot, and gets its first slot in the settle that has taken it off the stack, after the settle's
     /// last read of its link (a node that pops itself off the stack clears the word to -1 once it is off).
     let freshNextOrSlot = Atomic<UInt>(UInt(bitPattern: -1))
-    /// The refresh domain of this node's tree (see `RefreshDomain`), shared by every node of the tree: set
-    /// when the node first gets a child, is first read, or is attached. Then, from before its first child is
-    /// attached, what only a node with children needs, in one object that also holds the domain (`childPart`,
-    /// a `ChildSums`): the weighted sum of the attached children's progress, kept by refreshes under the
-    /// domain lock, and the tops of its dirty queue and of its stack of fresh children. One word for both
-    /// (`DomainAndParentPart`): a leaf pays 8 bytes for all of it.
-    @usableFromInline let domainAndPart = DomainAndParentPart()
 
     // MARK: Structure (guarded by the node's lock)
 
@@ -94,7 +99,7 @@ public final class ProgressNode: Sendable {
     init(detachedTotalUnitCount total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil) {
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
-        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.describesFiles : 0)
+        flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
         state = Lock(NodeState(userInfo: userInfo))
@@ -113,16 +118,18 @@ public final class ProgressNode: Sendable {
         // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
-        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.describesFiles : 0))
+        flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0))
         state = Lock(NodeState(attached: (), userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
         // finishes without ever being read or partly updated, the usual short-lived one, never does.
-        parentAddress.store(UInt(bitPattern: Unmanaged.passUnretained(parent).toOpaque()), ordering: .releasing)
+        parentAddress.store(UnownedNode(parent).address, ordering: .releasing)
         // Before the push that publishes the node: nobody else can reach it yet.
         prepare(self)
         // Here rather than in the convenience initializer, where `self` would be retained around the call.
-        parent.attachFreshChild(.passUnretained(self), withPendingUnitCount: pendingUnitCount)
+        parent.attachFreshChild(UnownedNode(self), withPendingUnitCount: pendingUnitCount)
+        // Files from the start: the parent's summaries count them at the next read (Summaries/).
+        if userInfo != nil && flags.load(ordering: .relaxed) & NodeFlags.summarized != 0 { markChanged() }
     }
 
     /// Creates a node attached to `parent`, as `init(totalUnitCount:parent:pendingUnitCount:)` does, after
@@ -246,13 +253,10 @@ public final class ProgressNode: Sendable {
         for child in children { child.orphan() }
         if let domain = domainAndPart.loadDomain() { domain.waitForWalksAlongForwards() }
         // Children that finished into this node and wait in its queue hold a reference handed to the queue.
-        var entry = takeQueue()
-        while let address = UnsafeRawPointer(bitPattern: entry) {
-            let node = Unmanaged<ProgressNode>.fromOpaque(address)
-            entry = node._withUnsafeGuaranteedRef { $0.queueNext.load(ordering: .relaxed) }
-            if node._withUnsafeGuaranteedRef({ $0.flags.load(ordering: .acquiring) & NodeFlags.retired != 0 }) {
-                children.append(node.takeRetainedValue())
-            }
+        var entry = domainAndPart.takeQueue()
+        while let node = UnownedNode(address: entry) {
+            entry = node.nextInQueue
+            if node.flags & NodeFlags.retired != 0 { children.append(node.takeRetained()) }
         }
         if !children.isEmpty { IterativeRelease.release(&children) }
     }
@@ -300,7 +304,9 @@ public final class ProgressNode: Sendable {
     }
 
     /// Adds `units` to `completedUnitCount` atomically: N threads calling `advance(by: 1)` M times each
-    /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing.
+    /// add exactly N·M. The sum saturates at `Int64.max` and `Int64.min` instead of overflowing (an add
+    /// that passes `Int64.max` while other threads update the same node may be read, for that instant, as a
+    /// negative, indeterminate count before it saturates).
     ///
     /// Negative units take work back: they are not an error. A count taken below zero makes the node
     /// indeterminate, by Foundation's rule for a negative `completedUnitCount` (`advance(by: -3)` on a
@@ -336,8 +342,46 @@ public final class ProgressNode: Sendable {
     }
 
     /// Atomically adds `units` to the completed count, saturating, and returns the new count.
+    ///
+    /// Units of at least 0 (every `advance(by:)` of a reporter, every credit) take one `lock xadd`, the
+    /// cost of a bare atomic add: a compare-and-swap loop needs a load first, and on Intel processors that
+    /// load waits for the previous update's locked instruction (1.8× an atomic add there, against 1.2×).
+    /// The add wraps only from within `units` of `Int64.max`; the updater that wrapped it sees its new
+    /// count below its old one and saturates it (`saturateAfterOverflow`). Negative units saturate at
+    /// `Int64.min` in a compare-and-swap loop (`addNegative`).
     @inlinable @inline(__always)
     func addToCompleted(_ units: Int64) -> Int64 {
+        guard _fastPath(units >= 0) else { return addNegative(units) }
+        let (old, new) = completedStorage.wrappingAdd(units, ordering: .sequentiallyConsistent)
+        if _fastPath(new >= old) { return new }
+        return saturateAfterOverflow()
+    }
+
+    /// After an add of units ≥ 0 wrapped past `Int64.max`: sets the count to `Int64.max` while it is still
+    /// negative, and returns the count. Adds of units ≥ 0 keep a wrapped count negative (another 2⁶³ units
+    /// would be needed to make it non-negative again), so a negative count here is the wrapped one, moved on
+    /// by other updaters meanwhile, whose units saturate too. Until then the count reads negative: a reader
+    /// or another updater of this node may see it for that instant as an indeterminate count; nothing
+    /// finishes or credits on it. A count stored meanwhile by `completedUnitCount`'s setter stays if it is
+    /// at least 0, and is taken as wrapped (and saturates) if negative: the one race between a store and an
+    /// update whose order is not kept.
+    @usableFromInline @inline(never)
+    func saturateAfterOverflow() -> Int64 {
+        var current = completedStorage.load(ordering: .sequentiallyConsistent)
+        while current < 0 {
+            let (exchanged, original) = completedStorage.compareExchange(
+                expected: current, desired: .max, successOrdering: .sequentiallyConsistent,
+                failureOrdering: .sequentiallyConsistent)
+            if exchanged { return .max }
+            current = original
+        }
+        return current
+    }
+
+    /// Adds negative `units`, saturating at `Int64.min`: a compare-and-swap loop (a wrapped negative add
+    /// would read as a large count, which may finish the node).
+    @usableFromInline @inline(never)
+    func addNegative(_ units: Int64) -> Int64 {
         var current = completedStorage.load(ordering: .relaxed)
         while true {
             let next = current.addingSaturated(units)
@@ -373,5 +417,17 @@ public final class ProgressNode: Sendable {
     public var isFinished: Bool {
         // Failure hook (ProgressNode+Failure.swift): finished and failed are exclusive final outcomes.
         !isFailed && FractionMath.isFinished(completed: completedUnitCount, total: totalUnitCount)
+    }
+}
+
+extension ProgressNode {
+    /// This node's index among its parent's contributors (-1: none); `scratch` is the domain lock's.
+    @inline(__always)
+    func contributorIndex(_ scratch: borrowing RefreshScratch) -> Int { Int(contributorIndex.load(ordering: .relaxed)) }
+
+    /// Records `index` (-1: none) as this node's index among its parent's contributors.
+    @inline(__always)
+    func setContributorIndex(_ index: Int, _ scratch: borrowing RefreshScratch) {
+        contributorIndex.store(Int32(truncatingIfNeeded: index), ordering: .relaxed)
     }
 }

@@ -45,37 +45,6 @@ final class RefreshDomain: Sendable {
         return domain
     }
 
-    /// `representative`, without retaining anything: each domain holds the one it forwards to.
-    @inlinable @inline(__always)
-    static func representative(of domain: Unmanaged<RefreshDomain>) -> Unmanaged<RefreshDomain> {
-        var current = domain
-        while let next = current._withUnsafeGuaranteedRef({ $0.forward.unretained() }) { current = next }
-        return current
-    }
-
-    /// Records that a node of `domain`'s tree was read by this thread (a read that refreshed): a store only
-    /// when the hint changes.
-    @inline(__always)
-    static func noteRead(_ domain: Unmanaged<RefreshDomain>) {
-        let reader = currentThreadIdentity()
-        representative(of: domain)._withUnsafeGuaranteedRef { domain in
-            if domain.lastReader.load(ordering: .relaxed) != reader {
-                domain.lastReader.store(reader, ordering: .relaxed)
-            }
-        }
-    }
-
-    /// Records a clean read: only when no reader is recorded since the last path refresh (the reader that
-    /// polls after every update), so that a clean read costs one more load and no thread lookup otherwise.
-    @inlinable @inline(__always)
-    static func noteCleanRead(_ domain: Unmanaged<RefreshDomain>) {
-        representative(of: domain)._withUnsafeGuaranteedRef { domain in
-            if domain.lastReader.load(ordering: .relaxed) == 0 {
-                recordReader(in: domain)
-            }
-        }
-    }
-
     /// Stores the calling thread as `domain`'s last reader: out of line, off the clean read's inlined path.
     @usableFromInline @inline(never)
     static func recordReader(in domain: RefreshDomain) {
@@ -87,48 +56,15 @@ final class RefreshDomain: Sendable {
     static func currentThreadIdentity() -> UInt { CurrentThread.identifier }
 
     /// Whether this domain forwards to another one (it was merged).
-    var isForwarded: Bool { forward.unretained() != nil }
+    var isForwarded: Bool { forward.address.load(ordering: .acquiring) != 0 }
 
     /// The domain this one forwards to directly, if it was merged (for tests).
     var forwardTarget: RefreshDomain? { forward.load() }
 
-    /// Runs `body` under the lock of this domain's representative, with its scratch buffers.
-    ///
-    /// The representative is used unretained here and in the walks: a node holds its domain, each domain
-    /// holds the one it forwards to, and the caller holds a node of the tree, so the whole chain outlives
-    /// the call (and retaining it would cost two atomic operations per domain, on every update that walks).
+    /// Runs `body` under the lock of this domain's representative, with its scratch buffers (see
+    /// `UnownedDomain.withRepresentativeLock(_:)`).
     func withRepresentativeLock<Result>(_ body: (inout RefreshScratch) -> Result) -> Result {
-        var domain = Self.representative(of: .passUnretained(self))
-        while true {
-            // A merge may forward the representative between the look-up and the lock: then follow it.
-            var result: Result?
-            domain._withUnsafeGuaranteedRef { domain in
-                domain.lock.withLock { scratch in
-                    guard !domain.isForwarded else { return }
-                    result = body(&scratch)
-                }
-            }
-            if let result { return result }
-            domain = Self.representative(of: domain)
-        }
-    }
-
-    /// Runs `body` under the representative's lock if nobody holds it, and returns `nil` otherwise: for
-    /// updates, which never wait for a refresh.
-    func withRepresentativeLockIfAvailable<Result>(_ body: (inout RefreshScratch) -> Result) -> Result? {
-        var domain = Self.representative(of: .passUnretained(self))
-        while true {
-            var result: Result?
-            let locked: Bool = domain._withUnsafeGuaranteedRef { domain in
-                domain.lock.withLockIfAvailable { scratch in
-                    guard !domain.isForwarded else { return }
-                    result = body(&scratch)
-                } != nil
-            }
-            if !locked { return nil }
-            if let result { return result }
-            domain = Self.representative(of: domain)
-        }
+        UnownedDomain(self).withRepresentativeLock(body)
     }
 
     // MARK: Walks up the tree
@@ -147,8 +83,12 @@ final class RefreshDomain: Sendable {
     private let oddWalks = Atomic<Int>(0)
     /// Serializes waiters, so that each one's epoch move and drain are one step.
     private let waiters = Lock<Void>(())
+    /// The last stored property: every update that refreshes its path and every read that refreshes takes
+    /// `lock` and moves the walk counters, and whatever malloc places after this domain belongs to no tree
+    /// or to another (see `CacheLinePadding`).
+    let trailingPadding = CacheLinePadding()
 
-    private func addWalk(_ parity: UInt64, _ delta: Int) {
+    func addWalk(_ parity: UInt64, _ delta: Int) {
         if parity == 0 {
             evenWalks.add(delta, ordering: .sequentiallyConsistent)
         } else {
@@ -164,31 +104,27 @@ final class RefreshDomain: Sendable {
     /// A walk registered in a domain; `exit()` ends it (once). Holds the domain unretained: the walker
     /// holds a node of the tree, which holds the chain of domains up to this one.
     struct Walk {
-        fileprivate let domain: Unmanaged<RefreshDomain>
-        fileprivate let parity: UInt64
+        let domain: UnownedDomain
+        let parity: UInt64
 
-        func exit() { domain._withUnsafeGuaranteedRef { $0.addWalk(parity, -1) } }
+        func exit() { domain.endWalk(parity: parity) }
     }
 
     /// Registers a walk up from a node of this domain's tree, in its representative (where a node going
     /// away waits). While the walk is registered, every parent reached through `parentAddress` stays
     /// allocated. No user code and no release that could run a `deinit` may happen before `exit()`.
-    func enterWalk() -> Walk {
-        while true {
-            let representative = Self.representative(of: .passUnretained(self))
-            let parity = representative._withUnsafeGuaranteedRef { domain -> UInt64? in
-                let epoch = domain.walkEpoch.load(ordering: .sequentiallyConsistent)
-                domain.addWalk(epoch & 1, 1)
-                // Registered in the current epoch of a domain still representative: any waiter from here on
-                // waits for this walk, and any merge forwards only after waiting for it.
-                if domain.walkEpoch.load(ordering: .sequentiallyConsistent) == epoch, !domain.isForwarded {
-                    return epoch & 1
-                }
-                domain.addWalk(epoch & 1, -1)
-                return nil
-            }
-            if let parity { return Walk(domain: representative, parity: parity) }
-        }
+    func enterWalk() -> Walk { UnownedDomain(self).enterWalk() }
+
+    /// Registers a walk in this domain if it is still the representative; returns its parity, or `nil` when
+    /// the caller must look for the representative again.
+    func registerWalk() -> UInt64? {
+        let epoch = walkEpoch.load(ordering: .sequentiallyConsistent)
+        addWalk(epoch & 1, 1)
+        // Registered in the current epoch of a domain still representative: any waiter from here on waits for
+        // this walk, and any merge forwards only after waiting for it.
+        if walkEpoch.load(ordering: .sequentiallyConsistent) == epoch, !isForwarded { return epoch & 1 }
+        addWalk(epoch & 1, -1)
+        return nil
     }
 
     /// Waits until every walk registered before this call in this domain or any domain it forwards to has
@@ -264,12 +200,12 @@ extension ProgressNode {
         domainAndPart.loadDomain() ?? adoptDomain()
     }
 
-    /// This node's domain, adopted or created on first use, unretained: valid while this node is alive.
-    /// Not under this node's lock.
+    /// This node's domain, adopted or created on first use, without a reference count: valid while this
+    /// node is alive. Not under this node's lock.
     @inline(__always)
-    var unretainedDomain: Unmanaged<RefreshDomain> {
-        if let domain = domainAndPart.unretainedDomain() { return domain }
-        return .passUnretained(adoptDomain())
+    var unretainedDomain: UnownedDomain {
+        if let domain = domainAndPart.domain { return domain }
+        return UnownedDomain(adoptDomain())
     }
 
     /// Gives this node its domain: its parent's while attached, a new one otherwise. Only a fresh child
@@ -285,14 +221,36 @@ extension ProgressNode {
     func adoptDomain() -> RefreshDomain {
         state.withLock { _ -> RefreshDomain in
             if let domain = domainAndPart.loadDomain() { return domain }
-            if let pointer = UnsafeRawPointer(bitPattern: parentAddress.load(ordering: .sequentiallyConsistent)) {
-                let parentDomain = Unmanaged<ProgressNode>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-                    $0.domainAndPart.loadDomain()
-                }
+            if let parent = UnownedNode(address: parentAddress.load(ordering: .sequentiallyConsistent)) {
+                let parentDomain = parent.domain
                 assert(parentDomain != nil, "a parent gets its domain before its first fresh child (attachFreshChild)")
-                if let parentDomain { return domainAndPart.storeDomainIfNone(parentDomain) }
+                if let parentDomain { return domainAndPart.storeDomainIfNone(parentDomain.domain) }
             }
             return domainAndPart.storeDomainIfNone(RefreshDomain())
         }
     }
+}
+
+/// The buffers of a refresh, kept in the domain lock between reads so that they keep their capacity.
+/// Empty between reads. (No list of the nodes still to visit: each frame follows its drained queue.)
+///
+/// Only the domain lock lends one (`RefreshDomain.lock`), so an `inout RefreshScratch` parameter is the proof
+/// that a function runs under the domain lock: the functions that read or write what the lock owns (the
+/// sums, the summary tables) ask for it.
+struct RefreshScratch: ~Copyable {
+    /// The nodes being refreshed, root first.
+    var frames: [RefreshFrame] = []
+    /// Retired children the refresh drained, and members a start of the summaries listed, released after
+    /// the domain lock.
+    var released: [ProgressNode] = []
+    /// How many contributions to summaries the reads of this tree computed (for tests: a read is
+    /// O(changes)).
+    var computedSummaries = 0
+    #if PROGRESSTREE_INTERNAL_CHECKS
+    /// The address of the domain whose lock lends this scratch now (set at each lending, `UnownedDomain`),
+    /// which the checks of the sums compare with their tree's representative.
+    var lender: UInt = 0
+    #endif
+
+    fileprivate init() {}
 }

@@ -18,12 +18,13 @@ import ProgressTreePlatform
 // ProgressTreeFoundation's companion of scopes without a call by the program (see `typeLinked(named:)`).
 //
 // `_withUnsafeGuaranteedRef` (an inlinable function of the standard library, so never missing at run time)
-// is the one entry point not wrapped here: its call sites in the core call it directly. A wrapper
-// (`Unmanaged.withUnretained`, calling it) compiled to the same instructions on most paths but let the
-// optimizer retain and release a `ChildSums` inside `RefreshDomain.withRepresentativeLockIfAvailable`
-// and `retire`: a wide tree's updates and reads (scenario 11, 100,000 children) took 173-177 ms instead
-// of 164-166 ms (AMD EPYC, `compare.sh --only 11`). `grep -rn _withUnsafeGuaranteedRef Sources` lists
-// them: walks of the tree's domain, code under a lock, and references owned by a table or a queue.
+// is the one entry point not wrapped here: it is called only inside the handles that lend an object without
+// a reference count, each accessor naming what it reads (`UnownedNode`, `UnownedDomain`,
+// `DomainAndParentPart` and `UnownedSums`, `NodeState`; the summary engine's `ColumnReference` and
+// `_ProgressTreeColumnStep`). A generic wrapper (`Unmanaged.withUnretained`, calling it) compiled to the same
+// instructions on most paths but let the optimizer retain and release a `ChildSums` inside
+// `withRepresentativeLockIfAvailable` and `retire`: a wide tree's updates and reads (scenario 11, 100,000
+// children) took 173-177 ms instead of 164-166 ms (AMD EPYC, `compare.sh --only 11`).
 
 // `swift_tryRetain` and `swift_nonatomic_retain` are looked up by name in the running process (`dlsym`):
 // Swift reserves their names for its runtime, so they are not declared with `@_silgen_name`. A program
@@ -73,20 +74,20 @@ enum SwiftRuntime {
     package static var usesEntryPoints: Bool { entryPoints.tryRetain != nil }
 }
 
-/// Retains the node at `address` (a parent or a holder) unless its `deinit` has begun, and returns it
-/// retained (+1), for code holding the lock of a node below it: under that lock the address is either 0 or
-/// the node's memory is allocated, because a node going away clears the addresses of its children under
-/// their locks before its memory goes (`ProgressNode.orphan`). `link` is that child's weak reference to the
-/// same node, which exists only where the runtime has no `swift_tryRetain` (`NodeState.weakParent`).
+/// Retains the node at `address` (a parent or a holder) unless its `deinit` has begun, and returns it (the
+/// caller owns the reference: `takeRetained()`), for code holding the lock of a node below it: under that lock the address is either 0 or the node's memory
+/// is allocated, because a node going away clears the addresses of its children under their locks before
+/// its memory goes (`ProgressNode.orphan`). `link` is that child's weak reference to the same node, which
+/// exists only where the runtime has no `swift_tryRetain` (`NodeState.weakParent`).
 @inline(__always)
-func retainNode(at address: UInt, weakLink link: @autoclosure () -> ProgressNode?) -> Unmanaged<ProgressNode>? {
+func retainNode(at address: UInt, weakLink link: @autoclosure () -> ProgressNode?) -> UnownedNode? {
     guard let pointer = UnsafeMutableRawPointer(bitPattern: address) else { return nil }
-    if let tryRetain = SwiftRuntime.tryRetain {
-        return tryRetain(pointer) == nil ? nil : Unmanaged<ProgressNode>.fromOpaque(pointer)
-    }
+    if let tryRetain = SwiftRuntime.tryRetain { return tryRetain(pointer) == nil ? nil : UnownedNode(address: address) }
     // A weak load is the language's own "retain unless deinit has begun".
-    guard let node = link(), Unmanaged.passUnretained(node).toOpaque() == pointer else { return nil }
-    return Unmanaged.passRetained(node)
+    guard let node = link(), UnownedNode(node).address == address else { return nil }
+    let retained = UnownedNode(node)
+    retained.retain()
+    return retained
 }
 
 /// Retains `child`, which no other thread can reach yet (it is in its initializer and not published), for
@@ -95,18 +96,17 @@ func retainNode(at address: UInt, weakLink link: @autoclosure () -> ProgressNode
 /// before any other thread's access. Where the runtime has no `swift_tryRetain`, also gives the child its weak
 /// link to `parent` (`NodeState.weakParent`), under its lock, which nobody else can take yet.
 @inline(__always)
-func retainUnpublished(_ child: Unmanaged<ProgressNode>, childOf parent: ProgressNode) -> Unmanaged<ProgressNode> {
+func retainUnpublished(_ child: UnownedNode, childOf parent: ProgressNode) {
     let entryPoints = SwiftRuntime.entryPoints
     if entryPoints.tryRetain == nil { linkWeakly(child, to: parent) }
     guard let retain = entryPoints.nonatomicRetain else { return child.retain() }
-    _ = retain(child.toOpaque())
-    return child
+    _ = retain(UnsafeMutableRawPointer(bitPattern: child.address).unsafelyUnwrapped)
 }
 
 /// The public path of `retainUnpublished`: out of line, so that the usual path stays small.
 @inline(never)
-private func linkWeakly(_ child: Unmanaged<ProgressNode>, to parent: ProgressNode) {
-    child._withUnsafeGuaranteedRef { $0.state.withLock { $0.weakParent = parent } }
+private func linkWeakly(_ child: UnownedNode, to parent: ProgressNode) {
+    child.node.state.withLock { $0.weakParent = parent }
 }
 
 /// The type named `name` (a module-qualified name) if the program links it: the standard library's

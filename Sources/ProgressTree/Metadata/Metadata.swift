@@ -7,18 +7,17 @@
 ///
 /// Kept small and free of reference counts beyond the dictionary, because every node carries one and
 /// creating nodes is on the path of short-lived work: the rarely used parts live in `MetadataExtras`,
-/// allocated the first time one of them is set, a file child finishes, or an estimate is read.
+/// allocated the first time one of them is set or an estimate is read.
 struct Metadata {
-    /// Written only through `setUserInfoValue(_:forKey:)` and `replaceUserInfo(_:)`, which keep
-    /// `hasFileCountKeys` true whenever a file count key is in it.
+    /// Written only through `setUserInfoValue(_:forKey:)` and `replaceUserInfo(_:)`, which keep `fileCounts`
+    /// what the file count keys hold.
     private(set) var userInfo: [ProgressNode.UserInfoKey: any Sendable] = [:]
     /// `kind` without a reference count: 0 for `nil`, 1 for `.file`, 2 for another kind (kept in `extras`).
     private var kindCode: UInt8 = 0
-    /// Whether `userInfo` may hold `.fileTotalCountKey` or `.fileCompletedCountKey`: false guarantees it
-    /// holds neither, so a file summary skips two hashed lookups per node (a root's first read computes
-    /// 100,000 of them). Set when either key is stored, cleared when the dictionary is replaced by one
-    /// without them; never cleared by removing a key (it then only costs the lookups).
-    private(set) var hasFileCountKeys = false
+    /// The file counts `userInfo` holds, as `ProgressNode.fileCount(in:)` reads them (`nil` in a field: not
+    /// set, or not usable); `nil` when neither key was ever stored. Kept with each write of either key, so
+    /// that the summaries read no dictionary (a root's first read of 100,000 files would hash 200,000 keys).
+    private(set) var fileCounts: (total: Int?, completed: Int?)?
     /// The rarely used parts; `nil` until first needed.
     private(set) var extras: MetadataExtras?
 
@@ -53,39 +52,37 @@ struct Metadata {
     mutating func setUserInfoValue(
         _ value: (any Sendable)?, forKey key: ProgressNode.UserInfoKey
     ) -> (any Sendable)? {
-        guard let value else { return userInfo.removeValue(forKey: key) }
-        if key == .fileTotalCountKey || key == .fileCompletedCountKey { hasFileCountKeys = true }
-        return userInfo.updateValue(value, forKey: key)
+        let replaced = value.map { userInfo.updateValue($0, forKey: key) } ?? userInfo.removeValue(forKey: key)
+        if key == .fileTotalCountKey || key == .fileCompletedCountKey { readFileCounts() }
+        return replaced
     }
 
     /// Replaces the whole dictionary.
     mutating func replaceUserInfo(_ values: [ProgressNode.UserInfoKey: any Sendable]) {
         userInfo = values
-        hasFileCountKeys = values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil
+        fileCounts = nil
+        if values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil { readFileCounts() }
     }
 
-    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.describesFiles`).
+    /// Reads the file count keys into `fileCounts`.
+    private mutating func readFileCounts() {
+        fileCounts = (
+            ProgressNode.fileCount(in: userInfo[.fileTotalCountKey]),
+            ProgressNode.fileCount(in: userInfo[.fileCompletedCountKey])
+        )
+    }
+
+    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.summarized`).
     static func describesFiles(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]?) -> Bool {
         guard let userInfo else { return false }
         return userInfo[.fileTotalCountKey] != nil || userInfo[.fileCompletedCountKey] != nil
     }
 
     /// Whether the metadata describes files now: kind `.file`, or a file count key may be stored.
-    var describesFiles: Bool { isFile || hasFileCountKeys }
-
-    /// The value of a file count key, or `nil` without a lookup when none was stored.
-    func fileCountValue(_ key: ProgressNode.UserInfoKey) -> (any Sendable)? {
-        hasFileCountKeys ? userInfo[key] : nil
-    }
+    var describesFiles: Bool { isFile || fileCounts != nil }
 
     /// Whether the node is of kind `.file`, without building a `Kind`.
     var isFile: Bool { kindCode == 1 }
-
-    /// The files and bytes of children that finished and were released by this node, folded in when each
-    /// finished (see `ProgressNode.FileSummary`). Finished children are not retained to keep this total.
-    var finishedChildren: ProgressNode.FileSummary {
-        extras?.finishedChildren ?? ProgressNode.FileSummary()
-    }
 
     /// Set by `localizedDescription = …`; `nil` means "use the default".
     var localizedDescriptionOverride: String? {
@@ -103,12 +100,5 @@ struct Metadata {
             if newValue == nil && extras == nil { return }
             extrasForWriting().localizedAdditionalDescriptionOverride = newValue
         }
-    }
-
-    /// `true` when nothing here can contribute to a parent's `FileSummary`: the node is no file, announces
-    /// no file counts and has folded no files. Checked without walking anything.
-    var contributesNoFiles: Bool {
-        !isFile && (extras?.finishedChildren.isEmpty ?? true)
-            && (fileCountValue(.fileTotalCountKey) == nil && fileCountValue(.fileCompletedCountKey) == nil)
     }
 }

@@ -1,14 +1,9 @@
-/// The rarely used part of a node's `Metadata`: description overrides, the files of finished children,
-/// custom properties (Properties/PropertyStore.swift), a kind other than `.file`, and the throughput and time-remaining estimators with the clock they read.
+/// The rarely used part of a node's `Metadata`: description overrides, a kind other than `.file`, and the
+/// throughput and time-remaining estimators with the clock they read.
 /// A reference type so that `Metadata` stays small (creating a node copies it); it is only ever reached
 /// under the node's lock and never leaves it.
 final class MetadataExtras {
     var customKind: ProgressNode.Kind?
-    /// See `Metadata.finishedChildren`.
-    var finishedChildren = ProgressNode.FileSummary()
-    /// The node's custom property values and what its children left behind (Properties/PropertyStore.swift).
-    /// Reached only under the node's lock: no dynamic exclusivity check.
-    @exclusivity(unchecked) var properties: PropertyEntries = [:]
     var localizedDescriptionOverride: String?
     var localizedAdditionalDescriptionOverride: String?
     /// The clock of the estimates; `nil` uses the nearest ancestor's (see `ProgressNode.estimationClock`).

@@ -169,7 +169,7 @@ extension ProgressNode {
         }
     }
 
-    /// The value stored for `key`, read under the node's lock.
+    /// The value stored for `key`.
     func userInfoValue(_ key: UserInfoKey) -> (any Sendable)? {
         state.withLock { $0.metadata.userInfo[key] }
     }

@@ -185,7 +185,12 @@ extension ObservableProgress {
     /// The rows of `properties`, in bit order: what a delivery reads, compares and announces. Listed from
     /// the table's stored properties (once), so that a row is written in one place.
     static let propertyRows: [any ObservedPropertyRow] = {
-        let rows = Mirror(reflecting: properties).children.map { $0.value as! any ObservedPropertyRow }
+        let rows = Mirror(reflecting: properties).children.map { child -> any ObservedPropertyRow in
+            guard let row = child.value as? any ObservedPropertyRow else {
+                preconditionFailure("ObservableProgress.PropertyTable.\(child.label ?? "?") is not an ObservedProperty")
+            }
+            return row
+        }
         precondition(
             rows.map(\.key) == rows.indices.map { ObservableProgressBridge.Properties(bit: $0) },
             "the rows of ObservableProgress.PropertyTable are numbered 0, 1, 2… in order")

@@ -156,9 +156,8 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary
     where Property.Summary: Equatable {
         let key = ObjectIdentifier(property)
-        // The stored entry is of this type: only this method adds one for `key`, and `reread` keeps its type.
         if let known = state.withLock({ $0.followedSummaries[key] }) {
-            return (known as! FollowedSummaryOf<Property>).value
+            return Self.followed(known, Property.self).value
         }
         guard let node else { return Property.defaultSummary }
         let fresh = FollowedSummaryOf<Property>(reading: node)
@@ -168,7 +167,19 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             return fresh
         }
         signal()
-        return (followed as! FollowedSummaryOf<Property>).value
+        return Self.followed(followed, Property.self).value
+    }
+
+    /// `followed`, the entry kept for `Property`'s key, as the type it is: only `summary(of:)` adds one for the
+    /// key, and `reread` keeps its type.
+    private static func followed<Property: ProgressProperty>(
+        _ followed: any FollowedSummary, _: Property.Type
+    ) -> FollowedSummaryOf<Property> where Property.Summary: Equatable {
+        guard let typed = followed as? FollowedSummaryOf<Property> else {
+            preconditionFailure(
+                "ObservableProgress: the summary followed for \(Property.self) is of \(type(of: followed))")
+        }
+        return typed
     }
 
     /// The custom properties whose summaries are kept up to date: those read at least once.
@@ -333,9 +344,13 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
     /// Its value in `values`.
     func value(in values: ObservableProgressBridge.Values) -> Value {
         switch source {
-        case .snapshot(let member): values.snapshot[keyPath: member]
+        case .snapshot(let member): return values.snapshot[keyPath: member]
         // The slot holds a `Value`: `initialSlot` and `read` are the only writers of it, and `take` copies it.
-        case .node: values.others[bit] as! Value
+        case .node:
+            guard let value = values.others[bit] as? Value else {
+                preconditionFailure("ObservableProgress: the slot of property \(bit) holds no \(Value.self)")
+            }
+            return value
         }
     }
 

@@ -114,7 +114,7 @@ extension ProgressNode {
     /// tree's lock from its look at `observed` to its store of the new fraction, so passing that lock here
     /// means such a refresh either saw the bit (and signals) or is over (and a read from here on includes it).
     func changeReceiverRegistered() {
-        unretainedDomain._withUnsafeGuaranteedRef { $0.withRepresentativeLock { _ in } }
+        unretainedDomain.withRepresentativeLock { _ in }
     }
 
     /// Takes `receiver` out of the node's observers; the last one out clears `observed`.

@@ -1,8 +1,7 @@
-// The file counts as properties: the built-in file summary (Summaries/) is kept by the engine that keeps
-// custom property summaries, and these two types let a program read and set its counts as it does its own
-// properties (`node[ProgressNode.FileTotalCount.self] = 3`, `root.summary(of: ProgressNode.FileTotalCount.self)`).
-// They are answered from the file metadata and `fileSummary`, not from property entries: one storage, the
-// one `fileTotalCount` and `userInfo` read.
+// The file counts as properties: `node[ProgressNode.FileTotalCount.self] = 3` is `fileTotalCount = 3`, and
+// `root.summary(of: ProgressNode.FileTotalCount.self)` is `root.fileSummary.fileTotalCount`. Their values live
+// where `fileTotalCount` and `userInfo` keep them, and their summaries are fields of the built-in file
+// summary (`FileSummaryProperty`), so their witnesses say so: the engine keeps no column of their own.
 
 extension ProgressNode {
     /// The number of files, as a property: a node's value is its own file count (`.fileTotalCountKey`, 0
@@ -21,6 +20,17 @@ extension ProgressNode {
         }
         /// The sum, saturating.
         public static func merge(_ a: Int, _ b: Int) -> Int { a.addingSaturated(b) }
+
+        /// `node.fileTotalCount = value`: one storage. Not API: ProgressTree's.
+        public static func _progressTreeSetValue(_ value: Int, on node: ProgressNode) {
+            node.setUserInfoObject(value, forKey: .fileTotalCountKey)
+        }
+        /// The node's own count, 0 when none. Not API: ProgressTree's.
+        public static func _progressTreeValue(of node: ProgressNode) -> Int {
+            fileCount(in: node.userInfoValue(.fileTotalCountKey)) ?? 0
+        }
+        /// `node.fileSummary.fileTotalCount`. Not API: ProgressTree's.
+        public static func _progressTreeSummary(of node: ProgressNode) -> Int { node.fileSummary.fileTotalCount }
     }
 
     /// The number of files done, as a property: a node's value is its own count (`.fileCompletedCountKey`,
@@ -36,23 +46,16 @@ extension ProgressNode {
         }
         /// The sum, saturating.
         public static func merge(_ a: Int, _ b: Int) -> Int { a.addingSaturated(b) }
-    }
 
-    /// The user-info key behind a built-in property, if `property` is one.
-    @inline(__always)
-    static func builtInFileCountKey<Property: ProgressProperty>(_ property: Property.Type) -> UserInfoKey? {
-        let id = ObjectIdentifier(property)
-        if id == ObjectIdentifier(FileTotalCount.self) { return .fileTotalCountKey }
-        if id == ObjectIdentifier(FileCompletedCount.self) { return .fileCompletedCountKey }
-        return nil
-    }
-
-    /// A built-in property's value on this node.
-    func builtInFileCount(_ key: UserInfoKey) -> Int { Self.fileCount(in: userInfoValue(key)) ?? 0 }
-
-    /// A built-in property's summary over this node's subtree.
-    func builtInFileCountSummary(_ key: UserInfoKey) -> Int {
-        let files = fileSummary
-        return key == .fileTotalCountKey ? files.fileTotalCount : files.fileCompletedCount
+        /// `node.fileCompletedCount = value`: one storage. Not API: ProgressTree's.
+        public static func _progressTreeSetValue(_ value: Int, on node: ProgressNode) {
+            node.setUserInfoObject(value, forKey: .fileCompletedCountKey)
+        }
+        /// The node's own count, 0 when none. Not API: ProgressTree's.
+        public static func _progressTreeValue(of node: ProgressNode) -> Int {
+            fileCount(in: node.userInfoValue(.fileCompletedCountKey)) ?? 0
+        }
+        /// `node.fileSummary.fileCompletedCount`. Not API: ProgressTree's.
+        public static func _progressTreeSummary(of node: ProgressNode) -> Int { node.fileSummary.fileCompletedCount }
     }
 }

@@ -1,38 +1,25 @@
-// Custom properties on a node: the value a node holds (`node[P.self]`) and its subtree's summary
-// (`summary(of:)`). The rules are at `ProgressProperty`; storage and folds in PropertyStore.swift.
-//
-// One engine keeps a node's file summary and its property summaries (Summaries/FileSums.swift): a read of
-// `summary(of:)` is a read of the kept summary, O(changes since the last read). A value set counts at once
-// in the kept summaries of the path above it, as far as they are kept (ProgressNode+PropertyPath.swift), so
-// the writer pays for its change and the next read of an ancestor finds nothing to compute.
+// Properties on a node: the value a node holds (`node[P.self]`) and its subtree's summary (`summary(of:)`).
+// The rules are at `ProgressProperty`; a node's own values are in PropertyValues.swift, the summaries are
+// kept by the summary engine (Summaries/), which a value set reaches as an update reaches the fractions: it
+// marks the node changed, and the next read brings the summaries of the changed part up to date.
 
 extension ProgressNode {
     /// This node's value of `property`: `Property.defaultValue` until set. Setting it replaces the value
     /// (from any thread; two threads setting it at once leave one of the two values); the summaries of this
     /// node and its ancestors count the new value from then on.
     ///
-    /// A node that never sets a property pays no memory for it: the first value set allocates the node's
-    /// storage for rarely used data, if it has none yet.
+    /// A value set is an update, like a count: it takes this node's lock to store the value, then marks the
+    /// node changed as `advance(by:)` does; it never waits for a reader. A value set on a node that already
+    /// finished or failed (and so left its parent, whose summaries counted its values then) is refused: the
+    /// node keeps its value, and ProgressTree says so once per property on standard error (see
+    /// Docs/Properties.md, "Values set after a node ends").
     ///
-    /// - Complexity: O(depth × log of the siblings on the path): its tree's refresh lock, and inside it this
-    ///   node's lock, then each ancestor's, one at a time, to count the value in the ancestors' kept summaries
-    ///   at once (the first value set below a parent that keeps no summary yet starts one: O(its
-    ///   children), once).
+    /// A node that never sets a property pays no memory for it.
+    ///
+    /// - Complexity: O(properties set on this node), and an update's walk up.
     public subscript<Property: ProgressProperty>(property: Property.Type) -> Property.Value {
-        get {
-            if let key = Self.builtInFileCountKey(property) { return builtInFileCount(key) as! Property.Value }
-            return state.withLock { state in
-                state.propertyEntries?[ObjectIdentifier(property)]?.value.map { $0 as! Property.Value }
-            } ?? Property.defaultValue
-        }
-        set {
-            if let key = Self.builtInFileCountKey(property) {
-                setUserInfoObject(newValue, forKey: key)  // one storage with `fileTotalCount`
-                return
-            }
-            // The property's own, specialized copy of the set (Properties/PropertyPathStep.swift).
-            Property._progressTreeSetValue(newValue, on: self)
-        }
+        get { Property._progressTreeValue(of: self) }
+        set { Property._progressTreeSetValue(newValue, on: self) }
     }
 
     /// The summary of `property` over this node's subtree: every attached node's value (its default when it
@@ -43,15 +30,40 @@ extension ProgressNode {
     /// subtree's attached nodes and what left it. While other threads change it, each child counts once,
     /// attached or left behind, never both nor neither.
     ///
-    /// - Complexity: that of `fractionCompleted`, plus O(nodes changed below this one since the last read
-    ///   of its summary, × log of their siblings): never O(children). The first read of a node is
-    ///   O(attached nodes in its subtree); children that left are O(1) in total (folded into their
-    ///   parent). The same read as `fileSummary`'s, which it keeps up to date too.
+    /// - Complexity: that of `fractionCompleted` (the same read brings the summaries of the changed part up
+    ///   to date), × log of the siblings of each changed node: never O(children). The first read of a node's
+    ///   summary is O(attached nodes in its subtree); children that left are O(1) in total (folded into their
+    ///   parent).
     public func summary<Property: ProgressProperty>(of property: Property.Type) -> Property.Summary {
-        if let builtIn = Self.builtInFileCountKey(property) {
-            return builtInFileCountSummary(builtIn) as! Property.Summary
+        Property._progressTreeSummary(of: self)
+    }
+
+    /// Stores `value` as this node's value of `property`, then marks the node changed (the next read counts
+    /// it in the summaries of the path above); refuses it when the node left its parent (RefusedValues.swift).
+    @usableFromInline
+    func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) {
+        let (refused, replaced) = state.withLock { state -> (Bool, (any Sendable)?) in
+            guard state.link.kind != .detached else { return (true, nil) }
+            let replaced = state.storePropertyValue(value, of: property)
+            // With the value, under the lock, before the mark: whoever sees `hasValues` clear sees no value,
+            // and the record that clears `summaryChanged` reads the value after (NodeFlags).
+            let bits = NodeFlags.hasValues | NodeFlags.summarized | NodeFlags.summaryChanged
+            if flags.load(ordering: .relaxed) & bits != bits {
+                flags.bitwiseOr(bits, ordering: .sequentiallyConsistent)
+            }
+            return (false, replaced)
         }
-        // The property's own, specialized copy of the read (Properties/PropertyPathStep.swift).
-        return Property._progressTreeSummary(of: self)
+        withExtendedLifetime(replaced) {}  // released after the lock: its deinit may be user code
+        guard !refused else {
+            RefusedValues.report(property, label: state.withLock { $0.metadata.localizedDescriptionOverride })
+            return
+        }
+        markChanged()
+    }
+
+    /// A copy of this node's own values, `nil` when it set none. Takes its lock once.
+    @usableFromInline
+    func ownPropertyValues() -> PropertyValues? {
+        state.withLock { $0.propertyValues }
     }
 }

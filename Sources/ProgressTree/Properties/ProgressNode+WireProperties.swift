@@ -1,53 +1,36 @@
 // A node's own values of the properties that cross the wire format (`WireProgressProperty`), read for a
-// line (`wireRecord`) and for the plain log.
-//
-// The one place that reads the property store for the wire: the node's entries are copied under its lock,
-// and the values encoded after it (`progressWireValue` is user code, which never runs under a lock of the
-// tree). Which properties cross is told by the store's type-erased operations: `PropertyOperationsOf<P>`
-// conforms to `WirePropertyOperations` exactly when `P` is a `WireProgressProperty`, a conformance checked
-// by a dynamic cast.
-
-/// The wire's operations of a property, reached without its type (see the top of this file).
-protocol WirePropertyOperations {
-    /// `WireProgressProperty.wireName`.
-    static var wireName: String { get }
-    /// The value's `progressWireValue` if it can cross (`isCrossable`), else `nil`.
-    static func wireValue(of value: any Sendable) -> ProgressWireValue?
-}
-
-extension PropertyOperationsOf: WirePropertyOperations where Property: WireProgressProperty {
-    static var wireName: String { Property.wireName }
-
-    static func wireValue(of value: any Sendable) -> ProgressWireValue? {
-        guard let value = value as? Property.Value, let wire = value.progressWireValue, wire.isCrossable else {
-            return nil
-        }
-        return wire
-    }
-}
+// line (`wireRecord`) and for the plain log: the node's values are copied under its lock, and encoded after
+// it (`progressWireValue` is user code, which never runs under a lock of the tree). Which properties cross is
+// told by a dynamic cast of each value's property type to `WireProgressProperty`.
 
 extension ProgressNode {
     /// This node's own values of its `WireProgressProperty` properties, by wire name, and how many it set
-    /// that cannot cross (a value that is not crossable, or an empty name): left out and counted. Empty
-    /// (and nothing read) until some property was set in the process.
+    /// that cannot cross (a value that is not crossable, or an empty name): left out and counted.
     ///
     /// - Complexity: O(the properties set on this node); takes this node's lock once.
     package func wireProperties() -> (values: [String: ProgressWireValue], skipped: Int) {
-        guard PropertyGate.anySet else { return ([:], 0) }
-        guard let entries = state.withLock({ $0.propertyEntries }) else { return ([:], 0) }
-        var values: [String: ProgressWireValue] = [:]
+        guard let values = ownPropertyValues() else { return ([:], 0) }
+        var encoded: [String: ProgressWireValue] = [:]
         var skipped = 0
-        for (_, entry) in entries {
-            guard let value = entry.value, let wire = entry.operations as? any WirePropertyOperations.Type else {
-                continue
-            }
-            let name = wire.wireName
-            if !name.isEmpty, let encoded = wire.wireValue(of: value) {
-                values[name] = encoded
+        for entry in values.entries {
+            guard let property = entry.property as? any WireProgressProperty.Type else { continue }
+            let name = property.wireName
+            if !name.isEmpty, let wire = Self.wireValue(of: entry.value, as: property) {
+                encoded[name] = wire
             } else {
                 skipped += 1
             }
         }
-        return (values, skipped)
+        return (encoded, skipped)
+    }
+
+    /// `value`'s `progressWireValue`, as a value of `property`, if it can cross (`isCrossable`).
+    private static func wireValue<Property: WireProgressProperty>(
+        of value: any Sendable, as _: Property.Type
+    ) -> ProgressWireValue? {
+        guard let typed = value as? Property.Value, let wire = typed.progressWireValue, wire.isCrossable else {
+            return nil
+        }
+        return wire
     }
 }

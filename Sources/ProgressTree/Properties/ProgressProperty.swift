@@ -37,8 +37,9 @@
 /// that a read after a change costs O(log children), not O(children)). A function that traps is the
 /// program's bug.
 ///
-/// Thread safety: declare the property as a type with no state (an `enum` with no cases); its values and
-/// summaries are `Sendable`.
+/// Thread safety: declare the property as a type with no state (an `enum` with no cases), with a conformance
+/// that is not isolated to an actor: its functions are called from any thread. Its values and summaries are
+/// `Sendable`.
 public protocol ProgressProperty {
     /// The type of the value each node holds.
     associatedtype Value: Sendable
@@ -62,21 +63,27 @@ public protocol ProgressProperty {
     /// idempotent (keeping or dropping is).
     static func summaryLeftBehind(_ summary: Summary, by outcome: ProgressPropertyOutcome) -> Summary?
 
-    // ProgressTree's own: not for you to implement or call (their defaults are the only implementations the
-    // library expects). `node[Property.self] = value` and `node.summary(of: Property.self)` come here.
+    // ProgressTree's own: not for you to implement or call. Their defaults are the implementations the
+    // library expects (the built-in file properties have their own); `node[Property.self]` and
+    // `node.summary(of: Property.self)` come here.
     //
-    // Why they exist: the library's generic code is compiled once, unspecialized, for every property (the
-    // caller's module cannot see its body), and paid the Swift runtime's metadata look-ups and value-witness
-    // copies at each level of a value set's walk up the tree, most of its cost. A requirement's default
-    // implementation is `@inlinable`, so each conformance carries a copy compiled for its own `Value` and
-    // `Summary`: the typed part of each level (a member's slot in its parent's total, the re-merge, the node's
-    // summary) runs specialized, called by the library's non-generic walk over the node locks and the raw
-    // summary storage. See Properties/PropertyPathStep.swift.
+    // Why they are requirements: a default implementation of a requirement is `@inlinable`, so each
+    // conformance carries a copy compiled, and specialized, for its own `Value` and `Summary`, where the
+    // conformance is declared. The library's summary engine (Summaries/) is not generic: it reaches a
+    // property's typed work through these witnesses, never through generic code compiled once for every
+    // property (which paid the Swift runtime's metadata look-ups and value-witness copies on every call).
 
     /// Sets `value` as `node`'s value of this property (`node[Self.self] = value`). Not API: ProgressTree's.
     static func _progressTreeSetValue(_ value: Value, on node: ProgressNode)
+    /// `node`'s value of this property (`node[Self.self]`). Not API: ProgressTree's.
+    static func _progressTreeValue(of node: ProgressNode) -> Value
     /// `node`'s summary of this property (`node.summary(of: Self.self)`). Not API: ProgressTree's.
     static func _progressTreeSummary(of node: ProgressNode) -> Summary
+    /// A node's summary from its parts: its own value and what it keeps of its children. Not API:
+    /// ProgressTree's.
+    static func _progressTreeNodeSummary(_ parts: _ProgressTreeSummaryParts) -> Summary
+    /// A step of the summary engine on one of this property's columns. Not API: ProgressTree's.
+    static func _progressTreeColumnStep(_ step: inout _ProgressTreeColumnStep)
 }
 
 extension ProgressProperty {

@@ -1,31 +1,31 @@
-/// One node's contribution to a `FileSummary`, before its children are added.
-struct FileFacts {
+/// What a node's own files are made of, read under its lock: its kind, its file counts, its unit counts
+/// (a `.file` node's bytes) and the partial work of its children (as of the last refresh). The own value of
+/// the built-in file summary (`FileSummaryProperty`): the engine computes a node's `FileSummary` from these
+/// facts and what it keeps of its children.
+@usableFromInline
+struct FileFacts: Sendable {
     var isFile: Bool
     var explicitTotal: Int?
     var explicitCompleted: Int?
-    var finishedChildren: ProgressNode.FileSummary
-    /// Attached children still to visit.
-    var children: [ProgressNode]
     var completed: Int64
     var total: Int64
     var childUnits: Double
 
-    /// The node's summary, given the sum of its attached children's summaries.
-    func summary(withChildren attached: ProgressNode.FileSummary) -> ProgressNode.FileSummary {
-        var below = finishedChildren
-        below.add(attached)
-        if isFile && below.fileTotalCount == 0 {
-            return ownFiles()
-        }
+    /// The node's summary, given `below`, the summary of its children (attached, and what the ones that left
+    /// left behind): a `.file` node with no file below it describes its own file(s); any other node adds up
+    /// its children, its explicit file counts replacing theirs (see `ProgressNode.FileSummary`).
+    func summary(withChildren below: ProgressNode.FileSummary) -> ProgressNode.FileSummary {
+        if isFile && below.fileTotalCount == 0 { return ownFiles() }
+        var summary = below
         if let explicitTotal {
-            if explicitTotal > below.fileTotalCount {
-                below.filesOfUnknownSize = below.filesOfUnknownSize.addingSaturated(
-                    explicitTotal - below.fileTotalCount)
+            if explicitTotal > summary.fileTotalCount {
+                summary.filesOfUnknownSize = summary.filesOfUnknownSize.addingSaturated(
+                    explicitTotal - summary.fileTotalCount)
             }
-            below.fileTotalCount = explicitTotal
+            summary.fileTotalCount = explicitTotal
         }
-        if let explicitCompleted { below.fileCompletedCount = explicitCompleted }
-        return below
+        if let explicitCompleted { summary.fileCompletedCount = explicitCompleted }
+        return summary
     }
 
     /// A file node with no file below it: its files, with its unit counts as their bytes.

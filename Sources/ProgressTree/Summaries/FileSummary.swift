@@ -57,3 +57,18 @@ extension ProgressNode {
         }
     }
 }
+
+extension ProgressNode {
+    /// The files and bytes of this node's subtree (see `FileSummary` for the rule), including the children
+    /// that already finished.
+    ///
+    /// Thread safety: safe from any thread; a read of the tree (its refresh lock, and one node lock at a time
+    /// inside it). A concurrent update is either seen or not, never half seen: a child that finishes
+    /// meanwhile is counted once, attached or left behind.
+    /// - Complexity: that of `fractionCompleted` (the same read brings the summaries of the changed part up to
+    ///   date), × log of the siblings of each changed node: never O(children). The first read is O(attached
+    ///   nodes in the subtree); finished children are O(1) in total (folded into their parent).
+    public var fileSummary: FileSummary {
+        FileSummaryProperty._progressTreeSummary(of: self)
+    }
+}

@@ -7,6 +7,11 @@ import Synchronization
 /// (hundreds of instructions); this one compiles to one atomic load. Memory order: `storeIfNil` publishes
 /// the instance with a releasing compare-and-exchange, and `load` reads it with an acquiring load, so the
 /// instance's initialization is visible to whoever loads it.
+///
+/// Contract: `address` is 0 or the address of an instance this reference retained (released in `deinit`),
+/// so an address loaded from it names a live instance while the owner of this reference is alive (readers
+/// that skip the reference count, such as `UnownedDomain.forward`, rely on it). Checked under
+/// PROGRESSTREE_INTERNAL_CHECKS: what `load` reads is a live instance of `Instance`'s class.
 @usableFromInline
 struct OnceReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
     @usableFromInline let address = Atomic<UInt>(0)
@@ -15,28 +20,24 @@ struct OnceReference<Instance: AnyObject & Sendable>: ~Copyable, Sendable {
 
     @inline(__always)
     func load() -> Instance? {
-        let bits = address.load(ordering: .acquiring)
-        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        guard let pointer = UnsafeRawPointer(bitPattern: address.load(ordering: .acquiring)) else { return nil }
+        #if PROGRESSTREE_INTERNAL_CHECKS
+        precondition(
+            pointer.load(as: UInt.self) == UInt(bitPattern: ObjectIdentifier(Instance.self)),
+            "ProgressTree internal check failed: a once-set reference names no live \(Instance.self)")
+        #endif
         return Unmanaged<Instance>.fromOpaque(pointer).takeUnretainedValue()
-    }
-
-    /// The stored instance without retaining it: valid while the owner of this reference is alive.
-    @inlinable @inline(__always)
-    func unretained() -> Unmanaged<Instance>? {
-        let bits = address.load(ordering: .acquiring)
-        guard let pointer = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<Instance>.fromOpaque(pointer)
     }
 
     /// Stores `instance` if nothing is stored yet; returns what is stored then.
     func storeIfNil(_ instance: Instance) -> Instance {
         let retained = Unmanaged.passRetained(instance)
-        let bits = UInt(bitPattern: retained.toOpaque())
-        let (exchanged, original) = address.compareExchange(
-            expected: 0, desired: bits, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+        let (exchanged, _) = address.compareExchange(
+            expected: 0, desired: UInt(bitPattern: retained.toOpaque()), successOrdering: .acquiringAndReleasing,
+            failureOrdering: .acquiring)
         if exchanged { return instance }
         retained.release()
-        return Unmanaged<Instance>.fromOpaque(UnsafeRawPointer(bitPattern: original)!).takeUnretainedValue()
+        return load().unsafelyUnwrapped
     }
 
     deinit {

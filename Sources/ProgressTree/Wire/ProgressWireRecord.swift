@@ -128,54 +128,30 @@ public struct ProgressWireRecord: Sendable, Equatable {
         out = []
         writer.raw("{\"v\":")
         writer.integer(Int64(Self.version))
-        writer.key("time")
-        writer.number(time)
-        writer.key("id")
-        writer.integer(Int64(id))
-        writer.key("parent")
-        writer.integer(parentID.map(Int64.init))
-        writer.key("pending")
-        writer.integer(pendingUnitCount)
-        writer.key("name")
-        writer.string(label ?? "")
-        writer.key("completed")
-        writer.integer(completedUnitCount)
-        writer.key("total")
-        writer.integer(totalUnitCount)
-        writer.key("fraction")
-        writer.number(fractionCompleted)
-        writer.key("state")
-        writer.string(state.rawValue)
-        writer.key("indeterminate")
-        writer.bool(isIndeterminate)
-        writer.key("throughput")
-        writer.integer(throughput.map(Int64.init))
-        writer.key("timeRemaining")
-        writer.number(estimatedTimeRemaining)
-        writer.key("reason")
-        writer.string(failureReason)
-        writer.key("failedBelow")
-        writer.integer(Int64(failedBelow))
-        writer.key("cancelledBelow")
-        writer.integer(Int64(cancelledBelow))
-        writer.key("description")
-        writer.string(localizedDescription)
-        writer.key("additionalDescription")
-        writer.string(localizedAdditionalDescription)
-        writer.key("kind")
-        writer.string(kind)
-        writer.key("fileOperationKind")
-        writer.string(fileOperationKind)
-        writer.key("fileURL")
-        writer.string(fileURL)
-        writer.key("fileTotalCount")
-        writer.integer(fileTotalCount.map(Int64.init))
-        writer.key("fileCompletedCount")
-        writer.integer(fileCompletedCount.map(Int64.init))
-        writer.key("cancellable")
-        writer.bool(isCancellable)
-        writer.key("pausable")
-        writer.bool(isPausable)
+        writer.number("time", time)
+        writer.integer("id", Int64(id))
+        writer.integer("parent", parentID.map(Int64.init))
+        writer.integer("pending", pendingUnitCount)
+        writer.string("name", label ?? "")
+        writer.integer("completed", completedUnitCount)
+        writer.integer("total", totalUnitCount)
+        writer.number("fraction", fractionCompleted)
+        writer.string("state", state.rawValue)
+        writer.bool("indeterminate", isIndeterminate)
+        writer.integer("throughput", throughput.map(Int64.init))
+        writer.number("timeRemaining", estimatedTimeRemaining)
+        writer.string("reason", failureReason)
+        writer.integer("failedBelow", Int64(failedBelow))
+        writer.integer("cancelledBelow", Int64(cancelledBelow))
+        writer.string("description", localizedDescription)
+        writer.string("additionalDescription", localizedAdditionalDescription)
+        writer.string("kind", kind)
+        writer.string("fileOperationKind", fileOperationKind)
+        writer.string("fileURL", fileURL)
+        writer.integer("fileTotalCount", fileTotalCount.map(Int64.init))
+        writer.integer("fileCompletedCount", fileCompletedCount.map(Int64.init))
+        writer.bool("cancellable", isCancellable)
+        writer.bool("pausable", isPausable)
         if !properties.isEmpty { appendProperties(to: &writer.out) }
         writer.raw("}")
         out = writer.out
@@ -222,53 +198,40 @@ public struct ProgressWireRecord: Sendable, Equatable {
         if !first { out.append(UInt8(ascii: "}")) }
     }
 
-    /// A finite number as `jsonNumber` writes it: rounded to 6 decimals; `nil` for one not finite (`null`).
+    /// A finite number as a line writes it: rounded to 6 decimals; `nil` for one not finite (`null`).
     private static func writtenNumber(_ value: Double) -> Double? {
         value.isFinite ? (value * 1_000_000).rounded() / 1_000_000 : nil
     }
 
-    /// Writes the members of a line into bytes, as `jsonNumber` and `jsonString` spell them.
+    /// Writes the members of a line into bytes: numbers as integers without a fraction, others rounded to 6
+    /// decimals, `null` if not finite; strings escaped as RFC 8259 asks (quotes, backslashes and every
+    /// control character).
     private struct LineWriter {
         var out: [UInt8]
 
         mutating func raw(_ text: StaticString) {
-            out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            text.withUTF8Buffer { out.append(contentsOf: $0) }
         }
 
         /// `,"name":`
-        mutating func key(_ name: StaticString) {
-            out.append(UInt8(ascii: ","))
-            out.append(UInt8(ascii: "\""))
+        private mutating func key(_ name: StaticString) {
+            raw(",\"")
             raw(name)
-            out.append(UInt8(ascii: "\""))
-            out.append(UInt8(ascii: ":"))
+            raw("\":")
         }
 
-        mutating func bool(_ value: Bool) {
-            if value { raw("true") } else { raw("false") }
+        mutating func bool(_ name: StaticString, _ value: Bool) {
+            key(name)
+            raw(value ? "true" : "false")
         }
 
-        mutating func integer(_ value: Int64?) {
-            guard let value else { return raw("null") }
-            var magnitude = value.magnitude
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: a UInt64 has at most 20 digits
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                var index = buffer.count
-                repeat {
-                    index -= 1
-                    buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                    magnitude /= 10
-                } while magnitude > 0
-                if value < 0 {
-                    index -= 1
-                    buffer[index] = UInt8(ascii: "-")
-                }
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[index...]))
-            }
+        mutating func integer(_ name: StaticString, _ value: Int64?) {
+            key(name)
+            integer(value)
         }
 
-        /// As `jsonNumber`: integers without a fraction, others rounded to 6 decimals, `null` if not finite.
-        mutating func number(_ value: Double?) {
+        mutating func number(_ name: StaticString, _ value: Double?) {
+            key(name)
             guard let value, let rounded = ProgressWireRecord.writtenNumber(value) else { return raw("null") }
             if rounded == rounded.rounded() && abs(rounded) < 1e15 {
                 integer(Int64(rounded))
@@ -277,7 +240,25 @@ public struct ProgressWireRecord: Sendable, Equatable {
             }
         }
 
-        /// As `jsonString`, or `null`.
+        mutating func string(_ name: StaticString, _ text: String?) {
+            key(name)
+            string(text)
+        }
+
+        mutating func integer(_ value: Int64?) {
+            guard let value else { return raw("null") }
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            // The digits appended lowest first, then put in order in place.
+            let first = out.count
+            var magnitude = value.magnitude
+            repeat {
+                out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+                magnitude /= 10
+            } while magnitude > 0
+            out[first...].reverse()
+        }
+
+        /// A JSON string, or `null`.
         mutating func string(_ text: String?) {
             guard var text else { return raw("null") }
             out.append(UInt8(ascii: "\""))
@@ -285,7 +266,7 @@ public struct ProgressWireRecord: Sendable, Equatable {
                 var run = 0  // start of the bytes not yet copied
                 for (index, byte) in bytes.enumerated()
                 where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                    out.append(contentsOf: bytes[run..<index])
                     run = index + 1
                     out.append(UInt8(ascii: "\\"))
                     switch byte {
@@ -300,35 +281,16 @@ public struct ProgressWireRecord: Sendable, Equatable {
                         out.append(hex[Int(byte & 0xF)])
                     }
                 }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+                out.append(contentsOf: bytes[run...])
             }
             out.append(UInt8(ascii: "\""))
         }
     }
 
-    /// A JSON number: integers without a fraction, others rounded to 6 decimals; `null` if not finite.
-    static func jsonNumber(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        let rounded = (value * 1_000_000).rounded() / 1_000_000
-        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? "\(Int64(rounded))" : "\(rounded)"
-    }
-
     /// A JSON string literal (RFC 8259 escaping: quotes, backslashes and every control character).
     public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var writer = LineWriter(out: [])
+        writer.string(text)
+        return String(decoding: writer.out, as: UTF8.self)
     }
 }

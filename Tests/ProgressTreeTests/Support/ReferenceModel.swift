@@ -395,8 +395,10 @@ struct ReferenceModel {
 
     // MARK: Custom properties
 
-    /// `node[property] = value`.
+    /// `node[property] = value`. Docs/Properties.md ("Values set after a node ends"): a value set on a node
+    /// that left its parent (it finished into it, or failed) is refused; the node keeps the value it had.
     mutating func setProperty(_ node: Int, _ property: Int, _ value: Int) {
+        guard nodes[node].link != .detached else { return }
         nodes[node].propertyValues[property] = value
     }
 
