@@ -31,6 +31,18 @@ struct ChildTable {
         entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
     }
 
+    /// Calls `body` with each child `unfinishedEntries` lists, in insertion order, as the table holds it:
+    /// no `Child` is made, so no reference is counted per child (a start of a root's summaries visits every
+    /// child once, under the node's lock, which keeps the table and its references as they are).
+    func forEachUnfinished(_ body: (ProgressNode) -> Void) {
+        for index in slots.indices {
+            guard let node = slots[index].owner,
+                node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0
+            else { continue }
+            body(node)
+        }
+    }
+
     /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
         slots.lazy.compactMap { entry in

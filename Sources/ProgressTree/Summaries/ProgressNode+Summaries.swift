@@ -96,10 +96,11 @@ extension ProgressNode {
         var parts = SummaryParts()
         let childUnits = domainAndPart.childUnits(scratch)
         parts.columns = domainAndPart.columns(scratch)
-        let own = NodeFlags.hasValues | NodeFlags.describesFiles
-        guard flags.load(ordering: .sequentiallyConsistent) & own != 0 else { return parts }
+        let flags = flags.load(ordering: .sequentiallyConsistent)
+        guard flags & (NodeFlags.hasValues | NodeFlags.describesFiles) != 0 else { return parts }
         state.withLock { state in
-            parts.values = state.propertyValues
+            // Set under this lock with the first value: clear here, the node has none to read.
+            if self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 { parts.values = state.propertyValues }
             guard let files = state.fileMetadata else { return }
             // The counts are loaded relaxed: two independent values (an update may land between the two loads
             // whatever the ordering), publishing nothing else; the rest comes from under the lock.
@@ -135,23 +136,26 @@ extension ProgressNode {
             !domainAndPart.summariesStarted(scratch),
             let members = beginSummaries(&scratch)
         else { return }
-        // The members are held as `UnownedNode`s, without a reference count each (see `beginSummaries`).
-        var frames = [StartFrame(node: UnownedNode(self), entry: -1, members: members)]
+        // The members are held as `UnownedNode`s, without a reference count each (see `beginSummaries`). The
+        // frame being worked on is a local, so that taking its members costs no copy-on-write check of an
+        // array inside another (a retain and a release per member).
+        var current = StartFrame(node: UnownedNode(self), entry: -1, members: members)
+        var above: [StartFrame] = []
         while true {
-            let top = frames.count - 1
-            if let (member, entry) = frames[top].members.popLast() {
+            if let (member, entry) = current.members.popLast() {
                 if let below = member.beginSummaries(&scratch) {
-                    frames.append(StartFrame(node: member, entry: entry, members: below))
+                    above.append(current)
+                    current = StartFrame(node: member, entry: entry, members: below)
                 } else {
-                    frames[top].node.setLeafContribution(of: member, at: entry, &scratch)
+                    current.node.setLeafContribution(of: member, at: entry, &scratch)
                 }
                 continue
             }
             // Every member's contribution is in: merge each column once.
-            let done = frames.removeLast()
-            done.node.rebuildColumns(scratch)
-            guard let parent = frames.last else { return }
-            parent.node.setLeafContribution(of: done.node, at: done.entry, &scratch)
+            current.node.rebuildColumns(scratch)
+            guard let parent = above.popLast() else { return }
+            parent.node.setLeafContribution(of: current.node, at: current.entry, &scratch)
+            current = parent
         }
     }
 
@@ -168,10 +172,10 @@ extension ProgressNode {
             settleFreshChildren(&state)  // fresh children are members too
             var members: [(UnownedNode, Int)] = []
             members.reserveCapacity(Int(state.children.liveCount))
-            for child in state.children.unfinishedEntries where child.node.mayHaveSummary {
+            state.children.forEachUnfinished { child in
                 // A child that finished meanwhile without a share left nothing (it may have none).
-                guard let entry = part.memberEntry(for: child.node, scratch) else { continue }
-                members.append((UnownedNode(child.node), entry))
+                guard child.mayHaveSummary, let entry = part.memberEntry(for: child, scratch) else { return }
+                members.append((UnownedNode(child), entry))
             }
             return members
         }
