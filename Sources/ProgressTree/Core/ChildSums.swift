@@ -88,6 +88,11 @@ final class ChildSums: @unchecked Sendable {
         /// Whether the node's members are counted in `columns`: from the first read of its summary on
         /// (`startSummaries`). The one load a refresh's record makes for the summaries.
         var summariesStarted = false
+        /// Whether a column changed (a member's contribution set, a member left) since this node was last
+        /// recorded in its parent's summaries: the refresh's own mark, set and taken under the lock, where
+        /// writers outside it use `NodeFlags.summaryChanged` (an atomic read-modify-write on each, two a
+        /// level a value set's read passed through).
+        var columnsChanged = false
     }
 
     deinit {
@@ -120,8 +125,22 @@ final class ChildSums: @unchecked Sendable {
         publish()
     }
 
+    /// Notes that a column changed (`Owned.columnsChanged`).
+    func noteColumnsChanged(_ scratch: borrowing RefreshScratch) { owned.columnsChanged = true }
+
+    /// Whether a column changed since the last call, which clears the note.
+    func takeColumnsChanged(_ scratch: borrowing RefreshScratch) -> Bool {
+        defer { owned.columnsChanged = false }
+        return owned.columnsChanged
+    }
+
     /// The node's columns of its summaries.
     func columns(_ scratch: borrowing RefreshScratch) -> [ColumnReference] { owned.columns }
+    /// How many columns there are: with `column(at:_:)`, a walk over them that copies no array (a retain and
+    /// a release of its storage, locked instructions, on every level a record passes).
+    func columnCount(_ scratch: borrowing RefreshScratch) -> Int { owned.columns.count }
+    /// The column at `index` (`0..<columnCount`): a reference without a count, copied out of the array.
+    func column(at index: Int, _ scratch: borrowing RefreshScratch) -> ColumnReference { owned.columns[index] }
 
     /// Adds `column`, whose reference this part takes over (released in `deinit`).
     func add(_ column: ColumnReference, _ scratch: borrowing RefreshScratch) {
@@ -199,7 +218,8 @@ extension ProgressNode {
     /// and, once this node's summaries have started, its summaries when they may have changed (Summaries/).
     @inline(__always)
     func recordInSums(_ child: ProgressNode, fraction: Double, _ scratch: inout RefreshScratch) {
-        let changes = NodeFlags.describesFiles | NodeFlags.summaryChanged
+        // `hasHadChildren`: a child with columns, whose note of a change `recordSummary` reads.
+        let changes = NodeFlags.describesFiles | NodeFlags.summaryChanged | NodeFlags.hasHadChildren
         if domainAndPart.record(child, fraction: fraction, scratch),
             child.flags.load(ordering: .sequentiallyConsistent) & changes != 0
         {

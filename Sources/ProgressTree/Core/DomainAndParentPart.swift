@@ -283,6 +283,12 @@ struct DomainAndParentPart: ~Copyable, Sendable {
         }
     }
 
+    /// Notes that a column of the node's summaries changed (`ChildSums.noteColumnsChanged(_:)`): the node has
+    /// a part, in which the change was made.
+    func noteColumnsChanged(_ scratch: borrowing RefreshScratch) {
+        existingPart._withUnsafeGuaranteedRef { $0.noteColumnsChanged(scratch) }
+    }
+
     /// Merges every column of the node's summaries again, at the end of a start (`SummaryTree.rebuild`).
     func rebuildColumns(_ scratch: borrowing RefreshScratch) {
         unretainedPart?._withUnsafeGuaranteedRef { $0.forEachColumn(.rebuild, scratch) }
@@ -307,5 +313,10 @@ struct UnownedSums {
     /// What the children add to the node's units (`ChildSums.total(_:)`).
     func total(_ scratch: borrowing RefreshScratch) -> Double {
         reference._withUnsafeGuaranteedRef { $0.total(scratch) }
+    }
+
+    /// Takes the note that a column changed (`ChildSums.takeColumnsChanged(_:)`).
+    func takeColumnsChanged(_ scratch: borrowing RefreshScratch) -> Bool {
+        reference._withUnsafeGuaranteedRef { $0.takeColumnsChanged(scratch) }
     }
 }

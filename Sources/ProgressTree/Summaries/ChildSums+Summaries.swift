@@ -4,7 +4,9 @@
 extension ChildSums {
     /// The column of the property `key` names, `nil` when there is none.
     func column(for key: ObjectIdentifier, _ scratch: borrowing RefreshScratch) -> ColumnReference? {
-        for column in columns(scratch) where column.key == key { return column }
+        for index in 0..<columnCount(scratch) where column(at: index, scratch).key == key {
+            return column(at: index, scratch)
+        }
         return nil
     }
 
@@ -40,7 +42,8 @@ extension ChildSums {
     func setContribution(
         at entry: Int, of member: borrowing SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
-        for column in columns(scratch) {
+        for index in 0..<columnCount(scratch) {
+            let column = column(at: index, scratch)
             let parts = member.parts(for: column.key)
             var step = _ProgressTreeColumnStep(.set(entry: entry, merging: merging), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
@@ -53,7 +56,8 @@ extension ChildSums {
     func setContribution(
         at entry: Int, ofColumnsOf member: ChildSums, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
-        for memberColumn in member.columns(scratch) {
+        for index in 0..<member.columnCount(scratch) {
+            let memberColumn = member.column(at: index, scratch)
             let target = column(for: memberColumn.key, scratch) ?? column(of: memberColumn.property, scratch)
             var step = _ProgressTreeColumnStep(
                 .copy(entry: entry, merging: merging), column: target, source: memberColumn)

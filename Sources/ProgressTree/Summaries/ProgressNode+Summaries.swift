@@ -93,23 +93,29 @@ extension ProgressNode {
     /// What the engine reads of this node for its summaries: its own values and file facts (under its lock,
     /// only when it has any: `hasValues`, `describesFiles`) and its columns. Under the domain lock.
     func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
-        var parts = SummaryParts()
         let childUnits = domainAndPart.childUnits(scratch)
-        parts.columns = domainAndPart.columns(scratch)
+        let columns = domainAndPart.columns(scratch)
         let flags = flags.load(ordering: .sequentiallyConsistent)
-        guard flags & (NodeFlags.hasValues | NodeFlags.describesFiles) != 0 else { return parts }
-        state.withLock { state in
+        guard flags & (NodeFlags.hasValues | NodeFlags.describesFiles) != 0 else {
+            return SummaryParts(columns: columns)
+        }
+        // Made once, from what the lock returns: a `SummaryParts` captured by the closure would be copied in
+        // and out (two retains and two releases each time).
+        let (values, files) = state.withLock { state -> (PropertyValues?, FileFacts?) in
             // Set under this lock with the first value: clear here, the node has none to read.
-            if self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 { parts.values = state.propertyValues }
-            guard let files = state.fileMetadata else { return }
+            let values = self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.propertyValues : nil
+            guard let files = state.fileMetadata else { return (values, nil) }
             // The counts are loaded relaxed: two independent values (an update may land between the two loads
             // whatever the ordering), publishing nothing else; the rest comes from under the lock.
-            parts.files = FileFacts(
-                isFile: files.isFile, explicitTotal: files.counts?.total, explicitCompleted: files.counts?.completed,
-                completed: completedStorage.load(ordering: .relaxed), total: totalStorage.load(ordering: .relaxed),
-                childUnits: childUnits)
+            return (
+                values,
+                FileFacts(
+                    isFile: files.isFile, explicitTotal: files.counts?.total,
+                    explicitCompleted: files.counts?.completed, completed: completedStorage.load(ordering: .relaxed),
+                    total: totalStorage.load(ordering: .relaxed), childUnits: childUnits)
+            )
         }
-        return parts
+        return SummaryParts(values: values, files: files, columns: columns)
     }
 
     /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral
@@ -185,18 +191,19 @@ extension ProgressNode {
 
     /// A recorded child's contribution to this node's started summaries, when it may have changed: a child
     /// whose summary follows its counts (`describesFiles`), or one whose summary changed since its last
-    /// record (`summaryChanged`, set too when it had its first child; cleared here, before its parts are
-    /// read: a change after this comes with a new mark, and the next refresh records the child again). Under
-    /// the domain lock, from `recordInSums`.
+    /// record (`summaryChanged`, set by writers and when it had its first child, or its part's note that a
+    /// column changed; both cleared here, before its parts are read: a change after this comes with a new
+    /// mark, and the next refresh records the child again). Under the domain lock, from `recordInSums`.
     @inline(never)  // off the refresh's common path: nodes without summaries
     func recordSummary(of child: ProgressNode, _ scratch: inout RefreshScratch) {
         let flags = child.flags.load(ordering: .sequentiallyConsistent)
-        if flags & NodeFlags.describesFiles == 0 {
-            guard flags & NodeFlags.summaryChanged != 0,
-                child.flags.bitwiseAnd(~NodeFlags.summaryChanged, ordering: .sequentiallyConsistent).oldValue
-                    & NodeFlags.summaryChanged != 0
-            else { return }
-        }
+        // Both notes are taken, whichever says so: the refresh's own (under this lock) and the writers'.
+        let columnsChanged = child.domainAndPart.sums?.takeColumnsChanged(scratch) == true
+        let written =
+            flags & NodeFlags.summaryChanged != 0
+            && child.flags.bitwiseAnd(~NodeFlags.summaryChanged, ordering: .sequentiallyConsistent).oldValue
+                & NodeFlags.summaryChanged != 0
+        guard flags & NodeFlags.describesFiles != 0 || columnsChanged || written else { return }
         guard let entry = domainAndPart.memberEntry(for: child, scratch) else { return }
         child.startSummaries(&scratch)
         setContribution(of: child, at: entry, &scratch)
@@ -215,7 +222,8 @@ extension ProgressNode {
         } else {
             domainAndPart.setContribution(at: entry, of: member.summaryParts(&scratch), merging: merging, scratch)
         }
-        noteSummaryChanged()  // recorded in its own parent's summaries at the next record of this node
+        // Recorded in its own parent's summaries at the next record of this node (later in this refresh).
+        domainAndPart.noteColumnsChanged(scratch)
         scratch.computedSummaries += 1
     }
 
@@ -240,7 +248,7 @@ extension ProgressNode {
         let part = domainAndPart.partCreatingIfNone()
         part.fold(parts, by: outcome, scratch)
         if entry >= 0 { part.forEachColumn(.clear(entry: entry), scratch) }
-        noteSummaryChanged()
+        part.noteColumnsChanged(scratch)
         noteSummarized()
         #if PROGRESSTREE_INTERNAL_CHECKS
         if let first = part.columnViolations(scratch).first {
