@@ -70,5 +70,6 @@ func runPropertyScenario(changes: Int, rounds: Int) {
         String(
             format: "  20a goal ≤ 10 µs: sum %.2f µs, maximum %.2f µs — %@", best[0] * 1e6, best[1] * 1e6,
             max(best[0], best[1]) <= 10e-6 ? "met" : "MISSED"))
-    print(String(format: "  20b goal ≤ 2× the reference: %.2f× — %@", ratio, ratio <= 2 ? "met" : "MISSED"))
+    // Issue 46 let the pair give back what safety costs: up to 3× (issue 35 asked for 2×).
+    print(String(format: "  20b goal ≤ 3× the reference: %.2f× — %@", ratio, ratio <= 3 ? "met" : "MISSED"))
 }
