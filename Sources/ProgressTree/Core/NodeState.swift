@@ -151,6 +151,14 @@ struct NodeState: ~Copyable {
         return withExtras { $0.guarded.propertyValues } ?? nil
     }
 
+    /// The node's values, for a reader that reads them after the lock: marked lent, so that no writer
+    /// changes them in place from now on (`PropertyValues`).
+    func lendPropertyValues() -> PropertyValues? {
+        let values = propertyValues
+        values?.lent = true
+        return values
+    }
+
     /// Stores `value` as this node's value of `property`; returns the value it replaces (see
     /// `PropertyValues.store`). A node with nothing else keeps its values alone in the word.
     mutating func storePropertyValue(_ value: any Sendable, of property: any ProgressProperty.Type) -> (any Sendable)? {

@@ -61,9 +61,16 @@ extension ProgressNode {
         markChanged()
     }
 
-    /// A copy of this node's own values, `nil` when it set none. Takes its lock once.
+    /// This node's own values, lent (they never change from now on), `nil` when it set none. Takes its lock
+    /// once.
     @usableFromInline
     func ownPropertyValues() -> PropertyValues? {
-        state.withLock { $0.propertyValues }
+        state.withLock { $0.lendPropertyValues() }
+    }
+
+    /// This node's own value of `Property`, `nil` when it set none: read under its lock, lending nothing.
+    @usableFromInline
+    func ownValue<Property: ProgressProperty>(of _: Property.Type) -> Property.Value? {
+        state.withLock { $0.propertyValues?.value(of: Property.self) }
     }
 }

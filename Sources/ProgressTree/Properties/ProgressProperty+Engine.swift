@@ -19,7 +19,7 @@ extension ProgressProperty {
     /// `node`'s own value, or the default.
     @inlinable
     public static func _progressTreeValue(of node: ProgressNode) -> Value {
-        node.ownPropertyValues()?.value(of: Self.self) ?? defaultValue
+        node.ownValue(of: Self.self) ?? defaultValue
     }
 
     /// `node`'s summary, read by the engine (the parts of `node`, brought up to date).

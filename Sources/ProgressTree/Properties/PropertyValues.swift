@@ -7,11 +7,13 @@
 /// array beside it. Found by a scan (a node holds one or two; a scan of one key is a compare). A property has
 /// at most one entry.
 ///
-/// Copied on write: a reader takes a reference under the node's lock and reads it afterwards (the summary
-/// engine lends it on without a reference count, SummaryStep.swift), while a writer, under the lock, changes
-/// it in place only when the node holds the one reference (`isKnownUniquelyReferenced`), and replaces it with
-/// a changed copy otherwise. So an object a reader holds never changes: that is the proof behind
-/// `@unchecked Sendable`.
+/// Copied on write: a reader that reads it after the node's lock is released takes it lent
+/// (`NodeState.lendPropertyValues()`, which sets `lent` under the lock; the summary engine lends it on
+/// without a reference count, SummaryStep.swift), and a writer, under the lock, changes it in place only when
+/// it was never lent and the node holds the one reference, and replaces it with a changed copy otherwise. So
+/// an object a reader holds never changes, and the lock orders the reader's taking before the writer's
+/// choice (a reference count dropped on another thread would not: the runtime's count is no ordering that
+/// ThreadSanitizer sees). That is the proof behind `@unchecked Sendable`.
 @usableFromInline
 final class PropertyValues: @unchecked Sendable {
     @usableFromInline
@@ -31,6 +33,8 @@ final class PropertyValues: @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var first: Entry
     /// The entries of the others, in the order they were first set.
     @usableFromInline @exclusivity(unchecked) var others: [Entry] = []
+    /// Whether a reader took it to read after the lock: it never changes again. Under the node's lock.
+    @exclusivity(unchecked) var lent = false
 
     private init(first: Entry, others: [Entry]) {
         self.first = first
@@ -71,7 +75,7 @@ final class PropertyValues: @unchecked Sendable {
             values = PropertyValues(first: entry, others: [])
             return nil
         }
-        if !isKnownUniquelyReferenced(&values!) {
+        if values!.lent || !isKnownUniquelyReferenced(&values!) {
             values = PropertyValues(first: values!.first, others: values!.others)
         }
         return values!.store(entry)

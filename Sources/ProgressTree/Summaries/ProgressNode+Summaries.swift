@@ -103,7 +103,8 @@ extension ProgressNode {
         // and out (two retains and two releases each time).
         let (values, files) = state.withLock { state -> (PropertyValues?, FileFacts?) in
             // Set under this lock with the first value: clear here, the node has none to read.
-            let values = self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.propertyValues : nil
+            let values =
+                self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.lendPropertyValues() : nil
             guard let files = state.fileMetadata else { return (values, nil) }
             // The counts are loaded relaxed: two independent values (an update may land between the two loads
             // whatever the ordering), publishing nothing else; the rest comes from under the lock.
