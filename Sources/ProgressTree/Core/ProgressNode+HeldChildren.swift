@@ -23,9 +23,9 @@ import Synchronization
 //   above it could end that pause.
 // - Readers of the table that are about progress and shape (`children`, `description`, file summaries)
 //   skip held nodes, whose progress was credited (`NodeFlags.listedAsFinished`, set under the parent's
-//   lock with the fold of the node's files); control transitions and failure go through them. A file
-//   summary the parent keeps (Summaries/FileSums.swift) counts a held node as a member until that
-//   fold, even when the end of the hold took it out of the table first.
+//   lock when it finished); control transitions and failure go through them. A held node left its
+//   parent's summaries at its finish, as any finished child does (`leaveSummaries`,
+//   Summaries/ProgressNode+Summaries.swift), so the end of the hold changes no summary.
 // - A holder going away orphans its held children as its attached ones (`orphan` clears `holderAddress`
 //   under the child's lock before the holder's memory goes), so the address is valid whenever it is read
 //   under the child's lock; the release retains the holder there with `swift_tryRetain`.
@@ -42,8 +42,8 @@ extension ProgressNode {
         while let holder = node.endHoldIfEmpty() {
             let holderEmptied = holder.state.withLock { state -> Bool in
                 holder.settleFreshChildren(&state)
-                // `node` is held here, so this is not its last reference. A file summary the holder keeps
-                // counts it until its finish folds it (Summaries/FileSums.swift), not from here.
+                // `node` is held here, so this is not its last reference. It left the holder's summaries at
+                // its finish (`leaveSummaries`), not here.
                 state.children.remove(node)
                 return holder.flags.load(ordering: .relaxed) & NodeFlags.held != 0 && state.children.isEmpty
             }
