@@ -377,12 +377,13 @@ private final class InvariantChecker {
             if flags & NodeFlags.hasHadChildren != 0, !member.domainAndPart.summariesStarted(scratch) {
                 report(child.record, "a member with children whose own summaries have not started")
             }
-            let parts = member.summaryParts(&scratch)
             let found = CheckReport()
-            for column in part.columns(scratch) {
-                var step = _ProgressTreeColumnStep(
-                    .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key), report: found)
-                column.property._progressTreeColumnStep(&step)
+            member.withSummaryParts(&scratch) { parts, scratch in
+                for column in part.columns(scratch) {
+                    var step = _ProgressTreeColumnStep(
+                        .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key), report: found)
+                    column.property._progressTreeColumnStep(&step)
+                }
             }
             for problem in found.violations { report(child.record, problem) }
         }

@@ -69,8 +69,7 @@ extension ProgressNode {
         var released: [ProgressNode] = []
         unretainedDomain.withRepresentativeLock { scratch in
             startSummaries(&scratch)
-            let parts = summaryParts(&scratch)
-            body(parts.parts(for: property))
+            withSummaryParts(&scratch) { parts, _ in body(parts.parts(for: property)) }
             if !scratch.released.isEmpty { swap(&released, &scratch.released) }
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
@@ -90,33 +89,34 @@ extension ProgressNode {
 
     // MARK: A node's parts
 
-    /// What the engine reads of this node for its summaries: its own values and file facts (under its lock,
-    /// only when it has any: `hasValues`, `describesFiles`) and its columns. Under the domain lock.
-    func summaryParts(_ scratch: inout RefreshScratch) -> SummaryParts {
+    /// Calls `body` with what the engine reads of this node for its summaries: its own values and file facts
+    /// and its columns. Under the domain lock; when the node has values or files of its own (`hasValues`,
+    /// `describesFiles`), `body` runs under the node's lock too, so that its values are read where a writer
+    /// would wait (no writer changes them meanwhile, and none needs a copy after). `body` runs the engine's
+    /// steps and the property's own `reduce` and `merge`, which call nothing of the tree.
+    func withSummaryParts(
+        _ scratch: inout RefreshScratch, _ body: (borrowing SummaryParts, inout RefreshScratch) -> Void
+    ) {
         let childUnits = domainAndPart.childUnits(scratch)
         let columns = domainAndPart.columns(scratch)
         let flags = flags.load(ordering: .sequentiallyConsistent)
         guard flags & (NodeFlags.hasValues | NodeFlags.describesFiles) != 0 else {
-            return SummaryParts(columns: columns)
+            return body(SummaryParts(columns: columns), &scratch)
         }
-        // Made once, from what the lock returns: a `SummaryParts` captured by the closure would be copied in
-        // and out (two retains and two releases each time).
-        let (values, files) = state.withLock { state -> (PropertyValues?, FileFacts?) in
+        state.withLock { state in
             // Set under this lock with the first value: clear here, the node has none to read.
-            let values =
-                self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.lendPropertyValues() : nil
-            guard let files = state.fileMetadata else { return (values, nil) }
+            let values = self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.propertyValues : nil
+            guard let files = state.fileMetadata else {
+                return body(SummaryParts(values: values, files: nil, columns: columns), &scratch)
+            }
             // The counts are loaded relaxed: two independent values (an update may land between the two loads
             // whatever the ordering), publishing nothing else; the rest comes from under the lock.
-            return (
-                values,
-                FileFacts(
-                    isFile: files.isFile, explicitTotal: files.counts?.total,
-                    explicitCompleted: files.counts?.completed, completed: completedStorage.load(ordering: .relaxed),
-                    total: totalStorage.load(ordering: .relaxed), childUnits: childUnits)
-            )
+            let facts = FileFacts(
+                isFile: files.isFile, explicitTotal: files.counts?.total, explicitCompleted: files.counts?.completed,
+                completed: completedStorage.load(ordering: .relaxed), total: totalStorage.load(ordering: .relaxed),
+                childUnits: childUnits)
+            return body(SummaryParts(values: values, files: facts, columns: columns), &scratch)
         }
-        return SummaryParts(values: values, files: files, columns: columns)
     }
 
     /// A file count stored in `userInfo`, if it is a usable one: an integer (of any type) or an integral
@@ -221,7 +221,9 @@ extension ProgressNode {
             // No value or file of its own (a folder, most of a path): what it keeps of its children.
             domainAndPart.setContribution(at: entry, ofColumnsOf: member.domainAndPart, merging: merging, scratch)
         } else {
-            domainAndPart.setContribution(at: entry, of: member.summaryParts(&scratch), merging: merging, scratch)
+            member.withSummaryParts(&scratch) { parts, scratch in
+                domainAndPart.setContribution(at: entry, of: parts, merging: merging, scratch)
+            }
         }
         // Recorded in its own parent's summaries at the next record of this node (later in this refresh).
         domainAndPart.noteColumnsChanged(scratch)
@@ -245,9 +247,8 @@ extension ProgressNode {
         let outcome: ProgressPropertyOutcome =
             child.isFailed ? .failed : child.currentControlFlags.contains(.cancelled) ? .cancelled : .finished
         let entry = child.contributorIndex(scratch)
-        let parts = child.summaryParts(&scratch)
         let part = domainAndPart.partCreatingIfNone()
-        part.fold(parts, by: outcome, scratch)
+        child.withSummaryParts(&scratch) { parts, scratch in part.fold(parts, by: outcome, scratch) }
         if entry >= 0 { part.forEachColumn(.clear(entry: entry), scratch) }
         part.noteColumnsChanged(scratch)
         noteSummarized()

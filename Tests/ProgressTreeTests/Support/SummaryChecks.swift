@@ -50,7 +50,8 @@ extension ProgressNode {
                     continue
                 }
                 let done = frames.removeLast()
-                let facts = done.node.summaryParts(&scratch).files
+                var facts: FileFacts?
+                done.node.withSummaryParts(&scratch) { parts, _ in facts = parts.files }
                 let summary = facts?.summary(withChildren: done.below) ?? done.below
                 guard !frames.isEmpty else { return (summary, done.below.fileTotalCount > 0) }
                 frames[frames.count - 1].below.add(summary)
