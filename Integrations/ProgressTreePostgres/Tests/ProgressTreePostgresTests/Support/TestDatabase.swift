@@ -84,7 +84,7 @@ func waitUntil(
 }
 
 /// What a reader of a job's event stream has read: the last line of each node (the wire format's rule).
-final class StreamReader: @unchecked Sendable {
+final class StreamReader {
     let subscription: ProgressEventStream.Subscription
     private(set) var text = ""
     private(set) var nodes: [Int: ProgressWireRecord] = [:]
@@ -106,8 +106,9 @@ final class StreamReader: @unchecked Sendable {
                 XCTFail("timed out reading until \(what); read: \(text.suffix(2000))", file: file, line: line)
                 throw CancellationError()
             }
+            let subscription = self.subscription
             let next = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
-                group.addTask { await self.subscription.next() }
+                group.addTask { await subscription.next() }
                 group.addTask {
                     try await Task.sleep(until: deadline)
                     return []
@@ -137,6 +138,29 @@ final class StreamReader: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Reads until the stream ends (a relay dropped: its readers reconnect).
+    func readToEnd(timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let subscription = self.subscription
+            let next = try await withThrowingTaskGroup(of: [UInt8]??.self) { group in
+                group.addTask { .some(await subscription.next()) }
+                group.addTask {
+                    try await Task.sleep(until: deadline)
+                    return .none
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            switch next {
+            case .none: break
+            case .some(.none): return
+            case .some(.some(let chunk)): take(chunk)
+            }
+        }
+        XCTFail("the stream did not end", file: file, line: line)
     }
 
     /// The root's last line.
