@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "ProgressTreePostgres", targets: ["ProgressTreePostgres"]),
         .executable(name: "jobs-on-postgres", targets: ["jobs-on-postgres"]),
+        .executable(name: "jobs-load-bench", targets: ["jobs-load-bench"]),
     ],
     dependencies: [
         // Named: a path dependency's identity is otherwise its folder's name, which differs between clones.
@@ -45,6 +46,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The worker side of the load benchmark (Benchmarks/load.sh): many jobs, every node changing.
+        .executableTarget(
+            name: "jobs-load-bench",
+            dependencies: ["ProgressTreePostgres", .product(name: "ProgressTree", package: "ProgressTree")]),
         .testTarget(
             name: "ProgressTreePostgresTests",
             dependencies: [
