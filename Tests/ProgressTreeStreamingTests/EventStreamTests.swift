@@ -168,6 +168,40 @@ final class EventStreamTests: XCTestCase {
         await expectEvents(subscription, ["id: 102: 1 - finished Album"])
     }
 
+    func test_a_relay_serves_lines_walked_elsewhere_as_walks_with_its_given_run_and_applies_no_command() async throws {
+        // The lines of another process's stream (read back from a store), relayed batch by batch.
+        let source = album(total: 2)
+        let child = makeNamedNode("IMG_0001.jpg", total: 4, parent: source)
+        let written = Lock<[[UInt8]]>([])
+        var walking = ProgressPublisher.Options()
+        walking.publishesOnTimer = false
+        let walker = ProgressPublisher(source, options: walking) { bytes in
+            written.withLock { $0.append(bytes) }
+            return true
+        }
+        walker.publishChanges()
+        child.completedUnitCount = 4
+        walker.publishChanges()
+        let lines = written.withLock { $0 }
+        var options = ProgressEventStream.Options()
+        options.firstEventID = 100
+        let relay = ProgressEventStream(relayingRun: "worker-run.1", options: options)
+        XCTAssertEqual(relay.runID, "worker-run.1")
+        relay.relay(lines[0])
+        let joiner = relay.subscribe()
+        let chunk = await ready(joiner)
+        let first = String(decoding: try XCTUnwrap(chunk), as: UTF8.self)
+        XCTAssertTrue(
+            first.hasPrefix("retry: 1000\n\nevent: run\ndata: {\"v\":1,\"run\":\"worker-run.1\"}\n\nid: 101\n"), first)
+        XCTAssertTrue(first.hasSuffix("event: synced\nid: 101\ndata: {\"v\":1,\"synced\":101}\n\n"), first)
+        relay.relay(lines[1])
+        await expectEvents(joiner, ["id: 102: 1 - running Album", "id: 102: 2 1 finished IMG_0001.jpg"])
+        XCTAssertEqual(relay.applyCommand(Array("{\"v\":1,\"command\":\"cancel\",\"id\":1}".utf8)), .ignored)
+        XCTAssertEqual(relay.applyCommand(Array("no command".utf8)), .malformed)
+        XCTAssertFalse(source.isCancelled)
+        walker.finish()
+    }
+
     func test_a_late_joiner_gets_every_node_still_in_the_tree_and_the_kept_failures_then_synced() async throws {
         let root = album(total: 4)
         let done = makeNamedNode("done.jpg", total: 1, parent: root)

@@ -60,7 +60,8 @@ public final class ProgressEventStream: Sendable {
         /// not in the tree): `204 No Content`.
         case applied
         /// A command line this stream does not act on (an unknown command, or `interval`: many readers
-        /// share one walk): `204 No Content`, as the wire format ignores unknown commands.
+        /// share one walk; any command on a relay, which has no tree of its own): `204 No Content`, as the
+        /// wire format ignores unknown commands.
         case ignored
         /// Not a command line of the wire format (not JSON, no `"v":1`, a command without a valid `id`):
         /// `400 Bad Request`.
@@ -88,7 +89,8 @@ public final class ProgressEventStream: Sendable {
     public let runID: String
 
     private let core: EventStreamCore
-    private let publisher: ProgressPublisher
+    /// The walker of the stream's tree; `nil` for a relay (`init(relayingRun:options:)`).
+    private let publisher: ProgressPublisher?
     private let options: Options
     private let keepAliveTimer = Lock<(any DispatchSourceTimer)?>(nil)
 
@@ -114,14 +116,43 @@ public final class ProgressEventStream: Sendable {
         }
     }
 
+    /// A relay: a stream of lines walked elsewhere (another process's tree, read back from a store such as
+    /// `ProgressTreePostgres`'s), each batch handed over with `relay(_:)` as one walk, under the rules for
+    /// writers that the process that walked them kept. It serves them as a stream of its own tree does:
+    /// `runID` named first (here `runID` as given: the walker's run, with whatever the caller adds to tell
+    /// relays apart), the snapshot, `synced`, the later batches, keep-alives once `start()` was called.
+    /// It walks nothing, and applies no command: `applyCommand(_:)` answers `.ignored` for a command line
+    /// (the caller sends it on to the walker).
+    public init(relayingRun runID: String, options: Options = Options()) {
+        let firstWalk = options.firstEventID ?? UInt64.random(in: 1...(1 << 40))
+        self.runID = runID
+        self.core = EventStreamCore(
+            EventStreamState(
+                firstWalk: firstWalk, runID: runID, maximumBufferedBytes: max(0, options.maximumBufferedBytes)))
+        self.options = options
+        self.publisher = nil
+    }
+
     deinit {
         keepAliveTimer.withLock { $0?.cancel() }
     }
 
+    /// Hands one batch of lines walked elsewhere (each line ending with a newline, in the order its writer
+    /// wrote them) to every subscriber, as one walk, on a relay (`init(relayingRun:options:)`). A line that
+    /// is not a progress line of this format is passed on but not kept for joining readers; check lines from
+    /// outside the program first (`ProgressWireRecord(line:)`).
+    ///
+    /// - Precondition: the stream is a relay (a stream that walks a tree takes no lines from outside).
+    public func relay(_ lines: [UInt8]) {
+        precondition(publisher == nil, "ProgressEventStream.relay(_:) is for a stream made with init(relayingRun:)")
+        core.takeWalk(lines)
+    }
+
     /// Starts walking: a walk at once, then one every `Options.publisher.interval` (unless its
-    /// `publishesOnTimer` is `false`), and the keep-alives. Calling it again does nothing.
+    /// `publishesOnTimer` is `false`), and the keep-alives (a relay: the keep-alives only). Calling it again
+    /// does nothing.
     public func start() {
-        publisher.start()
+        publisher?.start()
         let seconds = max(options.keepAliveInterval.secondsValue / 3, 0.001)
         keepAliveTimer.withLock { timer in
             guard timer == nil else { return }
@@ -137,7 +168,7 @@ public final class ProgressEventStream: Sendable {
 
     /// Walks the tree now and hands the lines that changed to every subscriber (what the timer does).
     public func publishChanges() {
-        publisher.publishChanges()
+        publisher?.publishChanges()
     }
 
     /// Sends a `: keep-alive` to every subscriber that had nothing for `Options.keepAliveInterval` (what the
@@ -154,7 +185,7 @@ public final class ProgressEventStream: Sendable {
             timer?.cancel()
             timer = nil
         }
-        publisher.finish()
+        publisher?.finish()
         core.finish()
     }
 
@@ -174,6 +205,7 @@ public final class ProgressEventStream: Sendable {
         if line.last == 0x0A { line.removeLast() }
         if line.last == 0x0D { line.removeLast() }
         if let (command, id) = ProgressWireCommand.parse(line) {
+            guard let publisher else { return .ignored }
             publisher.apply(command, toNodeWithID: id)
             return .applied
         }

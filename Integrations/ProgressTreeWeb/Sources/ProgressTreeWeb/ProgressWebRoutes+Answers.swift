@@ -80,6 +80,17 @@ extension ProgressWebRoutes {
         } catch {
             return Self.status(.badRequest)
         }
+        if let commandSender = self.commandSender {
+            switch await commandSender(body) {
+            case .delivered: return Self.status(.noContent)
+            case .malformed: return Self.status(.badRequest)
+            case .refused(let status, let message):
+                var headers = Self.noStore
+                headers[.contentType] = "text/plain; charset=utf-8"
+                return Response(
+                    status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message)))
+            }
+        }
         switch events.applyCommand(body) {
         case .applied, .ignored: return Self.status(.noContent)
         case .malformed: return Self.status(.badRequest)
@@ -122,10 +133,11 @@ extension ProgressWebRoutes {
                 let reason: String? =
                     switch end.value {
                     case .readerLeft, nil: nil
-                    case .stopping: Self.stoppingReason
+                    case .stopping: routes.commandSender == nil ? Self.stoppingReason : nil
                     case .streamEnded: routes.endReason ?? Self.closedReason
                     }
-                if let reason {
+                // Reconnection wanted: the connection just closes, as a lost one does.
+                if let reason, reason != Self.reconnectReason {
                     try? await writer.write(
                         ByteBuffer(string: "event: ended\ndata: {\"v\":1,\"ended\":\"\(reason)\"}\n\n"))
                 }

@@ -93,6 +93,26 @@ public struct ProgressWebRoutes: Sendable {
     public let token: String?
     let checks: RequestChecks
     private let ending: EndingBox
+    /// Where commands go once checked: `nil` applies them to `events`' tree. A relay's routes also tell
+    /// their readers nothing when the server stops: the tree lives on elsewhere, and a reader that
+    /// reconnects (through a load balancer, to another instance) finds it there.
+    let commandSender: CommandSender?
+
+    /// Sends a checked command line (token, origin and length checked; the line as the page sent it, at
+    /// most 4 KiB, not yet parsed) to the tree it names, wherever that tree is (`init(relaying:token:options:sendCommand:)`).
+    public typealias CommandSender = @Sendable (_ line: [UInt8]) async -> CommandDelivery
+
+    /// What became of a command a `CommandSender` was given, as `POST commands` answers it.
+    public enum CommandDelivery: Sendable, Equatable {
+        /// Handed on to the tree (or ignored, as an unknown command is): `204 No Content`.
+        case delivered
+        /// Not a command line of the wire format: `400 Bad Request`.
+        case malformed
+        /// Refused, with the status and a sentence for the person who sent it (`text/plain`): `404` for a
+        /// job nobody knows, `409` for one that ended or that no process runs, `503` when the store cannot
+        /// be reached.
+        case refused(HTTPResponse.Status, String)
+    }
 
     /// Why streams end, for the event that tells readers so (`nil` while the tree is served).
     final class EndingBox: Sendable {
@@ -109,6 +129,28 @@ public struct ProgressWebRoutes: Sendable {
         self.token = options.isReadOnly ? nil : Secret.make()
         self.checks = RequestChecks(allowedHostNames: options.allowedHostNames, allowedOrigins: options.allowedOrigins)
         self.ending = EndingBox()
+        self.commandSender = nil
+        events.start()
+    }
+
+    /// Serves a tree walked elsewhere: `events` relays its lines (`ProgressEventStream.init(relayingRun:options:)`),
+    /// `token` is the one commands must carry (the same on every instance that serves the tree, so that a
+    /// page may read it from one and send commands to another; `nil`: read-only), and each checked command
+    /// goes to `sendCommand`, whose answer the route gives. `options.eventStream` is not used: `events` is
+    /// made already. Starts `events`' keep-alives. When the server stops, its readers' streams close
+    /// without an `ended` event: the tree is served on elsewhere, and pages reconnect (to another instance
+    /// behind a load balancer) rather than stop.
+    ///
+    /// - Precondition: every entry of `options.allowedOrigins` is an origin (see there).
+    public init(
+        relaying events: ProgressEventStream, token: String?, options: Options = Options(),
+        sendCommand: @escaping CommandSender
+    ) {
+        self.events = events
+        self.token = token
+        self.checks = RequestChecks(allowedHostNames: options.allowedHostNames, allowedOrigins: options.allowedOrigins)
+        self.ending = EndingBox()
+        self.commandSender = sendCommand
         events.start()
     }
 
@@ -120,6 +162,13 @@ public struct ProgressWebRoutes: Sendable {
     /// responses to end before it stops. A reader that comes later gets the final state, then `ended`.
     public func finish() {
         finish(reason: Self.closedReason)
+    }
+
+    /// Ends every reader's event stream as a lost connection would, without an `ended` event, so that each
+    /// page says "reconnecting…" and connects again, to this server or another (a relay whose store went
+    /// away: the next connection finds the tree again, or an error until the store is back).
+    public func finishForReconnection() {
+        finish(reason: Self.reconnectReason)
     }
 
     /// `finish()`, with the reason the `ended` event gives.
@@ -137,4 +186,6 @@ public struct ProgressWebRoutes: Sendable {
     static let closedReason = "closed"
     /// The `ended` reason when the server stops (its graceful shutdown).
     static let stoppingReason = "stopping"
+    /// The reason kept by `finishForReconnection()`: no `ended` event is sent.
+    static let reconnectReason = ""
 }

@@ -740,7 +740,14 @@
                     }
                 });
             }
-            fail('the server answered ' + response.status + (response.statusText ? ' ' + response.statusText : ''));
+            const answered = 'the server answered ' + response.status + (response.statusText ? ' ' + response.statusText : '');
+            // A server that says why (a job that ended, or that no process runs) says it in plain text.
+            if ((response.headers.get('Content-Type') || '').indexOf('text/plain') !== 0) return fail(answered);
+            return response.text().then(function (text) {
+                // Its own full stop goes: the message ends with one.
+                const why = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 300).replace(/\.$/, '');
+                fail(why ? why : answered);
+            });
         }).catch(function () {
             fail('the server could not be reached');
         }).then(function () {
