@@ -313,8 +313,9 @@ private final class InvariantChecker {
         for (address, child) in claimed {
             let index = child.node.contributorIndex(scratch)
             guard index >= 0 else { continue }
-            let who = child.record.map(name) ?? "a retired node in its queue"
             guard index < contributions.count, contributions[index] != nil else {
+                // Named only here: a name is the path from the checked node, O(depth) to make.
+                let who = child.record.map(name) ?? "a retired node in its queue"
                 report(record, "\(who) records contributor index \(index), which its sums do not give it")
                 continue
             }
