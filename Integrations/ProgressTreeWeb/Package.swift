@@ -23,7 +23,7 @@ let package = Package(
         // Already in Hummingbird's graph: named so that the server's logger writes to standard error, and
         // so that the routes can name headers (`HTTPField.Name`), which Hummingbird does not re-export.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Also in Hummingbird's graph: stopping the server gracefully (`ServiceGroup.triggerGracefulShutdown`),
         // and ending each reader's stream when the application's does (`withGracefulShutdownHandler`).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
