@@ -108,6 +108,16 @@ def check_phone_width(driver, screenshot):
         check("nothing scrolls sideways at phone width (%d px)" % width, page["scrollWidth"] <= page["innerWidth"],
               "scrollWidth %d, innerWidth %d" % (page["scrollWidth"], page["innerWidth"]))
     check_axe(driver, "phone width, mid-run")
+    # Between a phone's width and a wide window (a laptop's split screen): the row's fixed columns must not
+    # squeeze the names until their words break.
+    for width in (760, 900):
+        driver.set_window_size(width, 800)
+        time.sleep(0.3)
+        narrowest = driver.execute_script(
+            "return Math.min(...Array.from(document.querySelectorAll('.row > .label'), e => "
+            "e.clientWidth - parseFloat(getComputedStyle(e).paddingInlineStart)))")
+        check("a name keeps room for its words at %d px" % width, narrowest >= 120,
+              "the narrowest name column is %d px" % narrowest)
     driver.set_window_size(1200, 700)
 
 
