@@ -276,7 +276,8 @@ def run_live(driver, command, speed, screenshot):
         driver.switch_to.new_window("tab")
         try:
             driver.get(server.url)
-            late, ok = wait_page(driver, lambda p: p["summary"] != "", 5)
+            # Until the whole end shows (the summary and the rows are drawn together), for at most 5 s.
+            late, ok = wait_page(driver, lambda p: p["summary"] != "" and the_end(p) == the_end(page), 5)
             check("a page opened after the end shows the same end: summary, failed rows, outcomes",
                   ok and the_end(late) == the_end(page), "late %r; open %r" % (the_end(late), the_end(page)))
         finally:

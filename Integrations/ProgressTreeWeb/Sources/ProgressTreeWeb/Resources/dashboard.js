@@ -379,9 +379,12 @@
     });
 
     // The root's final line is the end of the stream: the page keeps the final state and stops reading.
+    // The rows are drawn now, in the task that shows the summary, not at the next frame: the summary of the
+    // end never stands above rows from before it (a background tab may get no frame for a while).
     function streamEnded() {
         run.finished = true;
         if (source) source.close();
+        draw();
         setConnection(connectionEndText());
         const root = run.root;
         const line = root.line;
