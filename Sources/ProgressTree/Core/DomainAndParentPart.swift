@@ -283,12 +283,6 @@ struct DomainAndParentPart: ~Copyable, Sendable {
         }
     }
 
-    /// Notes that a column of the node's summaries changed (`ChildSums.noteColumnsChanged(_:)`): the node has
-    /// a part, in which the change was made.
-    func noteColumnsChanged(_ scratch: borrowing RefreshScratch) {
-        existingPart._withUnsafeGuaranteedRef { $0.noteColumnsChanged(scratch) }
-    }
-
     /// Merges every column of the node's summaries again, at the end of a start (`SummaryTree.rebuild`).
     func rebuildColumns(_ scratch: borrowing RefreshScratch) {
         unretainedPart?._withUnsafeGuaranteedRef { $0.forEachColumn(.rebuild, scratch) }

@@ -53,13 +53,6 @@ extension ProgressProperty {
             step.made = .passRetained(SummaryTree<Self>())
         case .set(let entry, let merging):
             step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(step.member), merging: merging)
-        case .copy(let entry, let merging):
-            // A node without a value or files of its own: its children's summary is its own (see above).
-            guard let source = step.source, let below = source.combined(Self.self) else {
-                step.target.set(Self.self, entry: entry, to: _progressTreeNodeSummary(.none), merging: merging)
-                return
-            }
-            step.target.set(Self.self, entry: entry, to: below, merging: merging)
         case .rebuild:
             step.target.rebuild(Self.self)
         case .clear(let entry):

@@ -38,7 +38,7 @@ extension ChildSums {
 
     /// Sets the contribution at `entry` of a member with values or files of its own: in every column, its
     /// summary of the column's property (the default for a property it has not). `merging`: merge the path
-    /// above it now (`false` during a start, which merges once at its end).
+    /// above it now (`false` during a start, which merges once at its end). Notes that the columns changed.
     func setContribution(
         at entry: Int, of member: borrowing SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
@@ -48,21 +48,22 @@ extension ChildSums {
             var step = _ProgressTreeColumnStep(.set(entry: entry, merging: merging), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
         }
+        noteColumnsChanged(scratch)
     }
 
     /// Sets the contribution at `entry` of a member with no value or file of its own, `member` its part: in
     /// each of its columns, what it keeps of its children (a column made where this node has none). Its
     /// contribution to any other column is the default, as it always was (its columns are only ever added).
+    /// Notes that the columns changed.
     func setContribution(
         at entry: Int, ofColumnsOf member: ChildSums, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
         for index in 0..<member.columnCount(scratch) {
             let memberColumn = member.column(at: index, scratch)
             let target = column(for: memberColumn.key, scratch) ?? column(of: memberColumn.property, scratch)
-            var step = _ProgressTreeColumnStep(
-                .copy(entry: entry, merging: merging), column: target, source: memberColumn)
-            memberColumn.property._progressTreeColumnStep(&step)
+            target.copy(from: memberColumn, entry: entry, merging: merging)
         }
+        noteColumnsChanged(scratch)
     }
 
     /// Adds what `member`, leaving with `outcome`, leaves behind, to each column of a property it has.

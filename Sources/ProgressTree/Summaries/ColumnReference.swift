@@ -51,6 +51,14 @@ struct ColumnReference {
         }
     }
 
+    /// Sets the contribution at `entry` to what `source`, a member's column of the same property, keeps of
+    /// its children (`SummaryColumn.copyStep`, which checks both keys).
+    func copy(from source: ColumnReference, entry: Int, merging: Bool) {
+        column._withUnsafeGuaranteedRef { target in
+            source.column._withUnsafeGuaranteedRef { target.copyStep(target, $0, entry, merging) }
+        }
+    }
+
     /// Merges every inner node again (`SummaryTree.rebuild`).
     @inlinable
     func rebuild<Property: ProgressProperty>(_: Property.Type) {

@@ -205,14 +205,20 @@ extension ProgressNode {
             && child.flags.bitwiseAnd(~NodeFlags.summaryChanged, ordering: .sequentiallyConsistent).oldValue
                 & NodeFlags.summaryChanged != 0
         guard flags & NodeFlags.describesFiles != 0 || columnsChanged || written else { return }
-        guard let entry = domainAndPart.memberEntry(for: child, scratch) else { return }
-        child.startSummaries(&scratch)
+        // A member recorded before keeps its entry: read here, the look-up (which may claim one) only when not.
+        let known = child.contributorIndex(scratch)
+        guard let entry = known >= 0 ? known : domainAndPart.memberEntry(for: child, scratch) else { return }
+        // Its flags loaded again, after the note was taken: a first child it got since the load above (which
+        // sets `hasHadChildren` with the note, and no lock) is seen here, or comes with a new note.
+        let hasHadChildren = child.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.hasHadChildren != 0
+        if hasHadChildren && !child.domainAndPart.summariesStarted(scratch) { child.startSummaries(&scratch) }
         setContribution(of: child, at: entry, &scratch)
     }
 
     /// Sets `member`'s contribution at `entry` in every column of this node's summaries (a column made for
     /// each property it has and this node has not), from its parts: a property it no longer has (a file that
     /// is no file any more) contributes the default. Under the domain lock.
+    @inline(__always)  // once a level of every changed path
     func setContribution(
         of member: ProgressNode, at entry: Int, merging: Bool = true, _ scratch: inout RefreshScratch
     ) {
@@ -225,8 +231,8 @@ extension ProgressNode {
                 domainAndPart.setContribution(at: entry, of: parts, merging: merging, scratch)
             }
         }
-        // Recorded in its own parent's summaries at the next record of this node (later in this refresh).
-        domainAndPart.noteColumnsChanged(scratch)
+        // The columns note the change (`ChildSums.noteColumnsChanged`): recorded in this node's own parent's
+        // summaries at its next record (later in this refresh).
         scratch.computedSummaries += 1
     }
 

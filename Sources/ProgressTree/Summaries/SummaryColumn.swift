@@ -2,7 +2,8 @@
 // the typed storage of the summary engine. The library's engine is not generic; it holds columns as
 // `SummaryColumn` and reaches their typed work through the property's witnesses
 // (`ProgressProperty._progressTreeColumnStep`, whose default is compiled where the property's conformance is
-// declared: Properties/ProgressProperty+Engine.swift). That code finds its `SummaryTree` with a checked cast.
+// declared: Properties/ProgressProperty+Engine.swift), or through the copy step the column was made with
+// (`copyStep`, compiled there too). That code finds its `SummaryTree` with a checked cast.
 //
 // The structure: the members' contributions in `leaves`, and a segment tree over blocks of `blockSize`
 // leaves in `blocks`. Replacing one contribution merges its block again (at most `blockSize - 1` merges)
@@ -16,11 +17,12 @@
 //   every entry ever set (its count is one more than the highest). A leaf no member holds, or whose member
 //   never contributed this property, is `defaultSummary`, the identity of `merge` (the protocol's
 //   requirement).
-// - `blocks` is empty while `leaves` is; otherwise it holds `2 × blockCapacity` summaries, `blockCapacity`
-//   a power of two with `blockCapacity × blockSize ≥ leaves.count`: `blocks[blockCapacity + b]` is the
-//   merge, in order, of the leaves of block `b` (the default past the last leaf), and `blocks[k]` is
-//   `merge(blocks[2k], blocks[2k + 1])` for every inner `k ≥ 1` (`blocks[0]` is unused). So `blocks[1]` is
-//   the merge of the members' contributions.
+// - `blocks` is empty while `leaves` holds at most one leaf (a column of one member, as along a chain: that
+//   leaf is the merge, and a change of it writes nothing else); otherwise it holds `2 × blockCapacity`
+//   summaries, `blockCapacity` a power of two with `blockCapacity × blockSize ≥ leaves.count`:
+//   `blocks[blockCapacity + b]` is the merge, in order, of the leaves of block `b` (the default past the
+//   last leaf), and `blocks[k]` is `merge(blocks[2k], blocks[2k + 1])` for every inner `k ≥ 1` (`blocks[0]`
+//   is unused). So `blocks[1]` is the merge of the members' contributions.
 // - `left` is the merge of what the members that left the node left behind (`nil`: nothing yet).
 
 /// One property's summaries of a node's children: a segment tree over the members' entries, and what the
@@ -35,11 +37,22 @@ class SummaryColumn: @unchecked Sendable {
     @usableFromInline let property: any ProgressProperty.Type
     /// `ObjectIdentifier(property)`, the column's key in its table.
     @usableFromInline let key: ObjectIdentifier
+    /// Sets the contribution at `entry` of `target` (this column) to what `source`, a member's column of the
+    /// same property, keeps of its children, merging the path above it or not (`SummaryTree.set`, `setLeaf`):
+    /// the engine's step for a member with no value or file of its own, once a level of every changed path.
+    /// Made by `SummaryTree.init`, so compiled for the property where its conformance is, as the property's
+    /// witnesses are, and called with no step to build and switch on.
+    @usableFromInline let copyStep: CopyStep
 
     @usableFromInline
-    init(property: any ProgressProperty.Type) {
+    typealias CopyStep = (_ target: SummaryColumn, _ source: SummaryColumn, _ entry: Int, _ merging: Bool)
+        -> Void
+
+    @usableFromInline
+    init(property: any ProgressProperty.Type, copyStep: @escaping CopyStep) {
         self.property = property
         key = ObjectIdentifier(property)
+        self.copyStep = copyStep
     }
 
     /// How many leaves the column's tree has.
@@ -66,7 +79,17 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     @usableFromInline static var blockSize: Int { 8 }
 
     @inlinable
-    init() { super.init(property: Property.self) }
+    init() {
+        // The trees are reached through their columns (`of`, which checks the keys), never captured: a
+        // column holds no reference to itself.
+        super.init(property: Property.self) { target, source, entry, merging in
+            // A member without a value or files of its own: its children's summary is its own
+            // (`_progressTreeNodeSummary`), or the default's when it keeps nothing of them.
+            let summary = SummaryTree.of(source).combined ?? Property._progressTreeNodeSummary(.none)
+            let tree = SummaryTree.of(target)
+            if merging { tree.set(entry, to: summary) } else { tree.setLeaf(entry, to: summary) }
+        }
+    }
 
     override var leafCount: Int { leaves.count }
 
@@ -89,9 +112,10 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     /// when the column holds neither.
     @inlinable
     var combined: Property.Summary? {
-        guard !blocks.isEmpty else { return left }
-        guard let left else { return blocks[1] }
-        return Property.merge(blocks[1], left)
+        let members = blocks.isEmpty ? leaves.first : blocks[1]
+        guard let left else { return members }
+        guard let members else { return left }
+        return Property.merge(members, left)
     }
 
     /// Sets the contribution of the member at `index`, and merges its block and the path above it again.
@@ -99,14 +123,14 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     func set(_ index: Int, to summary: Property.Summary) {
         if index >= leaves.count { holdLeaves(through: index) }
         leaves[index] = summary
+        guard leaves.count > 1 else { return }  // one leaf: it is the merge, and there are no blocks
         let block = index / Self.blockSize
         guard block < blockCapacity else {
             rebuild()  // the blocks grew: O(leaves), once per doubling
             return
         }
         var position = blockCapacity + block
-        // One leaf (a member alone, as along a chain): its block's merge is itself.
-        blocks[position] = leaves.count == 1 ? summary : mergedBlock(block)
+        blocks[position] = mergedBlock(block)
         while position > 1 {
             position /= 2
             blocks[position] = Property.merge(blocks[2 * position], blocks[2 * position + 1])
@@ -126,7 +150,7 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     /// O(leaves).
     @inlinable
     func rebuild() {
-        guard !leaves.isEmpty else {
+        guard leaves.count > 1 else {
             blocks = []
             return
         }
@@ -185,9 +209,9 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     /// merges where the summaries are `Equatable`. For the engine's checks (PROGRESSTREE_INTERNAL_CHECKS).
     @inlinable
     func violations() -> [String] {
-        guard !leaves.isEmpty else {
+        guard leaves.count > 1 else {
             return blocks.isEmpty
-                ? [] : ["a summary column of \(Property.self) without leaves holds \(blocks.count) blocks"]
+                ? [] : ["a summary column of \(Property.self) with \(leaves.count) leaves holds \(blocks.count) blocks"]
         }
         let capacity = blockCapacity
         guard capacity > 0, capacity & (capacity - 1) == 0, blocks.count == 2 * capacity,

@@ -53,9 +53,6 @@ public struct _ProgressTreeColumnStep {
         /// Set the contribution of the member at an entry to its summary, computed from its parts; merging
         /// the path above it, or not (a start sets every member's, then merges once: `rebuild`).
         case set(entry: Int, merging: Bool)
-        /// The same for a member with no value or file of its own (most of a path): its summary is what it
-        /// keeps of its children, the `source` column's.
-        case copy(entry: Int, merging: Bool)
         /// Merge every inner node of the column again, at the end of a start.
         case rebuild
         /// Reset the contribution of the member at an entry to the default.
@@ -73,10 +70,8 @@ public struct _ProgressTreeColumnStep {
     @usableFromInline let action: Action
     /// The column stepped on (`nil` for `make`).
     @usableFromInline let column: ColumnReference?
-    /// The parts of the member the action is about (`nil` for the actions about no member, and `copy`).
+    /// The parts of the member the action is about (`nil` for the actions about no member).
     @usableFromInline let memberParts: _ProgressTreeSummaryParts?
-    /// The member's own column of the property, for `copy`.
-    @usableFromInline let source: ColumnReference?
     /// The column `make` made, retained once for the engine, which takes that reference.
     @usableFromInline var made: Unmanaged<SummaryColumn>?
     /// Where a check writes what it found wrong, unretained: the engine holds it for the call.
@@ -84,12 +79,11 @@ public struct _ProgressTreeColumnStep {
 
     init(
         _ action: Action, column: ColumnReference?, parts: _ProgressTreeSummaryParts? = nil,
-        source: ColumnReference? = nil, report: CheckReport? = nil
+        report: CheckReport? = nil
     ) {
         self.action = action
         self.column = column
         memberParts = parts
-        self.source = source
         self.report = report.map { .passUnretained($0) }
     }
 
