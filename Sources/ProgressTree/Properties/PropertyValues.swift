@@ -59,10 +59,16 @@ final class PropertyValues: @unchecked Sendable {
     @inlinable
     func value<Property: ProgressProperty>(of _: Property.Type) -> Property.Value? {
         let key = ObjectIdentifier(Property.self)
-        if first.type.key == key { return first.value as? Property.Value }
-        for entry in others where entry.type.key == key { return entry.value as? Property.Value }
+        if first.type.key == key { return Self.cast(first.value, to: Property.Value.self) }
+        for entry in others where entry.type.key == key { return Self.cast(entry.value, to: Property.Value.self) }
         return nil
     }
+
+    /// `value` as a `Value`, `nil` when it is of another type. The value is opened from its box first (the
+    /// argument is an existential): a cast from its own type to the same type is the runtime's quick case,
+    /// where a cast from the box looks into it first (most of a summary's cost at a node with a value).
+    @inlinable
+    static func cast<Stored, Value>(_ value: Stored, to _: Value.Type) -> Value? { value as? Value }
 
     /// Stores `value` as the value of `property` in `values` (made if `nil`, copied first if anyone else holds
     /// it); returns the value it replaces, for the caller to release after the lock (its `deinit` may be user
