@@ -275,7 +275,7 @@ struct DomainAndParentPart: ~Copyable, Sendable {
     /// made for each property it has and the node has not (`ChildSums.addColumns(for:_:)`,
     /// `setContribution(at:of:_:)`).
     func setContribution(
-        at entry: Int, of member: borrowing SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
+        at entry: Int, of member: SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
         existingPart._withUnsafeGuaranteedRef { part in
             part.addColumns(for: member, scratch)
@@ -307,6 +307,21 @@ struct UnownedSums {
     /// What the children add to the node's units (`ChildSums.total(_:)`).
     func total(_ scratch: borrowing RefreshScratch) -> Double {
         reference._withUnsafeGuaranteedRef { $0.total(scratch) }
+    }
+
+    /// How many columns the node's summaries have (`ChildSums.columnCount(_:)`).
+    func columnCount(_ scratch: borrowing RefreshScratch) -> Int {
+        reference._withUnsafeGuaranteedRef { $0.columnCount(scratch) }
+    }
+
+    /// The column at `index` (`ChildSums.column(at:_:)`).
+    func column(at index: Int, _ scratch: borrowing RefreshScratch) -> ColumnReference {
+        reference._withUnsafeGuaranteedRef { $0.column(at: index, scratch) }
+    }
+
+    /// The column of the property `key` names, `nil` when there is none (`ChildSums.column(for:_:)`).
+    func column(for key: ObjectIdentifier, _ scratch: borrowing RefreshScratch) -> ColumnReference? {
+        reference._withUnsafeGuaranteedRef { $0.column(for: key, scratch) }
     }
 
     /// Takes the note that a column changed (`ChildSums.takeColumnsChanged(_:)`).

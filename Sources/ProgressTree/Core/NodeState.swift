@@ -151,6 +151,14 @@ struct NodeState: ~Copyable {
         return withExtras { $0.guarded.propertyValues } ?? nil
     }
 
+    /// The node's values without a reference count, for the summary engine's parts (`SummaryParts`): valid
+    /// while the node's lock is held, under which this state holds them and no writer replaces or changes
+    /// them.
+    var lentPropertyValues: Unmanaged<PropertyValues>? {
+        if let alone = unmanagedValuesAlone { return alone }
+        return withExtras { extras in extras.guarded.propertyValues.map { .passUnretained($0) } } ?? nil
+    }
+
     /// The node's values, for a reader that reads them after the lock: marked lent, so that no writer
     /// changes them in place from now on (`PropertyValues`).
     func lendPropertyValues() -> PropertyValues? {

@@ -382,7 +382,8 @@ private final class InvariantChecker {
             member.withSummaryParts(&scratch) { parts, scratch in
                 for column in part.columns(scratch) {
                     var step = _ProgressTreeColumnStep(
-                        .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key), report: found)
+                        .checkMember(entry: entry), column: column, parts: parts.parts(for: column.key, scratch),
+                        report: found)
                     column.property._progressTreeColumnStep(&step)
                 }
             }

@@ -24,15 +24,15 @@ extension ChildSums {
     }
 
     /// Makes the columns `member` has and this node has not.
-    func addColumns(for member: borrowing SummaryParts, _ scratch: borrowing RefreshScratch) {
-        if let values = member.values {
-            values.forEachProperty { type in
-                if column(for: type.key, scratch) == nil { _ = column(of: type.property, scratch) }
-            }
+    func addColumns(for member: SummaryParts, _ scratch: borrowing RefreshScratch) {
+        member.forEachValueProperty { type in
+            if column(for: type.key, scratch) == nil { _ = column(of: type.property, scratch) }
         }
         if member.files != nil { _ = column(of: FileSummaryProperty.self, scratch) }
-        for memberColumn in member.columns where column(for: memberColumn.key, scratch) == nil {
-            _ = column(of: memberColumn.property, scratch)
+        guard let memberSums = member.sums else { return }
+        for index in 0..<memberSums.columnCount(scratch) {
+            let memberColumn = memberSums.column(at: index, scratch)
+            if column(for: memberColumn.key, scratch) == nil { _ = column(of: memberColumn.property, scratch) }
         }
     }
 
@@ -40,11 +40,11 @@ extension ChildSums {
     /// summary of the column's property (the default for a property it has not). `merging`: merge the path
     /// above it now (`false` during a start, which merges once at its end). Notes that the columns changed.
     func setContribution(
-        at entry: Int, of member: borrowing SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
+        at entry: Int, of member: SummaryParts, merging: Bool, _ scratch: borrowing RefreshScratch
     ) {
         for index in 0..<columnCount(scratch) {
             let column = column(at: index, scratch)
-            let parts = member.parts(for: column.key)
+            let parts = member.parts(for: column.key, scratch)
             var step = _ProgressTreeColumnStep(.set(entry: entry, merging: merging), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
         }
@@ -68,11 +68,11 @@ extension ChildSums {
 
     /// Adds what `member`, leaving with `outcome`, leaves behind, to each column of a property it has.
     func fold(
-        _ member: borrowing SummaryParts, by outcome: ProgressPropertyOutcome, _ scratch: borrowing RefreshScratch
+        _ member: SummaryParts, by outcome: ProgressPropertyOutcome, _ scratch: borrowing RefreshScratch
     ) {
         addColumns(for: member, scratch)
-        for column in columns(scratch) where member.has(column.key) {
-            let parts = member.parts(for: column.key)
+        for column in columns(scratch) where member.has(column.key, scratch) {
+            let parts = member.parts(for: column.key, scratch)
             var step = _ProgressTreeColumnStep(.fold(outcome), column: column, parts: parts)
             column.property._progressTreeColumnStep(&step)
         }

@@ -69,7 +69,7 @@ extension ProgressNode {
         var released: [ProgressNode] = []
         unretainedDomain.withRepresentativeLock { scratch in
             startSummaries(&scratch)
-            withSummaryParts(&scratch) { parts, _ in body(parts.parts(for: property)) }
+            withSummaryParts(&scratch) { parts, scratch in body(parts.parts(for: property, scratch)) }
             if !scratch.released.isEmpty { swap(&released, &scratch.released) }
         }
         if !released.isEmpty { releaseOutsideTheLock(&released) }
@@ -95,19 +95,19 @@ extension ProgressNode {
     /// would wait (no writer changes them meanwhile, and none needs a copy after). `body` runs the engine's
     /// steps and the property's own `reduce` and `merge`, which call nothing of the tree.
     func withSummaryParts(
-        _ scratch: inout RefreshScratch, _ body: (borrowing SummaryParts, inout RefreshScratch) -> Void
+        _ scratch: inout RefreshScratch, _ body: (SummaryParts, inout RefreshScratch) -> Void
     ) {
         let childUnits = domainAndPart.childUnits(scratch)
-        let columns = domainAndPart.columns(scratch)
+        let sums = domainAndPart.sums
         let flags = flags.load(ordering: .sequentiallyConsistent)
         guard flags & (NodeFlags.hasValues | NodeFlags.describesFiles) != 0 else {
-            return body(SummaryParts(columns: columns), &scratch)
+            return body(SummaryParts(sums: sums), &scratch)
         }
         state.withLock { state in
             // Set under this lock with the first value: clear here, the node has none to read.
-            let values = self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.propertyValues : nil
+            let values = self.flags.load(ordering: .relaxed) & NodeFlags.hasValues != 0 ? state.lentPropertyValues : nil
             guard let files = state.fileMetadata else {
-                return body(SummaryParts(values: values, files: nil, columns: columns), &scratch)
+                return body(SummaryParts(values: values, sums: sums), &scratch)
             }
             // The counts are loaded relaxed: two independent values (an update may land between the two loads
             // whatever the ordering), publishing nothing else; the rest comes from under the lock.
@@ -115,7 +115,7 @@ extension ProgressNode {
                 isFile: files.isFile, explicitTotal: files.counts?.total, explicitCompleted: files.counts?.completed,
                 completed: completedStorage.load(ordering: .relaxed), total: totalStorage.load(ordering: .relaxed),
                 childUnits: childUnits)
-            return body(SummaryParts(values: values, files: facts, columns: columns), &scratch)
+            return body(SummaryParts(values: values, files: facts, sums: sums), &scratch)
         }
     }
 
@@ -276,33 +276,4 @@ private struct StartFrame {
     let node: UnownedNode
     let entry: Int
     var members: [(UnownedNode, Int)]
-}
-
-/// What the engine reads of a node (`summaryParts`): its own values and file facts, and its columns.
-struct SummaryParts {
-    var values: PropertyValues?
-    var files: FileFacts?
-    var columns: [ColumnReference] = []
-
-    /// The parts of the property `key` names: the node's values, its column of that property, its facts.
-    func parts(for key: ObjectIdentifier) -> _ProgressTreeSummaryParts {
-        var column: ColumnReference?
-        for candidate in columns where candidate.key == key {
-            column = candidate
-            break
-        }
-        return _ProgressTreeSummaryParts(values: values, column: column, files: files)
-    }
-
-    /// The parts of `property`.
-    func parts(for property: any ProgressProperty.Type) -> _ProgressTreeSummaryParts {
-        parts(for: ObjectIdentifier(property))
-    }
-
-    /// Whether the node has anything of the property `key` names: a value, its files, or a column.
-    func has(_ key: ObjectIdentifier) -> Bool {
-        if files != nil && key == ObjectIdentifier(FileSummaryProperty.self) { return true }
-        if values?.contains(key) == true { return true }
-        return columns.contains { $0.key == key }
-    }
 }

@@ -1,7 +1,43 @@
 // What the summary engine lends a property's own code (Properties/ProgressProperty+Engine.swift): a node's
 // parts for one computation, and one step on one column. Both hold columns as `ColumnReference`s, without a
 // reference count: valid for the call, which runs under the tree's domain lock with the columns' nodes held
-// (ColumnReference.swift states the contract).
+// (ColumnReference.swift states the contract). A node's values are lent the same way, by the node's state,
+// under the node's lock (`NodeState.lentPropertyValues`): the parts are read where a writer would wait.
+
+/// What the engine reads of a node for its summaries (`ProgressNode.withSummaryParts`): its own values and
+/// file facts, and its part (its columns). Lent for one call, under the domain lock and, when it has values,
+/// the node's lock, which keep all three alive and unchanged: no reference count is taken.
+struct SummaryParts {
+    /// The node's values, unretained (`NodeState.lentPropertyValues`).
+    var values: Unmanaged<PropertyValues>?
+    var files: FileFacts?
+    /// The node's `ChildSums`, whose columns are what it keeps of its children.
+    var sums: UnownedSums?
+
+    /// The parts of the property `key` names: the node's values, its column of that property, its facts.
+    func parts(for key: ObjectIdentifier, _ scratch: borrowing RefreshScratch) -> _ProgressTreeSummaryParts {
+        _ProgressTreeSummaryParts(values: values, column: sums?.column(for: key, scratch), files: files)
+    }
+
+    /// The parts of `property`.
+    func parts(
+        for property: any ProgressProperty.Type, _ scratch: borrowing RefreshScratch
+    ) -> _ProgressTreeSummaryParts {
+        parts(for: ObjectIdentifier(property), scratch)
+    }
+
+    /// Calls `body` with each property the node has a value of.
+    func forEachValueProperty(_ body: (PropertyType) -> Void) {
+        values?._withUnsafeGuaranteedRef { $0.forEachProperty(body) }
+    }
+
+    /// Whether the node has anything of the property `key` names: a value, its files, or a column.
+    func has(_ key: ObjectIdentifier, _ scratch: borrowing RefreshScratch) -> Bool {
+        if files != nil && key == ObjectIdentifier(FileSummaryProperty.self) { return true }
+        if values?._withUnsafeGuaranteedRef({ $0.contains(key) }) == true { return true }
+        return sums?.column(for: key, scratch) != nil
+    }
+}
 
 /// A node's parts, lent by the summary engine to a property's own code for one computation: its own values,
 /// what it keeps of its children for that property, its file facts. Not API: ProgressTree's.
@@ -12,12 +48,6 @@ public struct _ProgressTreeSummaryParts {
     @usableFromInline let column: ColumnReference?
     /// The node's file facts (`nil`: it describes no files).
     @usableFromInline let files: FileFacts?
-
-    init(values: PropertyValues?, column: ColumnReference?, files: FileFacts?) {
-        self.values = values.map { .passUnretained($0) }
-        self.column = column
-        self.files = files
-    }
 
     /// The parts of a node with no value, no file and no child: its summary is the default's.
     @usableFromInline static var none: Self { Self(values: nil, column: nil, files: nil) }
