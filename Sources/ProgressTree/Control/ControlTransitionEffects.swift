@@ -21,6 +21,15 @@ struct ControlTransitionEffects {
         callbacks.append(.handler(node, kind))
     }
 
+    /// Takes what ends with the node's work (cancelled or failed), under its lock: its linked tasks, to
+    /// be cancelled, and its tasks suspended in `checkpoint()`, to throw `CancellationError`.
+    mutating func endWork(of state: inout ControlState) {
+        callbacks.append(contentsOf: state.linkedTaskCancellations.values.map { .closure($0) })
+        state.linkedTaskCancellations = [:]
+        waiters.append(contentsOf: state.pauseWaiters.values)
+        state.pauseWaiters = [:]
+    }
+
     func perform(waitersThrow: Bool) {
         for node in changedNodes { node.markChanged() }
         for waiter in waiters {
