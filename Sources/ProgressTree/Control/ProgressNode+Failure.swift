@@ -219,32 +219,18 @@ extension ProgressNode {
     func cancelSubtrees(
         _ roots: [ProgressNode], rootsFromAbove: Bool, byFailure: Bool = false, effects: inout ControlTransitionEffects
     ) -> (cancelled: Int, firstRootParent: ProgressNode?) {
-        // The visit, in preorder: each node with the index of its parent in `visited` (-1 for a root).
-        var visited: [(node: ProgressNode, parent: Int, cancelled: Bool)] = []
         var firstRootParent: ProgressNode?
-        var stack: [(node: ProgressNode, parent: Int)] = roots.reversed().map { ($0, -1) }
-        while let (node, parentIndex) = stack.popLast() {
-            let index = visited.count
-            let fromAbove = parentIndex >= 0 || rootsFromAbove
-            let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
-                if fromAbove {
-                    guard state.link.kind == .attached || node.isHeld else { return (false, []) }
-                }
-                if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock(state) }
-                let cancelled = node.markCancelled(
-                    &state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
-                node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
-                return (cancelled, state.children.entries.map(\.node))
-            }
-            if cancelled { effects.changedNodes.append(node) }
-            visited.append((node, parentIndex, cancelled))
-            stack.append(contentsOf: children.reversed().map { ($0, index) })
+        let visited = Self.applyControlTransition(
+            to: roots, rootsFromAbove: rootsFromAbove, goesOnBelow: .always, effects: &effects
+        ) { node, fromAbove, state, effects in
+            if node === roots.first, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock(state) }
+            return node.markCancelled(&state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
         }
         // Children come after their parent in preorder, so one backward pass sums each subtree.
         var below = [Int](repeating: 0, count: visited.count)
         var total = 0
         for index in visited.indices.reversed() {
-            let subtree = below[index] + (visited[index].cancelled ? 1 : 0)
+            let subtree = below[index] + (visited[index].changed ? 1 : 0)
             if visited[index].parent >= 0 { below[visited[index].parent] += subtree } else { total += subtree }
         }
         for index in visited.indices where below[index] > 0 {

@@ -34,7 +34,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(nodes reached in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused, Self.applyPause)
+        applyControlTransition(goesOnBelow: .whilePaused, Self.applyPause)
     }
 
     /// Resumes this node and every node below it that it reaches and that is paused.
@@ -45,7 +45,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(nodes reached in the subtree), iterative.
     public func resume() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning, Self.applyResume)
+        applyControlTransition(goesOnBelow: .whileRunning, Self.applyResume)
     }
 
     /// `pause()` at one node, under its lock (see `applyControlTransition`); returns whether it paused it.
