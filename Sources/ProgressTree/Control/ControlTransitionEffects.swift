@@ -17,7 +17,7 @@ struct ControlTransitionEffects {
     /// replaced in between runs once (the new one, not also "at once" by its setter), and a handler
     /// cleared in between does not run.
     mutating func callHandler(of node: ProgressNode, _ kind: ControlHandlerKind, state: inout ControlState) {
-        state[keyPath: kind.pendingCallsKeyPath] += 1
+        state[keyPath: kind].pendingCalls += 1
         callbacks.append(.handler(node, kind))
     }
 

@@ -67,9 +67,9 @@ extension ProgressNode {
     /// or none when cleared, never two. A handler set while this node's call is still pending is not
     /// called at once by the setter: the pending call runs it.
     public var cancellationHandler: (@Sendable () -> Void)? {
-        get { state.withLock { $0.control.cancellationHandler } }
+        get { state.withLock { $0.control.cancellation.handler } }
         set {
-            if setHandler(.cancellation, newValue, runsAtOnceIf: .cancelled), let newValue { newValue() }
+            if setHandler(\.cancellation, newValue, runsAtOnceIf: .cancelled), let newValue { newValue() }
         }
     }
 

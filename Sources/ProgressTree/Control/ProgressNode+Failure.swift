@@ -258,7 +258,7 @@ extension ProgressNode {
             return false
         }
         _ = updateControlFlags(inserting: cause.union(.cancelled), under: state)
-        effects.callHandler(of: self, .cancellation, state: &state.control)
+        effects.callHandler(of: self, \.cancellation, state: &state.control)
         effects.endWork(of: &state.control)
         return true
     }
