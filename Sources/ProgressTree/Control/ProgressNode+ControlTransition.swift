@@ -92,7 +92,7 @@ extension ProgressNode {
     /// attached below it, and one that left at once (nothing attached below it) is not touched.
     func inheritControlState(_ flags: ControlFlags, from parent: ProgressNode) {
         if flags.cancelsBelow {
-            cancelFromAbove(byFailure: flags.cancelsBelowByFailure)
+            cancel(fromAbove: true, byFailure: flags.cancelsBelowByFailure)
         } else if flags.pausesBelow {
             applyControlTransition(goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
             // The child ends in its parent's state as of now: a `resume()` of the parent since `flags` was
