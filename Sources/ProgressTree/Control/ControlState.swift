@@ -30,7 +30,7 @@ struct HandlerSlot {
 }
 
 /// Which handler of a node a transition calls: `\.cancellation`, `\.pausing` or `\.resuming`.
-typealias ControlHandlerKind = WritableKeyPath<ControlState, HandlerSlot>
+typealias ControlHandlerKind = WritableKeyPath<ControlState, HandlerSlot> & Sendable
 
 extension ProgressNode {
     /// Ends a pending handler call of `kind`: returns the handler to call now (outside the lock).
