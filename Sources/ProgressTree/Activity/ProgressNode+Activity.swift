@@ -110,7 +110,9 @@ extension ProgressNode {
         case .success where isCancelled:
             return .failure(CancellationError())
         case .success:
-            finishActivity()
+            // 1 of 1, completed first, so the node goes from indeterminate to finished without showing 0 of 1.
+            completedUnitCount = 1
+            totalUnitCount = 1
             return result
         case .failure(let error):
             if error is CancellationError || isCancelled {
@@ -120,11 +122,5 @@ extension ProgressNode {
             }
             return result
         }
-    }
-
-    /// 1 of 1. Completed first, so the node goes from indeterminate to finished without showing 0 of 1.
-    private func finishActivity() {
-        completedUnitCount = 1
-        totalUnitCount = 1
     }
 }

@@ -2,16 +2,9 @@
 struct ControlState {
     var isCancellable = true
     var isPausable = false
-    var cancellationHandler: (@Sendable () -> Void)?
-    var pausingHandler: (@Sendable () -> Void)?
-    var resumingHandler: (@Sendable () -> Void)?
-    /// Handler calls a transition has marked but not yet made (see `ControlTransitionEffects.perform`).
-    /// While one is pending, setting that handler does not run it at once: the pending call runs the
-    /// handler current at that moment, so a handler replaced or cleared during a transition is called
-    /// once in all (the new one) or not at all (cleared), never twice.
-    var pendingCancellationCalls = 0
-    var pendingPausingCalls = 0
-    var pendingResumingCalls = 0
+    var cancellation = HandlerSlot()
+    var pausing = HandlerSlot()
+    var resuming = HandlerSlot()
     /// Tasks linked to this node (`withCancellationLink`, `task(priority:operation:)`), cancelled with it.
     var linkedTaskCancellations: [Int: @Sendable () -> Void] = [:]
     /// Tasks suspended in `checkpoint()` while this node is paused.
@@ -26,12 +19,25 @@ struct ControlState {
     }
 }
 
+/// A handler of a node (`cancellationHandler`, `pausingHandler`, `resumingHandler`), in its `ControlState`.
+struct HandlerSlot {
+    var handler: (@Sendable () -> Void)?
+    /// Calls a transition has marked but not yet made (see `ControlTransitionEffects.perform`). While one
+    /// is pending, setting the handler does not run it at once: the pending call runs the handler current
+    /// at that moment, so a handler replaced or cleared during a transition is called once in all (the new
+    /// one) or not at all (cleared), never twice.
+    var pendingCalls = 0
+}
+
+/// Which handler of a node a transition calls: `\.cancellation`, `\.pausing` or `\.resuming`.
+typealias ControlHandlerKind = WritableKeyPath<ControlState, HandlerSlot> & Sendable
+
 extension ProgressNode {
     /// Ends a pending handler call of `kind`: returns the handler to call now (outside the lock).
     func takePendingHandler(_ kind: ControlHandlerKind) -> (@Sendable () -> Void)? {
         state.withLock { state in
-            state.control[keyPath: kind.pendingCallsKeyPath] -= 1
-            return state.control[keyPath: kind.handlerKeyPath]
+            state.control[keyPath: kind].pendingCalls -= 1
+            return state.control[keyPath: kind].handler
         }
     }
 
@@ -46,10 +52,10 @@ extension ProgressNode {
         _ kind: ControlHandlerKind, _ handler: (@Sendable () -> Void)?, runsAtOnceIf flag: ControlFlags?
     ) -> Bool {
         let (runsAtOnce, replaced) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
-            let replaced = state.control[keyPath: kind.handlerKeyPath]
-            state.control[keyPath: kind.handlerKeyPath] = handler
+            let replaced = state.control[keyPath: kind].handler
+            state.control[keyPath: kind].handler = handler
             guard let flag, handler != nil else { return (false, replaced) }
-            let runsAtOnce = currentControlFlags.contains(flag) && state.control[keyPath: kind.pendingCallsKeyPath] == 0
+            let runsAtOnce = currentControlFlags.contains(flag) && state.control[keyPath: kind].pendingCalls == 0
             return (runsAtOnce, replaced)
         }
         _ = replaced  // released here, after the lock

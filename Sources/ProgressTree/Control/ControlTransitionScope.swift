@@ -7,11 +7,13 @@ enum ControlTransitionScope {
     /// Only below nodes that do not (`resume()`).
     case whileRunning
 
-    func holds(for flags: ControlFlags) -> Bool {
+    /// Whether the transition goes on below `lister`, the node that listed the child it would visit next
+    /// (its flags are loaded only for a rule that depends on them).
+    func holds(below lister: ProgressNode) -> Bool {
         switch self {
         case .always: true
-        case .whilePaused: flags.pausesBelow
-        case .whileRunning: !flags.pausesBelow
+        case .whilePaused: lister.currentControlFlags.pausesBelow
+        case .whileRunning: !lister.currentControlFlags.pausesBelow
         }
     }
 }

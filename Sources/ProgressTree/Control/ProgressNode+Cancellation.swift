@@ -35,14 +35,10 @@ extension ProgressNode {
         cancel(fromAbove: false)
     }
 
-    /// `cancel()` as its parent's cancellation would reach this node: a node held by its parent is final
-    /// then, and a node out of its parent's reach is not touched. `byFailure`: the parent's cancellation
-    /// is a failure's (`ControlFlags.cancelsBelowByFailure`).
-    func cancelFromAbove(byFailure: Bool) {
-        cancel(fromAbove: true, byFailure: byFailure)
-    }
-
-    private func cancel(fromAbove: Bool, byFailure: Bool = false) {
+    /// `cancel()`, or with `fromAbove`, as its parent's cancellation would reach this node: a node held by
+    /// its parent is final then, and a node out of its parent's reach is not touched. `byFailure`: the
+    /// parent's cancellation is a failure's (`ControlFlags.cancelsBelowByFailure`).
+    func cancel(fromAbove: Bool, byFailure: Bool = false) {
         var effects = ControlTransitionEffects()
         // Marks the subtree and counts it in its own nodes' outcomes, then in the ancestors' (see
         // `ProgressNode+Failure.swift`); all before the effects, so a handler sees the counts.
@@ -67,9 +63,9 @@ extension ProgressNode {
     /// or none when cleared, never two. A handler set while this node's call is still pending is not
     /// called at once by the setter: the pending call runs it.
     public var cancellationHandler: (@Sendable () -> Void)? {
-        get { state.withLock { $0.control.cancellationHandler } }
+        get { state.withLock { $0.control.cancellation.handler } }
         set {
-            if setHandler(.cancellation, newValue, runsAtOnceIf: .cancelled), let newValue { newValue() }
+            if setHandler(\.cancellation, newValue, runsAtOnceIf: .cancelled), let newValue { newValue() }
         }
     }
 

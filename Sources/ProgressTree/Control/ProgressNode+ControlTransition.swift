@@ -1,11 +1,26 @@
 extension ProgressNode {
-    /// Applies a transition to this node and every node below it that a transition reaches (attached
+    /// Applies a transition to this node and every node below it that a transition reaches, and then its
+    /// effects (waiters resume without throwing): `pause()`, `resume()`, and a fresh child taking its
+    /// parent's state (`firstFromAbove`). See the next function.
+    func applyControlTransition(
+        goesOnBelow rule: ControlTransitionScope, firstFromAbove: Bool = false,
+        _ apply: (_ node: ProgressNode, _ fromAbove: Bool, inout NodeState, inout ControlTransitionEffects) -> Bool
+    ) {
+        var effects = ControlTransitionEffects()
+        Self.applyControlTransition(
+            to: [self], rootsFromAbove: firstFromAbove, goesOnBelow: rule, effects: &effects, apply)
+        effects.perform(waitersThrow: false)
+    }
+
+    /// Applies a transition to `roots` and every node below them that a transition reaches (attached
     /// children, and held ones: see ProgressNode+HeldChildren.swift), iteratively (a 10,000-deep chain
     /// needs no deep stack). `apply` runs under each node's lock in turn, never two at once, and returns
     /// whether that node changed state; it is told whether the node was reached from above (`fromAbove`:
-    /// every node but the first, unless `firstFromAbove`), since a node held by its parent after finishing
+    /// every node but the roots, unless `rootsFromAbove`), since a node held by its parent after finishing
     /// into it is final for the transitions of its ancestors but not for its own. Nodes are visited parent
-    /// before children, in the order the children were added.
+    /// before children, in the order the children were added; the changed ones are marked in `effects`.
+    /// Returns the nodes visited, in that order (preorder), each with the index of its parent among them
+    /// (-1 for a root) and whether `apply` changed it.
     ///
     /// A final node (finished, cancelled, failed, or held) is never changed itself, but a transition passes
     /// through it to the nodes below, and leaves its mark there (`ControlFlags.pausedThrough`): the node then
@@ -28,34 +43,35 @@ extension ProgressNode {
     ///   transition that changes the node before this check makes this one skip the child; one that changes
     ///   it after visits the child after this one (it sets the node's flag before it takes the child's
     ///   lock), so a child is never left paused under a running node, or running under a paused one.
-    func applyControlTransition(
-        waitersThrow: Bool, goesOnBelow rule: ControlTransitionScope = .always, firstFromAbove: Bool = false,
+    @discardableResult
+    static func applyControlTransition(
+        to roots: [ProgressNode], rootsFromAbove: Bool, goesOnBelow rule: ControlTransitionScope,
+        effects: inout ControlTransitionEffects,
         _ apply: (_ node: ProgressNode, _ fromAbove: Bool, inout NodeState, inout ControlTransitionEffects) -> Bool
-    ) {
-        var effects = ControlTransitionEffects()
-        /// A node to visit, and the node that listed it (`nil` for `self`).
-        struct Visit {
-            let node: ProgressNode
-            let lister: ProgressNode?
-        }
-        var stack = [Visit(node: self, lister: nil)]
-        while let visit = stack.popLast() {
-            let node = visit.node
-            let fromAbove = visit.lister != nil || firstFromAbove
-            let children = node.state.withLock { state -> [ProgressNode] in
+    ) -> [(node: ProgressNode, parent: Int, changed: Bool)] {
+        var visited: [(node: ProgressNode, parent: Int, changed: Bool)] = []
+        var stack: [(node: ProgressNode, parent: Int)] = roots.reversed().map { ($0, -1) }
+        while let (node, parentIndex) = stack.popLast() {
+            let index = visited.count
+            // The node that listed this one; `nil` for a root.
+            let lister = parentIndex >= 0 ? visited[parentIndex].node : nil
+            let fromAbove = lister != nil || rootsFromAbove
+            let (changed, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
                 if fromAbove {
-                    guard state.link.kind == .attached || node.isHeld else { return [] }
+                    guard state.link.kind == .attached || node.isHeld else { return (false, []) }
                 }
-                if let lister = visit.lister, !rule.holds(for: lister.currentControlFlags) { return [] }
+                if let lister, !rule.holds(below: lister) { return (false, []) }
                 // `apply` leaves the node in the transition's state, or marks it passed through (a final
                 // node), so the transition goes on below every node it visits.
-                if apply(node, fromAbove, &state, &effects) { effects.changedNodes.append(node) }
+                let changed = apply(node, fromAbove, &state, &effects)
                 node.settleFreshChildren(&state)  // after `apply`: see ProgressNode+FreshChildren.swift
-                return state.children.entries.map(\.node)
+                return (changed, state.children.entries.map(\.node))
             }
-            for child in children.reversed() { stack.append(Visit(node: child, lister: node)) }
+            if changed { effects.changedNodes.append(node) }
+            visited.append((node, parentIndex, changed))
+            stack.append(contentsOf: children.reversed().map { ($0, index) })
         }
-        effects.perform(waitersThrow: waitersThrow)
+        return visited
     }
 
     /// Whether this node is final for a transition: finished, cancelled or failed, or, reached from above,
@@ -76,18 +92,16 @@ extension ProgressNode {
     /// attached below it, and one that left at once (nothing attached below it) is not touched.
     func inheritControlState(_ flags: ControlFlags, from parent: ProgressNode) {
         if flags.cancelsBelow {
-            cancelFromAbove(byFailure: flags.cancelsBelowByFailure)
+            cancel(fromAbove: true, byFailure: flags.cancelsBelowByFailure)
         } else if flags.pausesBelow {
-            applyControlTransition(
-                waitersThrow: false, goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
+            applyControlTransition(goesOnBelow: .whilePaused, firstFromAbove: true, Self.applyPause)
             // The child ends in its parent's state as of now: a `resume()` of the parent since `flags` was
             // read may have visited the child before the pause above (found it running and left it alone),
             // and a parent that finished may have left its own parent's reach since (dropping the mark it
             // passed on). Both happen under the parent's lock, so they show here, read under it; one after this
             // check visits the child after our pause and finds it paused.
             if parent.state.withLock({ _ in parent.currentControlFlags.pausesBelow }) { return }
-            applyControlTransition(
-                waitersThrow: false, goesOnBelow: .whileRunning, firstFromAbove: true, Self.applyResume)
+            applyControlTransition(goesOnBelow: .whileRunning, firstFromAbove: true, Self.applyResume)
         }
     }
 }

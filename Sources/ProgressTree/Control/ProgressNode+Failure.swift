@@ -88,7 +88,7 @@ extension ProgressNode {
         // themselves stay sequentially consistent where they are stored, for `pause()`: see
         // `ControlFlags.swift`.)
         let failed = state.withLock {
-            state -> (parent: ProgressNode?, share: Double, remainder: Double, children: [ProgressNode])? in
+            state -> (parent: ProgressNode?, left: FailedShare, children: [ProgressNode])? in
             guard currentControlFlags.isDisjoint(with: [.cancelled, .failed]),
                 state.link.kind != .detached,  // it finished into its parent: finished for good
                 !FractionMath.isFinished(
@@ -98,13 +98,9 @@ extension ProgressNode {
             _ = updateControlFlags(inserting: .failed, removing: .paused, under: state)
             state.control.outcomes.failure = error
             state.control.outcomes.failureDescription = description
-            effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
-            state.control.linkedTaskCancellations = [:]
-            effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
-            state.control.pauseWaiters = [:]
+            effects.endWork(of: &state.control)
             var parent: ProgressNode?
-            var share = 0.0
-            var remainder = 0.0
+            var left: FailedShare = (0, 0)
             if state.link.detach() {
                 // From here on updates no longer look at the parent, and no walk reaches it from here.
                 flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
@@ -115,17 +111,10 @@ extension ProgressNode {
                 // under this lock), so a parent found here comes with its pending count; with no parent
                 // found, `addChild` lets the node go itself (`releaseChildThatFailedBeforeLinking`).
                 let pending = parent == nil ? 0 : pendingInParent.load(ordering: .sequentiallyConsistent)
-                // The fraction a read would give now: the counts, and the children as of the refresh above.
-                let fraction = FractionMath.fraction(
-                    completed: completedStorage.load(ordering: .relaxed),
-                    total: totalStorage.load(ordering: .relaxed),
-                    childUnits: domainAndPart.recentChildUnits)
-                share = Double(pending) * fraction
-                remainder = max(0, Double(pending) - share)  // the parent's units it will never do
-                state.control.outcomes.shareAtFailure = share
+                left = keepShareAtFailure(pending: Double(pending), &state)
             }
             settleFreshChildren(&state)  // after marking it failed: see ProgressNode+FreshChildren.swift
-            return (parent, share, remainder, state.children.entries.map(\.node))
+            return (parent, left, state.children.entries.map(\.node))
         }
         guard let failed else { return }
         effects.changedNodes.append(self)
@@ -141,25 +130,10 @@ extension ProgressNode {
             // Read before the parent's lock (it takes this node's): the lines a writer of the wire format
             // needs once this node is gone from the parent's children, its own and those it cancelled.
             let departure = self.departure()
-            // The share at failure replaces the child's progress in the parent's sums, and its summaries leave
-            // by the rule for `.failed`, in one step for readers, and nothing is credited (see
-            // `retire(_:crediting:failedShare:)`). The parent carries a summary from here on, should it finish.
-            if mayHaveSummary { parent.noteSummarized() }
-            _ = parent.retire(self, crediting: 0, failedShare: failed.share)
-            let (next, parentEmptied) = parent.state.withLock { state -> (ProgressNode?, Bool) in
-                parent.settleFreshChildren(&state)
-                state.children.remove(self)
-                state.control.outcomes.failedChildren.record(departure)
-                state.control.outcomes.failedRemainder += failed.remainder
-                state.control.outcomes.record(
-                    failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
-                let emptied = parent.isHeld && state.children.isEmpty
-                return (state.link.kind == .attached ? parent.parentUnderOwnLock(state) : nil, emptied)
-            }
+            let emptied = parent.removeFailedChild(
+                self, departure, left: failed.left, cancelledBelow: cancelledBelow, description: description)
             effects.changedNodes.append(parent)
-            Self.recordOutcomes(
-                from: next, failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
-            if parentEmptied { parent.releaseFromHolderIfEmpty() }
+            if emptied { parent.releaseFromHolderIfEmpty() }
         }
         effects.perform(waitersThrow: true)
     }
@@ -174,23 +148,49 @@ extension ProgressNode {
     /// of the two does it.
     func releaseChildThatFailedBeforeLinking(_ child: ProgressNode) {
         guard child.isFailed else { return }
-        let left = child.state.withLock { state -> (share: Double, remainder: Double, description: String?)? in
+        let failed = child.state.withLock { state -> (left: FailedShare, description: String?)? in
             guard child.flags.load(ordering: .relaxed) & NodeFlags.attached != 0 else { return nil }
             _ = state.link.detach()
             child.flags.bitwiseAnd(~NodeFlags.attached, ordering: .relaxed)
             // Cleared by the child's `fail` if it found the pointer set: then it left this node itself.
             guard child.parentAddress.exchange(0, ordering: .sequentiallyConsistent) != 0 else { return nil }
-            let fraction = FractionMath.fraction(
-                completed: child.completedStorage.load(ordering: .relaxed),
-                total: child.totalStorage.load(ordering: .relaxed),
-                childUnits: child.domainAndPart.recentChildUnits)
             let pending = Double(child.pendingInParent.load(ordering: .relaxed))
-            let share = pending * fraction
-            state.control.outcomes.shareAtFailure = share
-            return (share, max(0, pending - share), state.control.outcomes.failureDescription)
+            return (child.keepShareAtFailure(pending: pending, &state), state.control.outcomes.failureDescription)
         }
-        guard let left else { return }
+        guard let failed else { return }
         let departure = FailedChild(node: child, record: child.wireRecord(id: 0, parentID: nil))
+        let emptied = removeFailedChild(
+            child, departure, left: failed.left, cancelledBelow: 0, description: failed.description)
+        markChanged()
+        if emptied { releaseFromHolderIfEmpty() }
+    }
+
+    /// A failed node's share in its parent at failure (`pending × fraction`), and the parent's units it will
+    /// never do (the rest of `pending`).
+    typealias FailedShare = (share: Double, remainder: Double)
+
+    /// This node's `FailedShare` with `pending` units in its parent, from its counts and its children as of
+    /// the last refresh; keeps the share in its outcomes until the parent's sums hold it. Under its lock.
+    private func keepShareAtFailure(pending: Double, _ state: inout NodeState) -> FailedShare {
+        let fraction = FractionMath.fraction(
+            completed: completedStorage.load(ordering: .relaxed),
+            total: totalStorage.load(ordering: .relaxed),
+            childUnits: domainAndPart.recentChildUnits)
+        let share = pending * fraction
+        state.control.outcomes.shareAtFailure = share
+        return (share, max(0, pending - share))
+    }
+
+    /// Takes `child`, failed and detached from this node, out of this node: the share it `left` replaces its
+    /// progress in the sums, and its summaries leave by the rule for `.failed`, in one step for readers, and
+    /// nothing is credited (see `retire(_:crediting:failedShare:)`); then, in one critical section, it leaves
+    /// the children, its `departure` is recorded for writers of the wire format, and this node counts it as
+    /// failed with the `cancelledBelow` nodes its failure cancelled, as do the ancestors after, one lock at a
+    /// time. Returns whether this node, held, has no children left (`releaseFromHolderIfEmpty()`).
+    private func removeFailedChild(
+        _ child: ProgressNode, _ departure: FailedChild, left: FailedShare, cancelledBelow: Int, description: String?
+    ) -> Bool {
+        // This node carries a summary from here on, should it finish.
         if child.mayHaveSummary { noteSummarized() }
         _ = retire(child, crediting: 0, failedShare: left.share)
         let (next, emptied) = state.withLock { state -> (ProgressNode?, Bool) in
@@ -198,12 +198,13 @@ extension ProgressNode {
             state.children.remove(child)
             state.control.outcomes.failedChildren.record(departure)
             state.control.outcomes.failedRemainder += left.remainder
-            state.control.outcomes.record(failed: 1, cancelled: 0, firstFailure: left.description)
+            state.control.outcomes.record(
+                failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
             return (state.link.kind == .attached ? parentUnderOwnLock(state) : nil, isHeld && state.children.isEmpty)
         }
-        Self.recordOutcomes(from: next, failed: 1, cancelled: 0, firstFailure: left.description)
-        markChanged()
-        if emptied { releaseFromHolderIfEmpty() }
+        Self.recordOutcomes(
+            from: next, failed: 1, cancelled: cancelledBelow, byFailure: true, firstFailure: description)
+        return emptied
     }
 
     /// Cancels every node of the subtrees below `roots` that a cancellation reaches and that is not final
@@ -218,32 +219,18 @@ extension ProgressNode {
     func cancelSubtrees(
         _ roots: [ProgressNode], rootsFromAbove: Bool, byFailure: Bool = false, effects: inout ControlTransitionEffects
     ) -> (cancelled: Int, firstRootParent: ProgressNode?) {
-        // The visit, in preorder: each node with the index of its parent in `visited` (-1 for a root).
-        var visited: [(node: ProgressNode, parent: Int, cancelled: Bool)] = []
         var firstRootParent: ProgressNode?
-        var stack: [(node: ProgressNode, parent: Int)] = roots.reversed().map { ($0, -1) }
-        while let (node, parentIndex) = stack.popLast() {
-            let index = visited.count
-            let fromAbove = parentIndex >= 0 || rootsFromAbove
-            let (cancelled, children) = node.state.withLock { state -> (Bool, [ProgressNode]) in
-                if fromAbove {
-                    guard state.link.kind == .attached || node.isHeld else { return (false, []) }
-                }
-                if index == 0, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock(state) }
-                let cancelled = node.markCancelled(
-                    &state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
-                node.settleFreshChildren(&state)  // after marking it: see ProgressNode+FreshChildren.swift
-                return (cancelled, state.children.entries.map(\.node))
-            }
-            if cancelled { effects.changedNodes.append(node) }
-            visited.append((node, parentIndex, cancelled))
-            stack.append(contentsOf: children.reversed().map { ($0, index) })
+        let visited = Self.applyControlTransition(
+            to: roots, rootsFromAbove: rootsFromAbove, goesOnBelow: .always, effects: &effects
+        ) { node, fromAbove, state, effects in
+            if node === roots.first, state.link.kind == .attached { firstRootParent = node.parentUnderOwnLock(state) }
+            return node.markCancelled(&state, fromAbove: fromAbove, byFailure: byFailure, effects: &effects)
         }
         // Children come after their parent in preorder, so one backward pass sums each subtree.
         var below = [Int](repeating: 0, count: visited.count)
         var total = 0
         for index in visited.indices.reversed() {
-            let subtree = below[index] + (visited[index].cancelled ? 1 : 0)
+            let subtree = below[index] + (visited[index].changed ? 1 : 0)
             if visited[index].parent >= 0 { below[visited[index].parent] += subtree } else { total += subtree }
         }
         for index in visited.indices where below[index] > 0 {
@@ -271,11 +258,8 @@ extension ProgressNode {
             return false
         }
         _ = updateControlFlags(inserting: cause.union(.cancelled), under: state)
-        effects.callHandler(of: self, .cancellation, state: &state.control)
-        effects.callbacks.append(contentsOf: state.control.linkedTaskCancellations.values.map { .closure($0) })
-        state.control.linkedTaskCancellations = [:]
-        effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
-        state.control.pauseWaiters = [:]
+        effects.callHandler(of: self, \.cancellation, state: &state.control)
+        effects.endWork(of: &state.control)
         return true
     }
 

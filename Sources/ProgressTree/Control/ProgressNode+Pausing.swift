@@ -34,7 +34,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(nodes reached in the subtree), iterative.
     public func pause() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whilePaused, Self.applyPause)
+        applyControlTransition(goesOnBelow: .whilePaused, Self.applyPause)
     }
 
     /// Resumes this node and every node below it that it reaches and that is paused.
@@ -45,7 +45,7 @@ extension ProgressNode {
     ///
     /// - Complexity: O(nodes reached in the subtree), iterative.
     public func resume() {
-        applyControlTransition(waitersThrow: false, goesOnBelow: .whileRunning, Self.applyResume)
+        applyControlTransition(goesOnBelow: .whileRunning, Self.applyResume)
     }
 
     /// `pause()` at one node, under its lock (see `applyControlTransition`); returns whether it paused it.
@@ -72,7 +72,7 @@ extension ProgressNode {
             _ = node.updateControlFlags(inserting: .pausedThrough, removing: .paused, under: state)
             return false
         }
-        effects.callHandler(of: node, .pausing, state: &state.control)
+        effects.callHandler(of: node, \.pausing, state: &state.control)
         return true
     }
 
@@ -94,7 +94,7 @@ extension ProgressNode {
     /// Runs what leaving a pause runs: the `resumingHandler` and the tasks waiting in `checkpoint()`.
     /// After the flag was cleared.
     func releaseFromPause(_ state: inout NodeState, effects: inout ControlTransitionEffects) {
-        effects.callHandler(of: self, .resuming, state: &state.control)
+        effects.callHandler(of: self, \.resuming, state: &state.control)
         effects.waiters.append(contentsOf: state.control.pauseWaiters.values)
         state.control.pauseWaiters = [:]
     }
@@ -128,17 +128,17 @@ extension ProgressNode {
     /// pause is still being delivered, in which case that delivery calls it (once), as for
     /// `cancellationHandler`.
     public var pausingHandler: (@Sendable () -> Void)? {
-        get { state.withLock { $0.control.pausingHandler } }
+        get { state.withLock { $0.control.pausing.handler } }
         set {
-            if setHandler(.pausing, newValue, runsAtOnceIf: .paused), let newValue { newValue() }
+            if setHandler(\.pausing, newValue, runsAtOnceIf: .paused), let newValue { newValue() }
         }
     }
 
     /// Called once each time this node resumes from a pause, on the thread that called `resume()`,
     /// outside every lock. The call runs the handler set at that moment.
     public var resumingHandler: (@Sendable () -> Void)? {
-        get { state.withLock { $0.control.resumingHandler } }
-        set { _ = setHandler(.resuming, newValue, runsAtOnceIf: nil) }
+        get { state.withLock { $0.control.resuming.handler } }
+        set { _ = setHandler(\.resuming, newValue, runsAtOnceIf: nil) }
     }
 
     /// A checkpoint for long-running `async` work: returns at once while the node runs, suspends (without

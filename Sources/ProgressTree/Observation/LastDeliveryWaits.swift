@@ -33,11 +33,6 @@ final class LastDeliveryWaits: Sendable {
         func isOver(deliveryPending: Bool) -> Bool {
             !isDeliveryRunning && (hasEnded || (lastDeliveryFoundFinal && !deliveryPending))
         }
-
-        mutating func takeWaiters() -> [Waiter] {
-            defer { waiters = [:] }
-            return Array(waiters.values)
-        }
     }
 
     private enum Waiter {
@@ -65,19 +60,23 @@ final class LastDeliveryWaits: Sendable {
     /// Called by a delivery when it is over: `foundFinal` says whether it read the node in a final state, or
     /// is `nil` when it read nothing (it was deferred, or the observation was closed).
     func deliveryEnded(foundFinal: Bool?) {
-        let woken = state.withLock { state in
+        updateAndWake { state in
             state.isDeliveryRunning = false
             if let foundFinal { state.lastDeliveryFoundFinal = foundFinal }
-            return state.takeWaiters()
         }
-        for waiter in woken { waiter.wake() }
     }
 
     /// Called when nothing can be delivered any more: the observation was invalidated or its node went away.
     func observationEnded() {
+        updateAndWake { $0.hasEnded = true }
+    }
+
+    /// Applies `update` under the lock, and wakes every waiter after it, to check again.
+    private func updateAndWake(_ update: (inout State) -> Void) {
         let woken = state.withLock { state in
-            state.hasEnded = true
-            return state.takeWaiters()
+            update(&state)
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in woken { waiter.wake() }
     }

@@ -152,30 +152,27 @@ extension ObservableProgress {
     ///
     /// The rows' bits are their order, from 0 (`propertyRows` checks it).
     struct PropertyTable: Sendable {
-        let fractionCompleted = ObservedProperty(0, \.fractionCompleted, snapshot: \.fractionCompleted)
-        let completedUnitCount = ObservedProperty(1, \.completedUnitCount, snapshot: \.completedUnitCount)
-        let totalUnitCount = ObservedProperty(2, \.totalUnitCount, snapshot: \.totalUnitCount)
-        let isIndeterminate = ObservedProperty(3, \.isIndeterminate, snapshot: \.isIndeterminate)
-        let isFinished = ObservedProperty(4, \.isFinished, snapshot: \.isFinished)
-        let isCancelled = ObservedProperty(5, \.isCancelled, snapshot: \.isCancelled)
-        let isPaused = ObservedProperty(6, \.isPaused, snapshot: \.isPaused)
-        let isFailed = ObservedProperty(7, \.isFailed, snapshot: \.isFailed)
-        let failureDescription = ObservedProperty(8, \.failureDescription, snapshot: \.failureDescription)
-        let descendantOutcomes = ObservedProperty(9, \.descendantOutcomes, snapshot: \.descendantOutcomes)
-        let isCancellable = ObservedProperty(10, \.isCancellable, initial: true) { $0.isCancellable }
-        let isPausable = ObservedProperty(11, \.isPausable, initial: false) { $0.isPausable }
-        let localizedDescription = ObservedProperty(12, \.localizedDescription, initial: "") {
-            $0.localizedDescription
-        }
-        let localizedAdditionalDescription = ObservedProperty(13, \.localizedAdditionalDescription, initial: "") {
-            $0.localizedAdditionalDescription
-        }
-        let throughput = ObservedProperty(14, \.throughput, initial: nil) { $0.throughput }
-        let estimatedTimeRemaining = ObservedProperty(15, \.estimatedTimeRemaining, initial: nil) {
-            $0.estimatedTimeRemaining
-        }
+        let fractionCompleted = ObservedProperty(0, \.fractionCompleted, .snapshot(\.fractionCompleted))
+        let completedUnitCount = ObservedProperty(1, \.completedUnitCount, .snapshot(\.completedUnitCount))
+        let totalUnitCount = ObservedProperty(2, \.totalUnitCount, .snapshot(\.totalUnitCount))
+        let isIndeterminate = ObservedProperty(3, \.isIndeterminate, .snapshot(\.isIndeterminate))
+        let isFinished = ObservedProperty(4, \.isFinished, .snapshot(\.isFinished))
+        let isCancelled = ObservedProperty(5, \.isCancelled, .snapshot(\.isCancelled))
+        let isPaused = ObservedProperty(6, \.isPaused, .snapshot(\.isPaused))
+        let isFailed = ObservedProperty(7, \.isFailed, .snapshot(\.isFailed))
+        let failureDescription = ObservedProperty(8, \.failureDescription, .snapshot(\.failureDescription))
+        let descendantOutcomes = ObservedProperty(9, \.descendantOutcomes, .snapshot(\.descendantOutcomes))
+        let isCancellable = ObservedProperty(10, \.isCancellable, .node(initial: true) { $0.isCancellable })
+        let isPausable = ObservedProperty(11, \.isPausable, .node(initial: false) { $0.isPausable })
+        let localizedDescription = ObservedProperty(
+            12, \.localizedDescription, .node(initial: "") { $0.localizedDescription })
+        let localizedAdditionalDescription = ObservedProperty(
+            13, \.localizedAdditionalDescription, .node(initial: "") { $0.localizedAdditionalDescription })
+        let throughput = ObservedProperty(14, \.throughput, .node(initial: nil) { $0.throughput })
+        let estimatedTimeRemaining = ObservedProperty(
+            15, \.estimatedTimeRemaining, .node(initial: nil) { $0.estimatedTimeRemaining })
         let children = ObservedProperty(
-            16, \.children, initial: [], read: { $0.children.map(\.observable) },
+            16, \.children, .node(initial: []) { $0.children.map(\.observable) },
             same: { $0.elementsEqual($1, by: ===) })
     }
 

@@ -306,31 +306,14 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
     let same: @Sendable (Value, Value) -> Bool
     private let bit: Int
 
-    /// The property numbered `bit`, a member of the node's snapshot.
-    init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable,
-        snapshot member: WritableKeyPath<ProgressNode.Snapshot, Value> & Sendable
-    ) where Value: Equatable {
-        self.init(bit, keyPath, .snapshot(member), same: ==)
+    /// The property numbered `bit`, from `source`, compared with `==`.
+    init(_ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, _ source: Source)
+    where Value: Equatable {
+        self.init(bit, keyPath, source, same: ==)
     }
 
-    /// The property numbered `bit`, read from the node by `read`.
+    /// The property numbered `bit`, from `source`, compared by `same`.
     init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
-        read: @escaping @Sendable (ProgressNode) -> Value
-    ) where Value: Equatable {
-        self.init(bit, keyPath, .node(initial: initial, read: read), same: ==)
-    }
-
-    /// The property numbered `bit`, read from the node by `read`, compared by `same`.
-    init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
-        read: @escaping @Sendable (ProgressNode) -> Value, same: @escaping @Sendable (Value, Value) -> Bool
-    ) {
-        self.init(bit, keyPath, .node(initial: initial, read: read), same: same)
-    }
-
-    private init(
         _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, _ source: Source,
         same: @escaping @Sendable (Value, Value) -> Bool
     ) {

@@ -35,9 +35,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
     private let waits = LastDeliveryWaits()
 
     private struct DeliveryState {
-        /// The last value delivered, or the baseline read at registration; `nil` before either.
+        /// The last value delivered, or the baseline read at registration; `nil` before either (a `Value`
+        /// that is itself optional is wrapped: `.some(nil)` is a value).
         var lastValue: Value?
-        var hasLastValue = false
         var lastDeliveryTime: DispatchTime?
     }
 
@@ -57,9 +57,7 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         if !initial, let node {
             _ = node.refresh()
             let baseline = read(node)
-            gate.withGuarded {
-                $0.lastValue = baseline; $0.hasLastValue = true
-            }
+            gate.withGuarded { $0.lastValue = baseline }
         }
         // With `.initial` this delivers the current value. Without it, it delivers a change made while the
         // baseline was read (whose signal found this delivery pending), or nothing if the value is equal.
@@ -101,10 +99,9 @@ final class ObservationRegistration<Value: Equatable & Sendable>: ChangeSignalRe
         let isFinal = node.hasFinalOutcome
         let value = read(node)
         gate.deliver { state in
-            if state.hasLastValue, state.lastValue == value { return }
+            if let lastValue = state.lastValue, lastValue == value { return }
             let change = ProgressNode.Change(oldValue: state.lastValue, newValue: value)
             state.lastValue = value
-            state.hasLastValue = true
             state.lastDeliveryTime = .now()
             handler(node, change)
         }
