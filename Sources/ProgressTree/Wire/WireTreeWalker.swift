@@ -127,10 +127,9 @@ package struct WireTreeWalker {
                     continue
                 }
                 // Listed before `failedChildren` is read: a child that failed since is in one or both.
-                var liveIDs: [Int] = []
                 // The named children stay among the first ones until they leave (children are added last).
-                for child in entry.node.children(first: maximumNamedChildren).children {
-                    liveIDs.append(ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1))
+                let liveIDs = entry.node.children(first: maximumNamedChildren).children.map { child in
+                    ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1)
                 }
                 nameFailedChildren(of: &entry, id: id, read: read, into: &output)
                 let live = Set(liveIDs)
@@ -157,7 +156,7 @@ package struct WireTreeWalker {
         while let (id, inherited, isExit) = stack.popLast() {
             guard var entry = entries[id] else { continue }
             if isExit {
-                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
+                write(record(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
                 entries[id] = nil
                 ids[ObjectIdentifier(entry.node)] = nil
                 continue
@@ -165,7 +164,7 @@ package struct WireTreeWalker {
             // A node named in this pass gets its first line before its children's. A root without a line
             // (first read final) names nothing: its line is the stream's last.
             if entry.lastRecord == nil, id != 1 {
-                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
+                write(record(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
             }
             if entry.depth < maximumDepth, entry.lastRecord != nil {
                 for child in entry.node.children(first: maximumNamedChildren).children
@@ -175,7 +174,9 @@ package struct WireTreeWalker {
                 nameFailedChildren(of: &entry, id: id, read: read, into: &output)
             }
             entries[id] = entry
-            let below = Self.outcome(of: entry.node).map { $0 == .finished ? .finished : .cancelled } ?? inherited
+            // Below a failed or cancelled node what still runs was cancelled; below a finished one, finished.
+            let node = entry.node
+            let below = node.isFailed || node.isCancelled ? .cancelled : node.isFinished ? .finished : inherited
             stack.append((id, inherited, true))
             for child in entry.childIDs.reversed() { stack.append((child, below, false)) }
         }
@@ -227,21 +228,16 @@ package struct WireTreeWalker {
 
     // MARK: Lines
 
-    /// The node's record, read now, with its ids, no time, and no share of a parent for the root.
-    private func record(of entry: Entry, id: Int, read: (Source) -> ProgressWireRecord) -> ProgressWireRecord {
+    /// The node's record, read now, with its ids, no time, and no share of a parent for the root; with
+    /// `inherited` as its state if it is still running or paused.
+    private func record(
+        of entry: Entry, id: Int, inherited: ProgressWireRecord.State? = nil, read: (Source) -> ProgressWireRecord
+    ) -> ProgressWireRecord {
         var record = read(.node(entry.node, depth: entry.depth))
         record.id = id
         record.parentID = entry.parentID
         record.time = nil
         if entry.parentID == nil { record.pendingUnitCount = 0 }
-        return record
-    }
-
-    /// The node's record read now, with `inherited` as its state if it is still running or paused.
-    private func lastRecord(
-        of entry: Entry, id: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord
-    ) -> ProgressWireRecord {
-        var record = self.record(of: entry, id: id, read: read)
         if !record.state.isFinal, let inherited {
             record.state = inherited
             if inherited == .finished { record.isIndeterminate = false }
@@ -254,10 +250,5 @@ package struct WireTreeWalker {
         if let last = entry.lastRecord, last.writesSameLine(as: record) { return }
         entry.lastRecord = record
         output.append(record)
-    }
-
-    /// The node's outcome if it ended (failed, cancelled, finished), from its flags and counts.
-    private static func outcome(of node: ProgressNode) -> ProgressWireRecord.State? {
-        node.isFailed ? .failed : node.isCancelled ? .cancelled : node.isFinished ? .finished : nil
     }
 }
