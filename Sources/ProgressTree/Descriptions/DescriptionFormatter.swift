@@ -56,12 +56,8 @@ enum DescriptionFormatter {
         let rate = input.throughput.flatMap(ProgressFormat.throughput)
         let remaining = input.timeRemaining.flatMap(ProgressFormat.timeRemaining)
         guard let amount = amount(input) else {
-            switch (remaining, rate) {
-            case let (remaining?, rate?): return DescriptionStrings.timeRemaining(remaining, withRate: rate)
-            case let (remaining?, nil): return remaining
-            case let (nil, rate?): return rate
-            case (nil, nil): return ""
-            }
+            guard let remaining else { return rate ?? "" }
+            return rate.map { DescriptionStrings.timeRemaining(remaining, withRate: $0) } ?? remaining
         }
         var text = amount
         if let rate { text = DescriptionStrings.amount(text, withRate: rate) }
@@ -80,28 +76,25 @@ enum DescriptionFormatter {
     /// - Parameter forDisplay: the completed bytes as a display beside the total wants them
     ///   (`ProgressFormat.completedByteCount(_:of:)`) rather than as Apple's description has them.
     static func amount(_ input: AdditionalInput, forDisplay: Bool = false) -> String? {
-        guard describesFiles(kind: input.kind, operation: input.fileOperationKind) else {
-            if input.isIndeterminate { return nil }
-            return DescriptionStrings.amount(
-                ProgressFormat.count(input.completedUnitCount), of: ProgressFormat.count(input.totalUnitCount))
+        if describesFiles(kind: input.kind, operation: input.fileOperationKind) {
+            let fileCount = input.fileTotalCount.map { total in
+                let completed = max(0, input.fileCompletedCount ?? input.files.fileCompletedCount)
+                return DescriptionStrings.files(
+                    ProgressFormat.count(completed), of: ProgressFormat.count(total), plural: total != 1)
+            }
+            // Files are counted when the number done was set or not every size is known; else bytes.
+            if let fileCount, input.countsFilesExplicitly || !input.files.hasCompleteByteCounts { return fileCount }
+            if input.files.hasCompleteByteCounts {
+                let completed = input.files.completedByteCount
+                let total = input.files.totalByteCount
+                return DescriptionStrings.amount(
+                    forDisplay
+                        ? ProgressFormat.completedByteCount(completed, of: total) : ProgressFormat.byteCount(completed),
+                    of: ProgressFormat.byteCount(total))
+            }
+            // Nothing known about the files yet (a root before its first file): the unit counts below, so
+            // that a determinate node never describes itself with an empty line.
         }
-        let fileCount = input.fileTotalCount.map { total in
-            let completed = max(0, input.fileCompletedCount ?? input.files.fileCompletedCount)
-            return DescriptionStrings.files(
-                ProgressFormat.count(completed), of: ProgressFormat.count(total), plural: total != 1)
-        }
-        if input.countsFilesExplicitly, let fileCount { return fileCount }
-        if input.files.hasCompleteByteCounts {
-            let completed = input.files.completedByteCount
-            let total = input.files.totalByteCount
-            return DescriptionStrings.amount(
-                forDisplay
-                    ? ProgressFormat.completedByteCount(completed, of: total) : ProgressFormat.byteCount(completed),
-                of: ProgressFormat.byteCount(total))
-        }
-        if let fileCount { return fileCount }
-        // Nothing known about the files yet (a root before its first file): the unit counts, so that a
-        // determinate node never describes itself with an empty line.
         if input.isIndeterminate { return nil }
         return DescriptionStrings.amount(
             ProgressFormat.count(input.completedUnitCount), of: ProgressFormat.count(input.totalUnitCount))

@@ -65,19 +65,11 @@ enum DescriptionStrings {
 
     /// "2 minutes remaining", "1 second remaining"
     static func remaining(_ count: Int, _ unit: TimeUnit) -> String {
-        let one = count == 1
-        let word: String
-        switch unit {
-        case .second: word = one ? "second" : "seconds"
-        case .minute: word = one ? "minute" : "minutes"
-        case .hour: word = one ? "hour" : "hours"
-        case .day: word = one ? "day" : "days"
-        }
-        return "\(ProgressFormat.count(count)) \(word) remaining"
+        "\(ProgressFormat.count(count)) \(unit.rawValue)\(count == 1 ? "" : "s") remaining"
     }
 
-    /// The units of `remaining(_:_:)`.
-    enum TimeUnit {
+    /// The units of `remaining(_:_:)`, by their singular words.
+    enum TimeUnit: String {
         case second, minute, hour, day
     }
 

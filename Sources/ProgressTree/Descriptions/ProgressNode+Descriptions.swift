@@ -28,20 +28,12 @@ extension ProgressNode {
     /// `fileSummary` for a `.file` node without a URL or file count.
     public var localizedDescription: String! {
         get {
-            let (override, kind) = state.withLock {
-                ($0.metadata.localizedDescriptionOverride, $0.metadata.kind)
-            }
+            let (override, kind) = state.withLock { ($0.metadata.localizedDescriptionOverride, $0.metadata.kind) }
             if let override { return override }
             if let failure = failureDescription { return DescriptionStrings.failed(failure) }
             return DescriptionFormatter.main(mainDescriptionInput(kind: kind))
         }
-        set {
-            let parent = state.withLock { state in
-                state.metadata.localizedDescriptionOverride = newValue
-                return parentUnderOwnLock(state)
-            }
-            metadataChanged(affectsFiles: false, parent: parent)
-        }
+        set { setDescriptionOverride(\.localizedDescriptionOverride, to: newValue) }
     }
 
     /// A second, more detailed line: by default "16 of 42" or, for a node that describes files,
@@ -64,25 +56,22 @@ extension ProgressNode {
     ///
     /// Thread safety: any thread; observable. Complexity: that of `fileSummary`.
     public var localizedAdditionalDescription: String! {
-        get {
-            if let override = state.withLock({ $0.metadata.localizedAdditionalDescriptionOverride }) {
-                return override
-            }
-            return DescriptionFormatter.additional(additionalDescriptionInput())
+        get { additionalDescriptionOverride ?? DescriptionFormatter.additional(additionalDescriptionInput()) }
+        set { setDescriptionOverride(\.localizedAdditionalDescriptionOverride, to: newValue) }
+    }
+
+    /// Sets a description override (`nil`: the default again) and announces the change.
+    private func setDescriptionOverride(_ override: WritableKeyPath<Metadata, String?>, to value: String?) {
+        let parent = state.withLock { state in
+            state.metadata[keyPath: override] = value
+            return parentUnderOwnLock(state)
         }
-        set {
-            let parent = state.withLock { state in
-                state.metadata.localizedAdditionalDescriptionOverride = newValue
-                return parentUnderOwnLock(state)
-            }
-            metadataChanged(affectsFiles: false, parent: parent)
-        }
+        metadataChanged(affectsFiles: false, parent: parent)
     }
 
     func mainDescriptionInput(kind: Kind?) -> DescriptionFormatter.MainInput {
-        let fraction = fractionCompleted
         var input = DescriptionFormatter.MainInput(
-            kind: kind, fraction: fraction,
+            kind: kind, fraction: fractionCompleted,
             isIndeterminate: FractionMath.isIndeterminate(completed: completedUnitCount, total: totalUnitCount))
         input.fileOperationKind = fileOperationKind
         if DescriptionFormatter.describesFiles(kind: kind, operation: input.fileOperationKind) {
@@ -97,9 +86,7 @@ extension ProgressNode {
         let completed = completedUnitCount
         let total = totalUnitCount
         let subtree = subtreeFiles()
-        let (kind, stored) = state.withLock { state in
-            (state.metadata.kind, state.metadata.userInfo)
-        }
+        let (kind, stored) = state.withLock { ($0.metadata.kind, $0.metadata.userInfo) }
         let storedTotal = Self.fileCount(in: stored[.fileTotalCountKey])
         let storedCompleted = Self.fileCount(in: stored[.fileCompletedCountKey])
         let hasStoredThroughput = stored[.throughputKey] != nil
@@ -129,9 +116,7 @@ extension ProgressNode {
     /// The name to show for a file: the last path component of `url`, or `nil` when it has none worth
     /// showing (no path, or only "/").
     static func displayName(of url: URL?) -> String? {
-        guard let url else { return nil }
-        let name = url.lastPathComponent
-        guard !name.isEmpty, name != "/" else { return nil }
+        guard let name = url?.lastPathComponent, !name.isEmpty, name != "/" else { return nil }
         return name
     }
 }

@@ -28,25 +28,19 @@ extension ProgressNode {
     /// - Complexity: that of `localizedAdditionalDescription` (O(changes below this node since the last
     ///   read of its file summary)).
     package var displayDetails: DisplayDetails {
-        if let override = state.withLock({ $0.metadata.localizedAdditionalDescriptionOverride }) {
-            return DisplayDetails(amount: override)
-        }
+        if let override = additionalDescriptionOverride { return DisplayDetails(amount: override) }
         let input = additionalDescriptionInput()
         return DisplayDetails(
             amount: DescriptionFormatter.amount(input, forDisplay: true),
             bytesPerSecond: input.throughput.flatMap { $0 > 0 ? $0 : nil },
             secondsRemaining: input.isFinished ? nil : input.timeRemaining)
     }
-}
 
-extension ProgressNode {
     /// The `localizedAdditionalDescription` set by the user, if any. O(1).
     package var additionalDescriptionOverride: String? {
         state.withLock { $0.metadata.localizedAdditionalDescriptionOverride }
     }
-}
 
-extension ProgressNode {
     /// Whether this node describes files (it is of kind `.file` or says what it does to files): only
     /// then do its details differ from its unit counts in ways worth a subtree walk. O(1).
     package var describesFiles: Bool {

@@ -45,16 +45,13 @@ extension ProgressFormat {
 
     private static func byteCount(magnitude bytes: UInt64, roundingDown: Bool = false) -> String {
         if bytes < 1000 { return DescriptionStrings.bytes(String(bytes), plural: bytes != 1) }
-        // Units 10^3 … 10^18, with 0, 1, then 2 fraction digits.
+        // Units 10^3 … 10^18, with 0, 1, then 2 fraction digits: the first unit, from KB up, whose rounded
+        // value stays below 1,000.
         var unitIndex = 0
         var unitSize: UInt64 = 1000
-        while unitIndex + 1 < DescriptionStrings.byteUnits.count, bytes / unitSize >= 1000 {
-            unitIndex += 1
-            unitSize *= 1000
-        }
         while true {
             let fractionDigits = min(unitIndex, 2)
-            let scale = power10(fractionDigits)
+            let scale = powersOf10[fractionDigits]
             let quantum = unitSize / scale
             let scaled = roundingDown ? bytes / quantum : roundedHalfEven(bytes, dividedBy: quantum)
             if scaled >= 1000 * scale, unitIndex + 1 < DescriptionStrings.byteUnits.count {
@@ -70,31 +67,22 @@ extension ProgressFormat {
     /// `value / divisor` rounded half to even, exactly.
     private static func roundedHalfEven(_ value: UInt64, dividedBy divisor: UInt64) -> UInt64 {
         let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
-        let twice = remainder.multipliedReportingOverflow(by: 2)
-        if twice.overflow || twice.partialValue > divisor { return quotient + 1 }
-        if twice.partialValue == divisor && quotient % 2 == 1 { return quotient + 1 }
-        return quotient
+        // The remainder against the distance to the next multiple: no doubling, so no overflow.
+        let toNext = divisor - remainder
+        return remainder > toNext || (remainder == toNext && quotient % 2 == 1) ? quotient + 1 : quotient
     }
 
     /// `scaled / 10^fractionDigits` as text, trailing zeros (and a bare point) dropped: 7891 → "789.1",
     /// 161 with 2 digits → "1.61", 200 with 2 digits → "2".
     private static func decimal(_ scaled: UInt64, fractionDigits: Int) -> String {
-        let scale = power10(fractionDigits)
+        let scale = powersOf10[fractionDigits]
         let whole = ProgressFormat.grouped(String(scaled / scale))
-        var fraction = scaled % scale
-        guard fraction > 0 else { return whole }
-        var digits = fractionDigits
-        while fraction % 10 == 0 {
-            fraction /= 10
-            digits -= 1
-        }
-        let text = String(fraction)
-        return whole + DescriptionStrings.decimalSeparator + String(repeating: "0", count: digits - text.count) + text
+        // The fraction's digits with their leading zeros (5 hundredths: "05"), then without trailing ones.
+        var fraction = String(scaled % scale + scale).dropFirst()
+        while fraction.last == "0" { fraction.removeLast() }
+        return fraction.isEmpty ? whole : whole + DescriptionStrings.decimalSeparator + fraction
     }
 
-    private static func power10(_ exponent: Int) -> UInt64 {
-        var result: UInt64 = 1
-        for _ in 0..<exponent { result *= 10 }
-        return result
-    }
+    /// 10^0 … 10^2: the scales of the fraction digits a byte count shows.
+    private static let powersOf10: [UInt64] = [1, 10, 100]
 }

@@ -17,8 +17,7 @@ public enum ProgressFormat {
 
     /// An integer with grouping separators: 1234567 → "1,234,567"; -42 → "-42".
     public static func count<Number: BinaryInteger>(_ value: Number) -> String {
-        let magnitude = UInt64(clamping: value.magnitude)
-        let digits = grouped(String(magnitude))
+        let digits = grouped(String(UInt64(clamping: value.magnitude)))
         return value < 0 ? DescriptionStrings.minusSign + digits : digits
     }
 
@@ -43,20 +42,10 @@ enum DecimalRounding {
     static func roundedHalfEven(_ value: Double, shiftedBy shift: Int) -> Int {
         guard value.isFinite, value > 0 else { return 0 }
         // `description` is the shortest string that reads back as `value`: "0.3", "1e-05", "0.30000000000000004".
-        let text = value.description
-        let parts = text.split(separator: "e", maxSplits: 1)
+        let parts = value.description.split(separator: "e", maxSplits: 1)
         let exponent = parts.count == 2 ? Int(parts[1]) ?? 0 : 0
-        var digits: [Int] = []
-        var integerDigitCount = 0
-        var seenPoint = false
-        for character in parts[0] {
-            if character == "." {
-                seenPoint = true
-            } else if let digit = character.wholeNumberValue {
-                digits.append(digit)
-                if !seenPoint { integerDigitCount += 1 }
-            }
-        }
+        let integerDigitCount = parts[0].prefix { $0 != "." }.count
+        let digits = parts[0].compactMap(\.wholeNumberValue)
         // value = 0.d₁d₂d₃… × 10^pointPosition; the result keeps the digits before position `pointPosition`.
         let pointPosition = integerDigitCount + exponent + shift
         var result = 0

@@ -61,7 +61,7 @@ struct Metadata {
     mutating func replaceUserInfo(_ values: [ProgressNode.UserInfoKey: any Sendable]) {
         userInfo = values
         fileCounts = nil
-        if values[.fileTotalCountKey] != nil || values[.fileCompletedCountKey] != nil { readFileCounts() }
+        if Self.describesFiles(values) { readFileCounts() }
     }
 
     /// Reads the file count keys into `fileCounts`.
@@ -72,7 +72,8 @@ struct Metadata {
         )
     }
 
-    /// Whether a node created with `userInfo` describes files from the start (`NodeFlags.summarized`).
+    /// Whether `userInfo` holds a file count key: a node created with it describes files from the start
+    /// (`NodeFlags.summarized`).
     static func describesFiles(_ userInfo: [ProgressNode.UserInfoKey: any Sendable]?) -> Bool {
         guard let userInfo else { return false }
         return userInfo[.fileTotalCountKey] != nil || userInfo[.fileCompletedCountKey] != nil
@@ -87,18 +88,18 @@ struct Metadata {
     /// Set by `localizedDescription = …`; `nil` means "use the default".
     var localizedDescriptionOverride: String? {
         get { extras?.localizedDescriptionOverride }
-        set {
-            if newValue == nil && extras == nil { return }
-            extrasForWriting().localizedDescriptionOverride = newValue
-        }
+        set { setExtra(\.localizedDescriptionOverride, to: newValue) }
     }
 
     /// Set by `localizedAdditionalDescription = …`; `nil` means "use the default".
     var localizedAdditionalDescriptionOverride: String? {
         get { extras?.localizedAdditionalDescriptionOverride }
-        set {
-            if newValue == nil && extras == nil { return }
-            extrasForWriting().localizedAdditionalDescriptionOverride = newValue
-        }
+        set { setExtra(\.localizedAdditionalDescriptionOverride, to: newValue) }
+    }
+
+    /// Sets a field of the extras, allocating them only for a value (a `nil` is what no extras read).
+    private mutating func setExtra(_ field: ReferenceWritableKeyPath<MetadataExtras, String?>, to value: String?) {
+        if value == nil && extras == nil { return }
+        extrasForWriting()[keyPath: field] = value
     }
 }

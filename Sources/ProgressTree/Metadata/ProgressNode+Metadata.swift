@@ -87,10 +87,7 @@ extension ProgressNode {
     ///
     /// Thread safety: any thread. Complexity: O(1) when set; otherwise that of `fileSummary`.
     public var fileTotalCount: Int? {
-        get {
-            if let count = Self.fileCount(in: userInfoValue(.fileTotalCountKey)) { return count }
-            return subtreeFileCounts()?.fileTotalCount
-        }
+        get { Self.fileCount(in: userInfoValue(.fileTotalCountKey)) ?? subtreeFileCounts()?.fileTotalCount }
         set { setUserInfoObject(newValue, forKey: .fileTotalCountKey) }
     }
 
@@ -100,10 +97,7 @@ extension ProgressNode {
     ///
     /// Thread safety: any thread. Complexity: O(1) when set; otherwise that of `fileSummary`.
     public var fileCompletedCount: Int? {
-        get {
-            if let count = Self.fileCount(in: userInfoValue(.fileCompletedCountKey)) { return count }
-            return subtreeFileCounts()?.fileCompletedCount
-        }
+        get { Self.fileCount(in: userInfoValue(.fileCompletedCountKey)) ?? subtreeFileCounts()?.fileCompletedCount }
         set { setUserInfoObject(newValue, forKey: .fileCompletedCountKey) }
     }
 

@@ -28,9 +28,7 @@ extension ProgressNode {
     private static func wireValue<Property: WireProgressProperty>(
         of value: any Sendable, as _: Property.Type
     ) -> ProgressWireValue? {
-        guard let typed = value as? Property.Value, let wire = typed.progressWireValue, wire.isCrossable else {
-            return nil
-        }
+        guard let wire = (value as? Property.Value)?.progressWireValue, wire.isCrossable else { return nil }
         return wire
     }
 }

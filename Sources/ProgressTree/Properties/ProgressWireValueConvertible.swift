@@ -81,23 +81,14 @@ extension String: ProgressWireValueConvertible {
 extension Array: ProgressWireValueConvertible where Element: ProgressWireValueConvertible {
     /// `.array` of the elements' values; `nil` when one of them cannot cross.
     public var progressWireValue: ProgressWireValue? {
-        var values: [ProgressWireValue] = []
-        values.reserveCapacity(count)
-        for element in self {
-            guard let value = element.progressWireValue else { return nil }
-            values.append(value)
-        }
-        return .array(values)
+        let values = compactMap(\.progressWireValue)
+        return values.count == count ? .array(values) : nil
     }
     /// From an `.array` whose every element reads as an `Element`.
     public init?(progressWireValue: ProgressWireValue) {
         guard case .array(let values) = progressWireValue else { return nil }
-        var elements: [Element] = []
-        elements.reserveCapacity(values.count)
-        for value in values {
-            guard let element = Element(progressWireValue: value) else { return nil }
-            elements.append(element)
-        }
+        let elements = values.compactMap(Element.init(progressWireValue:))
+        guard elements.count == values.count else { return nil }
         self = elements
     }
 }

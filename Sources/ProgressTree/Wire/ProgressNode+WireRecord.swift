@@ -16,11 +16,11 @@ extension ProgressNode {
     /// - Complexity: O(1) and a few lock acquisitions of this node, plus one read of `fractionCompleted`.
     package func wireRecord(id: Int, parentID: Int?) -> ProgressWireRecord {
         let snapshot = self.snapshot
-        let state = ProgressWireRecord.State(snapshot)
         var record = ProgressWireRecord(
             id: id, parentID: parentID,
             pendingUnitCount: max(0, pendingInParent.load(ordering: .relaxed)),
-            totalUnitCount: snapshot.totalUnitCount, completedUnitCount: snapshot.completedUnitCount, state: state)
+            totalUnitCount: snapshot.totalUnitCount, completedUnitCount: snapshot.completedUnitCount,
+            state: .init(snapshot))
         record.fractionCompleted = snapshot.fractionCompleted.isFinite ? min(1, max(0, snapshot.fractionCompleted)) : 0
         record.isIndeterminate = snapshot.isIndeterminate && !snapshot.isFinished
         record.failureReason = snapshot.failureDescription

@@ -72,13 +72,13 @@ public struct ProgressWireRecord: Sendable, Equatable {
     /// Seconds remaining, set or estimated.
     public var estimatedTimeRemaining: Double?
     /// `descendantOutcomes.failedCount`: how many nodes below failed.
-    public var failedBelow: Int
+    public var failedBelow = 0
     /// `descendantOutcomes.cancelledCount`: how many nodes below were cancelled.
-    public var cancelledBelow: Int
+    public var cancelledBelow = 0
     /// `isCancellable`: whether a user interface should offer to cancel.
-    public var isCancellable: Bool
+    public var isCancellable = true
     /// `isPausable`: whether a user interface should offer to pause.
-    public var isPausable: Bool
+    public var isPausable = false
     /// Seconds since the writer started; informative only.
     public var time: Double?
     /// The node's own values of its `WireProgressProperty` properties, by `wireName` (`"properties"`, an
@@ -106,11 +106,6 @@ public struct ProgressWireRecord: Sendable, Equatable {
             totalUnitCount > 0 ? min(1, max(0, Double(completedUnitCount) / Double(totalUnitCount))) : 0
         self.isIndeterminate = totalUnitCount < 0 || completedUnitCount < 0
         self.state = state
-        self.failureReason = nil
-        self.failedBelow = 0
-        self.cancelledBelow = 0
-        self.isCancellable = true
-        self.isPausable = false
     }
 
     /// The line, without its newline: one JSON object, keys in a fixed order, strings escaped (RFC 8259).
@@ -157,30 +152,21 @@ public struct ProgressWireRecord: Sendable, Equatable {
         out = writer.out
     }
 
-    /// Whether `other`'s line is this record's, without writing either: numbers compared as written
-    /// (rounded to 6 decimals), a missing name as the empty one.
+    /// Whether `other`'s line is this record's, without writing either.
     package func writesSameLine(as other: ProgressWireRecord) -> Bool {
-        func sameNumber(_ a: Double?, _ b: Double?) -> Bool {
-            switch (a, b) {
-            case (nil, nil): return true
-            case (let a?, let b?): return Self.writtenNumber(a) == Self.writtenNumber(b)
-            case (let a?, nil): return !a.isFinite
-            case (nil, let b?): return !b.isFinite
-            }
-        }
-        return id == other.id && parentID == other.parentID && pendingUnitCount == other.pendingUnitCount
-            && completedUnitCount == other.completedUnitCount && totalUnitCount == other.totalUnitCount
-            && state == other.state && isIndeterminate == other.isIndeterminate && failedBelow == other.failedBelow
-            && cancelledBelow == other.cancelledBelow && isCancellable == other.isCancellable
-            && isPausable == other.isPausable && throughput == other.throughput
-            && fileTotalCount == other.fileTotalCount && fileCompletedCount == other.fileCompletedCount
-            && sameNumber(fractionCompleted, other.fractionCompleted) && sameNumber(time, other.time)
-            && sameNumber(estimatedTimeRemaining, other.estimatedTimeRemaining)
-            && (label ?? "") == (other.label ?? "") && failureReason == other.failureReason
-            && localizedDescription == other.localizedDescription
-            && localizedAdditionalDescription == other.localizedAdditionalDescription && kind == other.kind
-            && fileOperationKind == other.fileOperationKind && fileURL == other.fileURL
-            && properties == other.properties
+        asWritten == other.asWritten
+    }
+
+    /// The record as its line has it: numbers rounded to 6 decimals (one not finite, written `null`, as
+    /// `nil`, or as infinity for the fraction), a missing name as the empty one, no count of skipped values.
+    private var asWritten: ProgressWireRecord {
+        var record = self
+        record.label = label ?? ""
+        record.fractionCompleted = Self.writtenNumber(fractionCompleted) ?? .infinity
+        record.time = time.flatMap(Self.writtenNumber)
+        record.estimatedTimeRemaining = estimatedTimeRemaining.flatMap(Self.writtenNumber)
+        record.skippedProperties = 0
+        return record
     }
 
     /// `,"properties":{…}`: the crossable values, by name in ascending order (so that equal records write

@@ -59,6 +59,11 @@ package struct WireTreeWalker {
     private var entries: [Int: Entry] = [:]
     private var ids: [ObjectIdentifier: Int] = [:]
     private var lastID = 1
+    /// The records of the walk under way, in order; empty between walks.
+    private var output: [ProgressWireRecord] = []
+
+    /// How a walk reads a node into a record (`walk(ending:read:)`).
+    private typealias Reader = (Source) -> ProgressWireRecord
 
     /// A walker of the tree below `root`, which will have id 1, naming at most `maximumNamedChildren` of
     /// a node's children at a time (at least 1).
@@ -82,14 +87,14 @@ package struct WireTreeWalker {
         ending: Bool, read: (Source) -> ProgressWireRecord
     ) -> [ProgressWireRecord] {
         guard !hasEnded else { return [] }
-        var output: [ProgressWireRecord] = []
+        defer { output = [] }
         // Read once: the root's state decides the walk, and a root found running is written as read.
         let root = record(of: entries[1]!, id: 1, read: read)
         if root.state.isFinal {
-            writeLastLines(from: 1, inherited: nil, read: read, into: &output)
+            writeLastLines(from: 1, inherited: nil, read: read)
             hasEnded = true
         } else {
-            follow(root: root, read: read, into: &output)
+            follow(root: root, read: read)
             hasEnded = ending
         }
         return output
@@ -99,9 +104,7 @@ package struct WireTreeWalker {
 
     /// The walk of a stream that goes on: reads every named node still among its parent's children, names
     /// new ones, and writes the last lines of those that left.
-    private mutating func follow(
-        root: ProgressWireRecord, read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]
-    ) {
+    private mutating func follow(root: ProgressWireRecord, read: Reader) {
         enum Step {
             case enter(Int)
             /// The node's final line, written after its children's.
@@ -112,7 +115,7 @@ package struct WireTreeWalker {
             switch step {
             case .exit(let id, let record):
                 if var entry = entries[id] {
-                    write(record, of: &entry, into: &output)
+                    write(record, of: &entry)
                     entries[id] = entry
                 }
             case .enter(let id):
@@ -120,26 +123,23 @@ package struct WireTreeWalker {
                 let record = id == 1 ? root : self.record(of: entry, id: id, read: read)
                 let isFinal = record.state.isFinal
                 // A first line comes before the children's, final or not (a node first seen cancelled).
-                if entry.lastRecord == nil || !isFinal { write(record, of: &entry, into: &output) }
+                if entry.lastRecord == nil || !isFinal { write(record, of: &entry) }
                 if isFinal { stack.append(.exit(id, record)) }
                 guard entry.depth < maximumDepth else {
                     entries[id] = entry
                     continue
                 }
                 // Listed before `failedChildren` is read: a child that failed since is in one or both.
-                var liveIDs: [Int] = []
                 // The named children stay among the first ones until they leave (children are added last).
-                for child in entry.node.children(first: maximumNamedChildren).children {
-                    liveIDs.append(ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1))
+                let liveIDs = entry.node.children(first: maximumNamedChildren).children.map { child in
+                    ids[ObjectIdentifier(child)] ?? name(child, parentID: id, depth: entry.depth + 1)
                 }
-                nameFailedChildren(of: &entry, id: id, read: read, into: &output)
+                nameFailedChildren(of: &entry, id: id, read: read)
                 let live = Set(liveIDs)
                 let left = entry.childIDs.filter { !live.contains($0) }
                 entry.childIDs = liveIDs
                 entries[id] = entry
-                for child in left {
-                    writeLastLines(from: child, inherited: nil, read: read, into: &output)
-                }
+                for child in left { writeLastLines(from: child, inherited: nil, read: read) }
                 for child in liveIDs.reversed() { stack.append(.enter(child)) }
             }
         }
@@ -149,15 +149,12 @@ package struct WireTreeWalker {
     /// go of it, naming on the way the children no walk named yet (each with its first line at once). A
     /// node still running or paused is written as `inherited`, or as the outcome of its nearest ended
     /// ancestor in the subtree.
-    private mutating func writeLastLines(
-        from top: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord,
-        into output: inout [ProgressWireRecord]
-    ) {
+    private mutating func writeLastLines(from top: Int, inherited: ProgressWireRecord.State?, read: Reader) {
         var stack: [(id: Int, inherited: ProgressWireRecord.State?, isExit: Bool)] = [(top, inherited, false)]
         while let (id, inherited, isExit) = stack.popLast() {
             guard var entry = entries[id] else { continue }
             if isExit {
-                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
+                write(record(of: entry, id: id, inherited: inherited, read: read), of: &entry)
                 entries[id] = nil
                 ids[ObjectIdentifier(entry.node)] = nil
                 continue
@@ -165,17 +162,19 @@ package struct WireTreeWalker {
             // A node named in this pass gets its first line before its children's. A root without a line
             // (first read final) names nothing: its line is the stream's last.
             if entry.lastRecord == nil, id != 1 {
-                write(lastRecord(of: entry, id: id, inherited: inherited, read: read), of: &entry, into: &output)
+                write(record(of: entry, id: id, inherited: inherited, read: read), of: &entry)
             }
             if entry.depth < maximumDepth, entry.lastRecord != nil {
                 for child in entry.node.children(first: maximumNamedChildren).children
                 where ids[ObjectIdentifier(child)] == nil {
                     entry.childIDs.append(name(child, parentID: id, depth: entry.depth + 1))
                 }
-                nameFailedChildren(of: &entry, id: id, read: read, into: &output)
+                nameFailedChildren(of: &entry, id: id, read: read)
             }
             entries[id] = entry
-            let below = Self.outcome(of: entry.node).map { $0 == .finished ? .finished : .cancelled } ?? inherited
+            // Below a failed or cancelled node what still runs was cancelled; below a finished one, finished.
+            let node = entry.node
+            let below = node.isFailed || node.isCancelled ? .cancelled : node.isFinished ? .finished : inherited
             stack.append((id, inherited, true))
             for child in entry.childIDs.reversed() { stack.append((child, below, false)) }
         }
@@ -184,29 +183,25 @@ package struct WireTreeWalker {
     /// Reads `failedChildren` of the node `id` from where the last look stopped, and names each one no
     /// walk named (a named one gets its last line from its parent's walk) with the nodes below it, down to
     /// `maximumDepth`: the first line of each is its last.
-    private mutating func nameFailedChildren(
-        of entry: inout Entry, id: Int, read: (Source) -> ProgressWireRecord, into output: inout [ProgressWireRecord]
-    ) {
+    private mutating func nameFailedChildren(of entry: inout Entry, id: Int, read: Reader) {
         let (children, next) = entry.node.failedChildren(since: entry.failedChildrenCursor)
         entry.failedChildrenCursor = next
         for child in children {
             // Alive and named: held by this walker. Released: it was never named (a named node is held).
             if let node = child.node, ids[ObjectIdentifier(node)] != nil { continue }
-            let childID = writeDeparted(child.record, parentID: id, depth: entry.depth + 1, read: read, into: &output)
+            let childID = writeDeparted(child.record, parentID: id, depth: entry.depth + 1, read: read)
             var descendantIDs: [Int] = []
             for descendant in child.descendants(at: entry.depth + 1, downTo: maximumDepth) {
                 let parentID = descendant.parentIndex < 0 ? childID : descendantIDs[descendant.parentIndex]
                 descendantIDs.append(
-                    writeDeparted(
-                        descendant.record, parentID: parentID, depth: descendant.depth, read: read, into: &output))
+                    writeDeparted(descendant.record, parentID: parentID, depth: descendant.depth, read: read))
             }
         }
     }
 
     /// Names a node that already left the tree with its one line; returns its id.
     private mutating func writeDeparted(
-        _ departed: ProgressWireRecord, parentID: Int, depth: Int, read: (Source) -> ProgressWireRecord,
-        into output: inout [ProgressWireRecord]
+        _ departed: ProgressWireRecord, parentID: Int, depth: Int, read: Reader
     ) -> Int {
         lastID += 1
         var record = read(.departed(departed, depth: depth))
@@ -227,21 +222,16 @@ package struct WireTreeWalker {
 
     // MARK: Lines
 
-    /// The node's record, read now, with its ids, no time, and no share of a parent for the root.
-    private func record(of entry: Entry, id: Int, read: (Source) -> ProgressWireRecord) -> ProgressWireRecord {
+    /// The node's record, read now, with its ids, no time, and no share of a parent for the root; with
+    /// `inherited` as its state if it is still running or paused.
+    private func record(
+        of entry: Entry, id: Int, inherited: ProgressWireRecord.State? = nil, read: Reader
+    ) -> ProgressWireRecord {
         var record = read(.node(entry.node, depth: entry.depth))
         record.id = id
         record.parentID = entry.parentID
         record.time = nil
         if entry.parentID == nil { record.pendingUnitCount = 0 }
-        return record
-    }
-
-    /// The node's record read now, with `inherited` as its state if it is still running or paused.
-    private func lastRecord(
-        of entry: Entry, id: Int, inherited: ProgressWireRecord.State?, read: (Source) -> ProgressWireRecord
-    ) -> ProgressWireRecord {
-        var record = self.record(of: entry, id: id, read: read)
         if !record.state.isFinal, let inherited {
             record.state = inherited
             if inherited == .finished { record.isIndeterminate = false }
@@ -250,14 +240,9 @@ package struct WireTreeWalker {
     }
 
     /// Appends `record` unless it equals the node's last line.
-    private func write(_ record: ProgressWireRecord, of entry: inout Entry, into output: inout [ProgressWireRecord]) {
+    private mutating func write(_ record: ProgressWireRecord, of entry: inout Entry) {
         if let last = entry.lastRecord, last.writesSameLine(as: record) { return }
         entry.lastRecord = record
         output.append(record)
-    }
-
-    /// The node's outcome if it ended (failed, cancelled, finished), from its flags and counts.
-    private static func outcome(of node: ProgressNode) -> ProgressWireRecord.State? {
-        node.isFailed ? .failed : node.isCancelled ? .cancelled : node.isFinished ? .finished : nil
     }
 }
