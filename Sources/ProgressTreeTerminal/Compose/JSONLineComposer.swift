@@ -1,4 +1,5 @@
 import ProgressTree
+import ProgressTreeStreaming
 
 /// Writes the wire format (`Docs/WireFormat.md`, `ProgressWireRecord`): at each frame, one line for each
 /// node whose line changed, an absolute snapshot of the node, so another program (or `ProgressNode.mount`)

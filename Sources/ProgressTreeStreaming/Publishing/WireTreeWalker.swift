@@ -1,3 +1,5 @@
+import ProgressTree
+
 /// What a writer of the wire format writes at each walk of its tree: the rules for writers of
 /// `Docs/WireFormat.md`, in one place for `ProgressPublisher` and `TerminalRenderer`'s json mode, which
 /// differ only in how they read a node into a record (`read`) and what they do with the records.
