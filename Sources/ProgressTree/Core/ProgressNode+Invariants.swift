@@ -53,14 +53,14 @@ private final class InvariantChecker {
     // A structure rather than a tuple: a debug build looks up a tuple's type at run time at each use.
     private struct Reached {
         let node: ProgressNode
-        /// The record of the node whose table or fresh children hold this one; -1 for the node checked.
-        let from: Int
+        /// The record of the node whose table or fresh children hold this one; `nil` for the node checked.
+        let from: Int?
         /// Its slot in that node's table, or its position on that node's stack of fresh children (from the
         /// top): a label for the messages, made only for them.
         let position: Int
         let isFresh: Bool
 
-        var label: String { from < 0 ? "root" : isFresh ? "f\(position)" : "\(position)" }
+        var label: String { from == nil ? "root" : isFresh ? "f\(position)" : "\(position)" }
         var address: UInt { UnownedNode(node).address }
     }
 
@@ -69,7 +69,7 @@ private final class InvariantChecker {
     private var seen: Set<ObjectIdentifier> = []
 
     func checkSubtree(of root: ProgressNode, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
-        reached.append(Reached(node: root, from: -1, position: 0, isFresh: false))
+        reached.append(Reached(node: root, from: nil, position: 0, isFresh: false))
         seen.insert(ObjectIdentifier(root))
         var next = 0
         while next < reached.count {
@@ -79,13 +79,8 @@ private final class InvariantChecker {
     }
 
     private func name(_ record: Int) -> String {
-        var labels: [String] = []
-        var index = record
-        while index >= 0 {
-            labels.append(reached[index].label)
-            index = reached[index].from
-        }
-        return labels.reversed().joined(separator: "/")
+        let path = sequence(first: record) { self.reached[$0].from }
+        return path.map { reached[$0].label }.reversed().joined(separator: "/")
     }
 
     private func report(_ record: Int, _ message: String) {
@@ -145,7 +140,7 @@ private final class InvariantChecker {
             report(record, if: has(NodeFlags.held) && link != .detached, "held, but its link is \(link), not detached")
             report(record, if: !has(NodeFlags.held) && holderAddress != 0, "not held, but has a holder address")
             // A node is in its parent's table (or fresh children) exactly while attached to it or held by it.
-            if from >= 0 {
+            if let from {
                 let parentAddress = reached[from].address
                 if has(NodeFlags.attached) {
                     report(
@@ -209,7 +204,7 @@ private final class InvariantChecker {
         // A held node is listed as finished in the same step (`finishIntoParent`); the flag is never cleared,
         // but the end of a hold takes the node out of its holder's table with it.
         report(
-            record, if: from >= 0 && has(NodeFlags.held) != has(NodeFlags.listedAsFinished),
+            record, if: from != nil && has(NodeFlags.held) != has(NodeFlags.listedAsFinished),
             "in a table, held is \(has(NodeFlags.held)) but listedAsFinished is \(has(NodeFlags.listedAsFinished))")
         // Queueing sets `shared` with `queued`; a refresh claims `shared` before it records a contribution.
         report(record, if: has(NodeFlags.queued) && !has(NodeFlags.shared), "queued but not shared")
@@ -345,9 +340,7 @@ private final class InvariantChecker {
             let member = reached[child].node
             let flags = member.flags.load(ordering: .sequentiallyConsistent)
             let pending = NodeFlags.listedAsFinished | NodeFlags.dirty | NodeFlags.queued | NodeFlags.retired
-            guard flags & pending == 0,
-                member.mayHaveSummary
-            else { continue }
+            guard flags & pending == 0 && member.mayHaveSummary else { continue }
             let entry = member.contributorIndex(scratch)
             guard entry >= 0 else {
                 report(child, "may have a summary, but is no member of its parent's started summaries")
