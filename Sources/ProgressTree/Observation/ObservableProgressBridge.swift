@@ -157,7 +157,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     where Property.Summary: Equatable {
         let key = ObjectIdentifier(property)
         if let known = state.withLock({ $0.followedSummaries[key] }) {
-            return Self.followed(known, Property.self).value
+            return FollowedSummaryOf<Property>(known).value
         }
         guard let node else { return Property.defaultSummary }
         let fresh = FollowedSummaryOf<Property>(reading: node)
@@ -167,19 +167,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             return fresh
         }
         signal()
-        return Self.followed(followed, Property.self).value
-    }
-
-    /// `followed`, the entry kept for `Property`'s key, as the type it is: only `summary(of:)` adds one for the
-    /// key, and `reread` keeps its type.
-    private static func followed<Property: ProgressProperty>(
-        _ followed: any FollowedSummary, _: Property.Type
-    ) -> FollowedSummaryOf<Property> where Property.Summary: Equatable {
-        guard let typed = followed as? FollowedSummaryOf<Property> else {
-            preconditionFailure(
-                "ObservableProgress: the summary followed for \(Property.self) is of \(type(of: followed))")
-        }
-        return typed
+        return FollowedSummaryOf<Property>(followed).value
     }
 
     /// The custom properties whose summaries are kept up to date: those read at least once.
@@ -227,7 +215,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         var fresh = taken.fresh
         fresh.read(tracked, of: node)
         // Empty, without an allocation, unless a summary is followed.
-        let freshSummaries = taken.summaries.mapValues { $0.reread(node) }
+        let freshSummaries = taken.summaries.mapValues { type(of: $0).init(reading: node) }
         let (changedSummaries, announcedSummaries) =
             freshSummaries.isEmpty
             ? ([], [])
