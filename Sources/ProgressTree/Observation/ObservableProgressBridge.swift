@@ -286,48 +286,15 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
         case node(initial: Value, read: @Sendable (ProgressNode) -> Value)
     }
 
-    let key: ObservableProgressBridge.Properties
+    /// Its row's number: its bit in `ObservableProgressBridge.Properties`, its slot in `Values.others`.
+    private let bit: Int
     /// The property, for the registrar.
     let keyPath: KeyPath<ObservableProgress, Value> & Sendable
     let source: Source
     /// Whether two values are the same (a change is announced when they are not).
     let same: @Sendable (Value, Value) -> Bool
-    private let bit: Int
 
-    /// The property numbered `bit`, a member of the node's snapshot.
-    init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable,
-        snapshot member: WritableKeyPath<ProgressNode.Snapshot, Value> & Sendable
-    ) where Value: Equatable {
-        self.init(bit, keyPath, .snapshot(member), same: ==)
-    }
-
-    /// The property numbered `bit`, read from the node by `read`.
-    init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
-        read: @escaping @Sendable (ProgressNode) -> Value
-    ) where Value: Equatable {
-        self.init(bit, keyPath, .node(initial: initial, read: read), same: ==)
-    }
-
-    /// The property numbered `bit`, read from the node by `read`, compared by `same`.
-    init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
-        read: @escaping @Sendable (ProgressNode) -> Value, same: @escaping @Sendable (Value, Value) -> Bool
-    ) {
-        self.init(bit, keyPath, .node(initial: initial, read: read), same: same)
-    }
-
-    private init(
-        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, _ source: Source,
-        same: @escaping @Sendable (Value, Value) -> Bool
-    ) {
-        self.bit = bit
-        key = ObservableProgressBridge.Properties(bit: bit)
-        self.keyPath = keyPath
-        self.source = source
-        self.same = same
-    }
+    var key: ObservableProgressBridge.Properties { ObservableProgressBridge.Properties(bit: bit) }
 
     /// Its value in `values`.
     func value(in values: ObservableProgressBridge.Values) -> Value {
@@ -344,9 +311,7 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
 
     // MARK: ObservedPropertyRow
 
-    var isInSnapshot: Bool {
-        if case .snapshot = source { true } else { false }
-    }
+    var isInSnapshot: Bool { if case .snapshot = source { true } else { false } }
 
     var storesInline: Bool {
         if case .snapshot = source { return true }
@@ -355,10 +320,7 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
     }
 
     var initialSlot: any Sendable {
-        switch source {
-        case .snapshot: ()
-        case .node(let initial, _): initial
-        }
+        if case .node(let initial, _) = source { initial } else { () }
     }
 
     func read(_ node: ProgressNode, into values: inout ObservableProgressBridge.Values) {
@@ -377,6 +339,33 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
 
     func announceChange(of progress: ObservableProgress) {
         progress.registrar.withMutation(of: progress, keyPath: keyPath) {}
+    }
+}
+
+// In an extension, so that the structure keeps its memberwise initializer.
+extension ObservedProperty {
+    /// The property numbered `bit`, a member of the node's snapshot.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable,
+        snapshot member: WritableKeyPath<ProgressNode.Snapshot, Value> & Sendable
+    ) where Value: Equatable {
+        self.init(bit: bit, keyPath: keyPath, source: .snapshot(member), same: ==)
+    }
+
+    /// The property numbered `bit`, read from the node by `read`.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
+        read: @escaping @Sendable (ProgressNode) -> Value
+    ) where Value: Equatable {
+        self.init(bit: bit, keyPath: keyPath, source: .node(initial: initial, read: read), same: ==)
+    }
+
+    /// The property numbered `bit`, read from the node by `read`, compared by `same`.
+    init(
+        _ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, initial: Value,
+        read: @escaping @Sendable (ProgressNode) -> Value, same: @escaping @Sendable (Value, Value) -> Bool
+    ) {
+        self.init(bit: bit, keyPath: keyPath, source: .node(initial: initial, read: read), same: same)
     }
 }
 
