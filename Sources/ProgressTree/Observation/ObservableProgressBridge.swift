@@ -114,14 +114,10 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     nonisolated(unsafe) private weak var companion: ObservableProgress?
     nonisolated(unsafe) private weak var node: ProgressNode?
 
-    init(node: ProgressNode) {
-        self.node = node
-    }
+    init(node: ProgressNode) { self.node = node }
 
     /// Sets the companion to announce to. Called once, before the bridge is registered with the node.
-    func attach(to companion: ObservableProgress) {
-        self.companion = companion
-    }
+    func attach(to companion: ObservableProgress) { self.companion = companion }
 
     /// The value of `property` for a getter of the companion. Its first read reads the node and starts
     /// keeping the property up to date (a delivery follows, which catches a change made meanwhile).
@@ -129,11 +125,8 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     /// The properties of one snapshot are kept up to date together, from the first read of any of them:
     /// read together, they agree with each other (never finished at 62%), as one `snapshot` does.
     func value<Value>(_ property: ObservedProperty<Value>) -> Value {
-        if let known = state.withLock({
-            $0.tracked.contains(property.key) ? Optional(property.value(in: $0.values)) : nil
-        }) {
-            return known
-        }
+        let known = state.withLock { $0.tracked.contains(property.key) ? Optional(property.value(in: $0.values)) : nil }
+        if let known { return known }
         guard let node else { return property.value(in: Values.initial) }
         let properties = property.isInSnapshot ? Properties.inSnapshot : property.key
         var fresh = Values.initial
@@ -171,9 +164,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     }
 
     /// The custom properties whose summaries are kept up to date: those read at least once.
-    var followedSummaryProperties: Set<ObjectIdentifier> {
-        state.withLock { Set($0.followedSummaries.keys) }
-    }
+    var followedSummaryProperties: Set<ObjectIdentifier> { state.withLock { Set($0.followedSummaries.keys) } }
 
     // MARK: Deliveries
 
@@ -210,12 +201,10 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         // Sequentially consistent: a store followed by reads of the node, against an update's write of the
         // node followed by the exchange in `signal()` (as in `ObservationRegistration`).
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
-        guard let taken, let node else { return }
-        let tracked = taken.tracked
-        var fresh = taken.fresh
+        guard case (let tracked, var fresh, let summaries)? = taken, let node else { return }
         fresh.read(tracked, of: node)
         // Empty, without an allocation, unless a summary is followed.
-        let freshSummaries = taken.summaries.mapValues { type(of: $0).init(reading: node) }
+        let freshSummaries = summaries.mapValues { type(of: $0).init(reading: node) }
         let (changedSummaries, announcedSummaries) =
             freshSummaries.isEmpty
             ? ([], [])
@@ -236,8 +225,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
             // that reads a fraction and then `isFinished` never reads a fraction short of the end with it.
             let found = fresh.finalOutcomes
-            let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(
-                tracked)
+            let heldBack = found.intersection(tracked).subtracting(state.finalSeen.union(state.values.finalOutcomes))
             if heldBack.contains(.isFinished) { fresh.snapshot.isFinished = false }
             if heldBack.contains(.isCancelled) { fresh.snapshot.isCancelled = false }
             if heldBack.contains(.isFailed) {
