@@ -158,11 +158,10 @@ private final class InvariantChecker {
             // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
             report(record, if: has(NodeFlags.held) && children.isEmpty, "held with nothing attached below it")
             // A node gets `hasHadChildren`, and a domain, before its first child.
-            report(
-                record, if: !children.isEmpty && !has(NodeFlags.hasHadChildren),
-                "has children but not the hasHadChildren flag")
-            report(
-                record, if: !children.isEmpty && node.domainAndPart.loadDomain() == nil, "has children but no domain")
+            if !children.isEmpty {
+                report(record, if: !has(NodeFlags.hasHadChildren), "has children but not the hasHadChildren flag")
+                report(record, if: node.domainAndPart.loadDomain() == nil, "has children but no domain")
+            }
             // ... and its parent part (`ChildSums`), which holds the stacks its children push onto.
             report(
                 record, if: has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil,
@@ -190,9 +189,9 @@ private final class InvariantChecker {
         // Every node of a tree resolves to the tree's domain (RefreshDomain's invariant); a node that was
         // queued or recorded (`shared`) has one.
         let domain = node.domainAndPart.loadDomain()
-        report(
-            record, if: domain != nil && domain?.representative !== representative,
-            "its refresh domain is not its tree's")
+        if let domain {
+            report(record, if: domain.representative !== representative, "its refresh domain is not its tree's")
+        }
         report(record, if: has(NodeFlags.shared) && domain == nil, "shared with its parent but without a domain")
         // `refreshing` lives inside the domain lock, which this check holds.
         report(record, if: has(NodeFlags.refreshing), "refreshing outside a refresh")
@@ -217,7 +216,7 @@ private final class InvariantChecker {
         let cached = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
         report(record, if: !(cached >= 0 && cached <= 1), "its cached fraction \(cached) is not within 0...1")
 
-        let queue = checkQueue(of: record, flags: flags, children: children)
+        let queue = checkQueue(of: record, flags: flags)
         // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
         // them, and anything that changes them since marks the node (or refreshes its path) after the change.
         if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
@@ -235,11 +234,9 @@ private final class InvariantChecker {
 
     /// The node's dirty queue: returns the addresses in it. Checks that it holds each node once, with
     /// `queued`, and only attached children or retired ones (a finished or failed child whose share a refresh
-    /// has still to take out: the queue holds a reference to it); that a node with anything queued is `dirty`
-    /// (queue first, then mark: a refresh clears `dirty`, then drains); and, for each attached child, that it
-    /// is queued exactly when flagged `queued`, and `queued` when `dirty` (a mark queues the node it marks in
-    /// its parent).
-    private func checkQueue(of record: Int, flags: UInt32, children: [Int]) -> Set<UInt> {
+    /// has still to take out: the queue holds a reference to it); and that a node with anything queued is
+    /// `dirty` (queue first, then mark: a refresh clears `dirty`, then drains).
+    private func checkQueue(of record: Int, flags: UInt32) -> Set<UInt> {
         let address = reached[record].address
         var queue: Set<UInt> = []
         var entry = reached[record].node.domainAndPart.queueTop
@@ -260,16 +257,6 @@ private final class InvariantChecker {
             entry = queued.queueNext.load(ordering: .relaxed)
         }
         report(record, if: !queue.isEmpty && flags & NodeFlags.dirty == 0, "not dirty, with \(queue.count) queued")
-        for child in children {
-            let childFlags = reached[child].node.flags.load(ordering: .sequentiallyConsistent)
-            guard childFlags & NodeFlags.attached != 0 else { continue }
-            let isQueued = childFlags & NodeFlags.queued != 0
-            report(
-                child, if: isQueued != queue.contains(reached[child].address),
-                isQueued
-                    ? "flagged queued but not in its parent's queue" : "in its parent's queue but not flagged queued")
-            report(child, if: childFlags & NodeFlags.dirty != 0 && !isQueued, "attached and dirty but not queued")
-        }
         return queue
     }
 
@@ -277,8 +264,10 @@ private final class InvariantChecker {
     /// the contributors are its attached children, or retired ones still in its queue, each knowing its
     /// index, one contributor an entry. The entries do not name their children: each child that records an
     /// index must find a contribution there, no two the same, and there must be as many of them as
-    /// contributions. A clean, unqueued attached child contributes `pendingInParent × cachedFraction`
-    /// (nothing recorded: zero): the refresh or path refresh that stored its fraction recorded it.
+    /// contributions. Then each attached child against the queue and the sums: it is queued exactly when
+    /// flagged `queued`, and `queued` when `dirty` (a mark queues the node it marks in its parent); clean and
+    /// unqueued, it contributes `pendingInParent × cachedFraction` (nothing recorded: zero): the refresh or
+    /// path refresh that stored its fraction recorded it.
     private func checkSums(
         _ sums: ChildSums.CheckedState?, of record: Int, children: [Int], queue: Set<UInt>,
         _ scratch: borrowing RefreshScratch
@@ -314,9 +303,14 @@ private final class InvariantChecker {
         for child in children {
             let node = reached[child].node
             let childFlags = node.flags.load(ordering: .sequentiallyConsistent)
-            guard childFlags & (NodeFlags.attached | NodeFlags.stale | NodeFlags.queued) == NodeFlags.attached else {
-                continue
-            }
+            guard childFlags & NodeFlags.attached != 0 else { continue }
+            let isQueued = childFlags & NodeFlags.queued != 0
+            report(
+                child, if: isQueued != queue.contains(reached[child].address),
+                isQueued
+                    ? "flagged queued but not in its parent's queue" : "in its parent's queue but not flagged queued")
+            report(child, if: childFlags & NodeFlags.dirty != 0 && !isQueued, "attached and dirty but not queued")
+            guard childFlags & (NodeFlags.stale | NodeFlags.queued) == 0 else { continue }
             let index = node.contributorIndex(scratch)
             let recorded = index >= 0 && index < contributions.count ? contributions[index] ?? 0 : 0
             let fraction = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
@@ -331,9 +325,7 @@ private final class InvariantChecker {
     /// once started, every unfinished child of its table that may have a summary and has no change pending
     /// (not marked, not in the node's queue: a read from the child itself leaves it clean and queued) is a
     /// member, and its contribution is its summary now.
-    private func checkSummaries(
-        _ part: ChildSums, of record: Int, children: [Int], _ scratch: inout RefreshScratch
-    ) {
+    private func checkSummaries(_ part: ChildSums, of record: Int, children: [Int], _ scratch: inout RefreshScratch) {
         for problem in part.columnViolations(scratch) { report(record, problem) }
         guard part.summariesStarted(scratch) else { return }
         for child in children where !reached[child].isFresh {
