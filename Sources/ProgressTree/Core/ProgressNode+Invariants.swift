@@ -37,48 +37,31 @@ extension ProgressNode {
     /// then that child's newest fresh child); empty when all hold. At a quiescent point only.
     func invariantViolations() -> [String] {
         let checker = InvariantChecker()
-        if let domain = domainAndPart.loadDomain() {
-            domain.withRepresentativeLock { scratch in
-                checker.checkSubtree(of: self, representative: domain.representative, &scratch)
-            }
-        } else {
-            // No domain: never read, and never a parent (a node gets one before its first child).
-            // (A lock of a domain of its own lends the proof the summary checks ask for: it has no table.)
-            RefreshDomain().withRepresentativeLock { scratch in
-                checker.checkSubtree(of: self, representative: nil, &scratch)
-            }
+        // No domain: never read, and never a parent (a node gets one before its first child). The lock of a
+        // domain of its own then lends the proof the summary checks ask for: it has no table.
+        let domain = domainAndPart.loadDomain()
+        (domain ?? RefreshDomain()).withRepresentativeLock { scratch in
+            checker.checkSubtree(of: self, representative: domain?.representative, &scratch)
         }
         return checker.violations  // the nodes it reached are released here, after the locks
     }
 }
 
-/// One check of a subtree: the nodes reached, breadth first, and the invariants they break.
+/// One check of a subtree: the nodes reached, breadth first, and the invariants they break. A node is known
+/// by its record, its index in `reached`.
 private final class InvariantChecker {
-    // Structures rather than tuples: a debug build looks up a tuple's type at run time at each use.
+    // A structure rather than a tuple: a debug build looks up a tuple's type at run time at each use.
     private struct Reached {
         let node: ProgressNode
-        /// The record of the node whose table or fresh children hold this one; -1 for the node checked.
-        let from: Int
+        /// The record of the node whose table or fresh children hold this one; `nil` for the node checked.
+        let from: Int?
         /// Its slot in that node's table, or its position on that node's stack of fresh children (from the
         /// top): a label for the messages, made only for them.
         let position: Int
         let isFresh: Bool
 
-        var label: String { from < 0 ? "root" : isFresh ? "f\(position)" : "\(position)" }
-    }
-
-    /// A child of the node being checked: its record, its address, and whether it is in the table (or on
-    /// the stack of fresh children).
-    private struct Child {
-        let record: Int
-        let address: UInt
-        let inTable: Bool
-    }
-
-    /// A node that may be a contributor to the sums being checked: a child, or a retired node in the queue.
-    private struct Claimant {
-        let node: ProgressNode
-        let record: Int?
+        var label: String { from == nil ? "root" : isFresh ? "f\(position)" : "\(position)" }
+        var address: UInt { UnownedNode(node).address }
     }
 
     private(set) var violations: [String] = []
@@ -86,7 +69,7 @@ private final class InvariantChecker {
     private var seen: Set<ObjectIdentifier> = []
 
     func checkSubtree(of root: ProgressNode, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
-        reached.append(Reached(node: root, from: -1, position: 0, isFresh: false))
+        reached.append(Reached(node: root, from: nil, position: 0, isFresh: false))
         seen.insert(ObjectIdentifier(root))
         var next = 0
         while next < reached.count {
@@ -96,17 +79,17 @@ private final class InvariantChecker {
     }
 
     private func name(_ record: Int) -> String {
-        var labels: [String] = []
-        var index = record
-        while index >= 0 {
-            labels.append(reached[index].label)
-            index = reached[index].from
-        }
-        return labels.reversed().joined(separator: "/")
+        let path = sequence(first: record) { self.reached[$0].from }
+        return path.map { reached[$0].label }.reversed().joined(separator: "/")
     }
 
     private func report(_ record: Int, _ message: String) {
         violations.append("\(name(record)): \(message)")
+    }
+
+    /// Reports `message` about the node at `record` if the invariant is `broken`.
+    private func report(_ record: Int, if broken: Bool, _ message: @autoclosure () -> String) {
+        if broken { report(record, message()) }
     }
 
     /// Adds a child to the nodes to check; returns its record, or `nil` when it was reached before.
@@ -123,70 +106,81 @@ private final class InvariantChecker {
     private func check(_ record: Int, representative: RefreshDomain?, _ scratch: inout RefreshScratch) {
         let node = reached[record].node
         let from = reached[record].from
-        let parentAddress = from >= 0 ? UnownedNode(reached[from].node).address : 0
         let flags = node.flags.load(ordering: .sequentiallyConsistent)
         func has(_ bit: UInt32) -> Bool { flags & bit != 0 }
 
         // MARK: The node's lock: link, table, fresh children, metadata, observers, file summary
 
-        let view = node.state.withLock { state in LockedView(of: node, state) }
-        var children: [Child] = []
-        for (slot, child) in view.table {
-            if let childRecord = reach(child, from: record, position: slot, isFresh: false) {
-                children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: true))
-            }
-        }
-        for (index, child) in view.fresh.enumerated() {
-            guard let childRecord = reach(child, from: record, position: index, isFresh: true) else { break }
-            children.append(Child(record: childRecord, address: UnownedNode(child).address, inTable: false))
-        }
-        // `attached` is set with the link (a fresh child's initializer) or right after it (`addChild`), and
-        // cleared under the node's lock with the link's detach (a finish, a failure).
-        if has(NodeFlags.attached) != (view.link == .attached) {
-            report(record, "the attached flag is \(has(NodeFlags.attached)) but the link is \(view.link)")
-        }
-        // `held` is set by the detach, with `holderAddress`, and both are cleared together.
-        if has(NodeFlags.held) && view.link != .detached {
-            report(record, "held, but its link is \(view.link), not detached")
-        }
-        if !has(NodeFlags.held) && view.holderAddress != 0 { report(record, "not held, but has a holder address") }
-        // A node is in its parent's table (or fresh children) exactly while attached to it or held by it.
-        if from >= 0 {
-            if has(NodeFlags.attached) {
-                if node.parentAddress.load(ordering: .sequentiallyConsistent) != parentAddress {
-                    report(record, "attached, but its parent address is not the node that holds it")
+        // Its children: the table's, with their slots, then the fresh ones, newest first (the stack ends at a
+        // node reached before).
+        let children = node.state.withLock { state -> [Int] in
+            var children: [Int] = []
+            for (slot, entry) in state.children.slots.enumerated() {
+                if let owner = entry.owner, let child = reach(owner, from: record, position: slot, isFresh: false) {
+                    children.append(child)
                 }
-            } else if has(NodeFlags.held) {
-                if view.holderAddress != parentAddress {
-                    report(record, "held, but its holder address is not the node that holds it")
-                }
-            } else {
-                report(record, "in its parent's children but neither attached nor held")
             }
-        }
-        for problem in view.tableViolations { report(record, problem) }  // `ChildTable.violations()`
-        // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
-        if has(NodeFlags.held) && children.isEmpty { report(record, "held with nothing attached below it") }
-        // A node gets `hasHadChildren`, and a domain, before its first child.
-        if !children.isEmpty && !has(NodeFlags.hasHadChildren) {
-            report(record, "has children but not the hasHadChildren flag")
-        }
-        if !children.isEmpty && node.domainAndPart.loadDomain() == nil { report(record, "has children but no domain") }
-        // ... and its parent part (`ChildSums`), which holds the stacks its children push onto.
-        if has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil {
-            report(record, "has had children but has no parent part (ChildSums)")
-        }
-        // `summarized` is set under the node's lock with a value or metadata that describes files, never
-        // cleared.
-        if (view.metadataDescribesFiles || view.hasValues) && !has(NodeFlags.summarized) {
-            report(record, "it has a value or describes files but lacks the summarized flag")
-        }
-        if view.metadataDescribesFiles && !has(NodeFlags.describesFiles) {
-            report(record, "its metadata describes files but it lacks the describesFiles flag")
-        }
-        // `observed` is set under the node's lock with the first observer, cleared with the last.
-        if (view.observerCount > 0) != has(NodeFlags.observed) {
-            report(record, "the observed flag is \(has(NodeFlags.observed)) but it has \(view.observerCount) observers")
+            var entry = node.domainAndPart.freshTop
+            var position = 0
+            while let fresh = UnownedNode(address: entry),
+                let child = reach(fresh.node, from: record, position: position, isFresh: true)
+            {
+                children.append(child)
+                entry = fresh.freshNext
+                position += 1
+            }
+            let link = state.link.kind
+            let holderAddress = state.holderAddress
+            // `attached` is set with the link (a fresh child's initializer) or right after it (`addChild`), and
+            // cleared under the node's lock with the link's detach (a finish, a failure).
+            report(
+                record, if: has(NodeFlags.attached) != (link == .attached),
+                "the attached flag is \(has(NodeFlags.attached)) but the link is \(link)")
+            // `held` is set by the detach, with `holderAddress`, and both are cleared together.
+            report(record, if: has(NodeFlags.held) && link != .detached, "held, but its link is \(link), not detached")
+            report(record, if: !has(NodeFlags.held) && holderAddress != 0, "not held, but has a holder address")
+            // A node is in its parent's table (or fresh children) exactly while attached to it or held by it.
+            if let from {
+                let parentAddress = reached[from].address
+                if has(NodeFlags.attached) {
+                    report(
+                        record, if: node.parentAddress.load(ordering: .sequentiallyConsistent) != parentAddress,
+                        "attached, but its parent address is not the node that holds it")
+                } else if has(NodeFlags.held) {
+                    report(
+                        record, if: holderAddress != parentAddress,
+                        "held, but its holder address is not the node that holds it")
+                } else {
+                    report(record, "in its parent's children but neither attached nor held")
+                }
+            }
+            for problem in state.children.violations() { report(record, problem) }  // `ChildTable.violations()`
+            // A held node leaves its holder once nothing is attached below it (ProgressNode+HeldChildren.swift).
+            report(record, if: has(NodeFlags.held) && children.isEmpty, "held with nothing attached below it")
+            // A node gets `hasHadChildren`, and a domain, before its first child.
+            if !children.isEmpty {
+                report(record, if: !has(NodeFlags.hasHadChildren), "has children but not the hasHadChildren flag")
+                report(record, if: node.domainAndPart.loadDomain() == nil, "has children but no domain")
+            }
+            // ... and its parent part (`ChildSums`), which holds the stacks its children push onto.
+            report(
+                record, if: has(NodeFlags.hasHadChildren) && node.domainAndPart.loadPart() == nil,
+                "has had children but has no parent part (ChildSums)")
+            // `summarized` is set under the node's lock with a value or metadata that describes files, never
+            // cleared. (Without extras, the defaults: no metadata, no observer.)
+            let describesFiles = state.hasExtras && state.metadata.describesFiles
+            report(
+                record, if: (describesFiles || state.propertyValues != nil) && !has(NodeFlags.summarized),
+                "it has a value or describes files but lacks the summarized flag")
+            report(
+                record, if: describesFiles && !has(NodeFlags.describesFiles),
+                "its metadata describes files but it lacks the describesFiles flag")
+            // `observed` is set under the node's lock with the first observer, cleared with the last.
+            let observerCount = state.hasExtras ? state.observers.receivers.count : 0
+            report(
+                record, if: (observerCount > 0) != has(NodeFlags.observed),
+                "the observed flag is \(has(NodeFlags.observed)) but it has \(observerCount) observers")
+            return children
         }
         if let part = node.domainAndPart.loadPart() { checkSummaries(part, of: record, children: children, &scratch) }
 
@@ -195,36 +189,34 @@ private final class InvariantChecker {
         // Every node of a tree resolves to the tree's domain (RefreshDomain's invariant); a node that was
         // queued or recorded (`shared`) has one.
         let domain = node.domainAndPart.loadDomain()
-        if let domain, domain.representative !== representative {
-            report(record, "its refresh domain is not its tree's")
+        if let domain {
+            report(record, if: domain.representative !== representative, "its refresh domain is not its tree's")
         }
-        if has(NodeFlags.shared) && domain == nil { report(record, "shared with its parent but without a domain") }
+        report(record, if: has(NodeFlags.shared) && domain == nil, "shared with its parent but without a domain")
         // `refreshing` lives inside the domain lock, which this check holds.
-        if has(NodeFlags.refreshing) { report(record, "refreshing outside a refresh") }
+        report(record, if: has(NodeFlags.refreshing), "refreshing outside a refresh")
         // Attached is unfinished: `retired` and `held` come with or after the detach, never cleared before it.
-        if has(NodeFlags.attached) && has(NodeFlags.retired) { report(record, "attached and retired") }
-        if has(NodeFlags.attached) && has(NodeFlags.held) { report(record, "attached and held") }
+        report(record, if: has(NodeFlags.attached) && has(NodeFlags.retired), "attached and retired")
+        report(record, if: has(NodeFlags.attached) && has(NodeFlags.held), "attached and held")
         // Held only with a live parent at the detach, which then retired it (`detachFromParent`, `retire`).
-        if has(NodeFlags.held) && !has(NodeFlags.retired) { report(record, "held but not retired") }
+        report(record, if: has(NodeFlags.held) && !has(NodeFlags.retired), "held but not retired")
         // A held node is listed as finished in the same step (`finishIntoParent`); the flag is never cleared,
         // but the end of a hold takes the node out of its holder's table with it.
-        if from >= 0 && has(NodeFlags.held) != has(NodeFlags.listedAsFinished) {
-            report(
-                record,
-                "in a table, held is \(has(NodeFlags.held)) but listedAsFinished is \(has(NodeFlags.listedAsFinished))")
-        }
+        report(
+            record, if: from != nil && has(NodeFlags.held) != has(NodeFlags.listedAsFinished),
+            "in a table, held is \(has(NodeFlags.held)) but listedAsFinished is \(has(NodeFlags.listedAsFinished))")
         // Queueing sets `shared` with `queued`; a refresh claims `shared` before it records a contribution.
-        if has(NodeFlags.queued) && !has(NodeFlags.shared) { report(record, "queued but not shared") }
-        if node.contributorIndex(scratch) >= 0 && !has(NodeFlags.shared) {
-            report(record, "a contributor to its parent's sums but not shared")
-        }
+        report(record, if: has(NodeFlags.queued) && !has(NodeFlags.shared), "queued but not shared")
+        report(
+            record, if: node.contributorIndex(scratch) >= 0 && !has(NodeFlags.shared),
+            "a contributor to its parent's sums but not shared")
         // A credit's two steps take no lock and never wait: none is in progress at a quiescent point.
-        if !ChildSums.isSettled(node.domainAndPart.creditSequence) { report(record, "a credit in progress") }
+        report(record, if: !ChildSums.isSettled(node.domainAndPart.creditSequence), "a credit in progress")
         // Every fraction a refresh stores is finite and within 0...1 (FractionMath.fraction).
         let cached = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
-        if !(cached >= 0 && cached <= 1) { report(record, "its cached fraction \(cached) is not within 0...1") }
+        report(record, if: !(cached >= 0 && cached <= 1), "its cached fraction \(cached) is not within 0...1")
 
-        let queue = checkQueue(of: record, flags: flags, children: children)
+        let queue = checkQueue(of: record, flags: flags)
         // A clean node's cached fraction is its counts and sums: a refresh or a path refresh stored it from
         // them, and anything that changes them since marks the node (or refreshes its path) after the change.
         if !has(NodeFlags.dirty) && !has(NodeFlags.refreshing) {
@@ -232,9 +224,9 @@ private final class InvariantChecker {
                 completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
                 total: node.totalStorage.load(ordering: .sequentiallyConsistent),
                 childUnits: node.domainAndPart.childUnits(scratch))
-            if fraction.bitPattern != cached.bitPattern {
-                report(record, "clean, but its cached fraction \(cached) is not \(fraction), from its counts and sums")
-            }
+            report(
+                record, if: fraction.bitPattern != cached.bitPattern,
+                "clean, but its cached fraction \(cached) is not \(fraction), from its counts and sums")
         }
         checkSums(
             node.domainAndPart.loadPart()?.checkedState(scratch), of: record, children: children, queue: queue, scratch)
@@ -242,16 +234,12 @@ private final class InvariantChecker {
 
     /// The node's dirty queue: returns the addresses in it. Checks that it holds each node once, with
     /// `queued`, and only attached children or retired ones (a finished or failed child whose share a refresh
-    /// has still to take out: the queue holds a reference to it); that a node with anything queued is `dirty`
-    /// (queue first, then mark: a refresh clears `dirty`, then drains); and, for each attached child, that it
-    /// is queued exactly when flagged `queued`, and `queued` when `dirty` (a mark queues the node it marks in
-    /// its parent).
-    private func checkQueue(of record: Int, flags: UInt32, children: [Child])
-        -> Set<UInt>
-    {
-        let node = reached[record].node
+    /// has still to take out: the queue holds a reference to it); and that a node with anything queued is
+    /// `dirty` (queue first, then mark: a refresh clears `dirty`, then drains).
+    private func checkQueue(of record: Int, flags: UInt32) -> Set<UInt> {
+        let address = reached[record].address
         var queue: Set<UInt> = []
-        var entry = node.domainAndPart.queueTop
+        var entry = reached[record].node.domainAndPart.queueTop
         while let link = UnownedNode(address: entry) {
             guard queue.insert(entry).inserted else {
                 report(record, "its dirty queue holds a node twice (or loops)")
@@ -259,98 +247,77 @@ private final class InvariantChecker {
             }
             let queued = link.node
             let queuedFlags = queued.flags.load(ordering: .sequentiallyConsistent)
-            if queuedFlags & NodeFlags.queued == 0 { report(record, "its dirty queue holds a node not flagged queued") }
+            report(record, if: queuedFlags & NodeFlags.queued == 0, "its dirty queue holds a node not flagged queued")
             let attachedHere =
                 queuedFlags & NodeFlags.attached != 0
-                && queued.parentAddress.load(ordering: .sequentiallyConsistent) == UnownedNode(node).address
-            if !attachedHere && queuedFlags & NodeFlags.retired == 0 {
-                report(record, "its dirty queue holds a node neither attached to it nor retired")
-            }
+                && queued.parentAddress.load(ordering: .sequentiallyConsistent) == address
+            report(
+                record, if: !attachedHere && queuedFlags & NodeFlags.retired == 0,
+                "its dirty queue holds a node neither attached to it nor retired")
             entry = queued.queueNext.load(ordering: .relaxed)
         }
-        if !queue.isEmpty && flags & NodeFlags.dirty == 0 { report(record, "not dirty, with \(queue.count) queued") }
-        for child in children {
-            let childNode = reached[child.record].node
-            let childFlags = childNode.flags.load(ordering: .sequentiallyConsistent)
-            guard childFlags & NodeFlags.attached != 0 else { continue }
-            let isQueued = childFlags & NodeFlags.queued != 0
-            if isQueued != queue.contains(child.address) {
-                report(
-                    child.record,
-                    isQueued
-                        ? "flagged queued but not in its parent's queue"
-                        : "in its parent's queue but not flagged queued")
-            }
-            if childFlags & NodeFlags.dirty != 0 && !isQueued {
-                report(child.record, "attached and dirty but not queued")
-            }
-        }
+        report(record, if: !queue.isEmpty && flags & NodeFlags.dirty == 0, "not dirty, with \(queue.count) queued")
         return queue
     }
 
     /// The node's `ChildSums` (their own invariants: `ContributionBuffer.violations()`) against its children:
     /// the contributors are its attached children, or retired ones still in its queue, each knowing its
-    /// index, one contributor an entry (then `checkContributions`). The entries do not name their children: each child that records an index must find a
-    /// contribution there, no two the same, and there must be as many of them as contributions.
+    /// index, one contributor an entry. The entries do not name their children: each child that records an
+    /// index must find a contribution there, no two the same, and there must be as many of them as
+    /// contributions. Then each attached child against the queue and the sums: it is queued exactly when
+    /// flagged `queued`, and `queued` when `dirty` (a mark queues the node it marks in its parent); clean and
+    /// unqueued, it contributes `pendingInParent × cachedFraction` (nothing recorded: zero): the refresh or
+    /// path refresh that stored its fraction recorded it.
     private func checkSums(
-        _ sums: ChildSums.CheckedState?, of record: Int, children: [Child], queue: Set<UInt>,
+        _ sums: ChildSums.CheckedState?, of record: Int, children: [Int], queue: Set<UInt>,
         _ scratch: borrowing RefreshScratch
     ) {
         let contributions = sums?.contributions ?? []
         for problem in sums?.violations ?? [] { report(record, problem) }
-        // The children and the retired nodes in the queue: each of them that records a contributor index is
-        // the one contributor at that index.
-        var claimed: [UInt: Claimant] = [:]
-        for child in children {
-            claimed[child.address] = Claimant(node: reached[child.record].node, record: child.record)
-        }
-        for address in queue where claimed[address] == nil {
-            // Retired: the queue holds a reference to it.
-            let node = UnownedNode(address: address).unsafelyUnwrapped.node
-            claimed[address] = Claimant(node: node, record: nil)
-        }
+        // The children and the retired nodes in the queue (the queue holds a reference to each): each of them
+        // that records a contributor index is the one contributor at that index.
+        let childAddresses = Set(children.map { reached[$0].address })
+        let retired = queue.subtracting(childAddresses).compactMap { UnownedNode(address: $0)?.node }
         var claimedIndices: Set<Int> = []
-        for (address, child) in claimed {
-            let index = child.node.contributorIndex(scratch)
+        for claimant in children.map({ reached[$0].node }) + retired {
+            let index = claimant.contributorIndex(scratch)
             guard index >= 0 else { continue }
             guard index < contributions.count, contributions[index] != nil else {
                 // Named only here: a name is the path from the checked node, O(depth) to make.
-                let who = child.record.map(name) ?? "a retired node in its queue"
+                let who = children.first { reached[$0].node === claimant }.map(name) ?? "a retired node in its queue"
                 report(record, "\(who) records contributor index \(index), which its sums do not give it")
                 continue
             }
-            if !claimedIndices.insert(index).inserted {
-                report(record, "two of its children record contributor index \(index)")
-            }
-            let childFlags = child.node.flags.load(ordering: .sequentiallyConsistent)
-            if childFlags & NodeFlags.attached == 0 && !queue.contains(address) {
-                report(record, "contributor \(index) has left (retired) and is not in its queue to be taken out")
-            }
+            report(
+                record, if: !claimedIndices.insert(index).inserted,
+                "two of its children record contributor index \(index)")
+            report(
+                record,
+                if: claimant.flags.load(ordering: .sequentiallyConsistent) & NodeFlags.attached == 0
+                    && !queue.contains(UnownedNode(claimant).address),
+                "contributor \(index) has left (retired) and is not in its queue to be taken out")
         }
         for index in contributions.indices where contributions[index] != nil && !claimedIndices.contains(index) {
             report(record, "contributor \(index) is neither a child nor in its queue")
         }
-        checkContributions(contributions, of: children, scratch)
-    }
-
-    /// A clean, unqueued attached child contributes `pendingInParent × cachedFraction` (nothing recorded:
-    /// zero): the refresh or path refresh that stored its fraction recorded it in the parent's sums.
-    private func checkContributions(
-        _ contributions: [Double?], of children: [Child], _ scratch: borrowing RefreshScratch
-    ) {
         for child in children {
-            let node = reached[child.record].node
+            let node = reached[child].node
             let childFlags = node.flags.load(ordering: .sequentiallyConsistent)
-            guard childFlags & (NodeFlags.attached | NodeFlags.stale | NodeFlags.queued) == NodeFlags.attached else {
-                continue
-            }
+            guard childFlags & NodeFlags.attached != 0 else { continue }
+            let isQueued = childFlags & NodeFlags.queued != 0
+            report(
+                child, if: isQueued != queue.contains(reached[child].address),
+                isQueued
+                    ? "flagged queued but not in its parent's queue" : "in its parent's queue but not flagged queued")
+            report(child, if: childFlags & NodeFlags.dirty != 0 && !isQueued, "attached and dirty but not queued")
+            guard childFlags & (NodeFlags.stale | NodeFlags.queued) == 0 else { continue }
             let index = node.contributorIndex(scratch)
             let recorded = index >= 0 && index < contributions.count ? contributions[index] ?? 0 : 0
             let fraction = Double(bitPattern: node.cachedFraction.load(ordering: .sequentiallyConsistent))
             let expected = Double(node.pendingInParent.load(ordering: .relaxed)) * fraction
-            if recorded != expected {
-                report(child.record, "clean and unqueued, but its parent's sums hold \(recorded), not \(expected)")
-            }
+            report(
+                child, if: recorded != expected,
+                "clean and unqueued, but its parent's sums hold \(recorded), not \(expected)")
         }
     }
 
@@ -358,26 +325,22 @@ private final class InvariantChecker {
     /// once started, every unfinished child of its table that may have a summary and has no change pending
     /// (not marked, not in the node's queue: a read from the child itself leaves it clean and queued) is a
     /// member, and its contribution is its summary now.
-    private func checkSummaries(
-        _ part: ChildSums, of record: Int, children: [Child], _ scratch: inout RefreshScratch
-    ) {
+    private func checkSummaries(_ part: ChildSums, of record: Int, children: [Int], _ scratch: inout RefreshScratch) {
         for problem in part.columnViolations(scratch) { report(record, problem) }
         guard part.summariesStarted(scratch) else { return }
-        for child in children where child.inTable {
-            let member = reached[child.record].node
+        for child in children where !reached[child].isFresh {
+            let member = reached[child].node
             let flags = member.flags.load(ordering: .sequentiallyConsistent)
             let pending = NodeFlags.listedAsFinished | NodeFlags.dirty | NodeFlags.queued | NodeFlags.retired
-            guard flags & pending == 0,
-                member.mayHaveSummary
-            else { continue }
+            guard flags & pending == 0 && member.mayHaveSummary else { continue }
             let entry = member.contributorIndex(scratch)
             guard entry >= 0 else {
-                report(child.record, "may have a summary, but is no member of its parent's started summaries")
+                report(child, "may have a summary, but is no member of its parent's started summaries")
                 continue
             }
-            if flags & NodeFlags.hasHadChildren != 0, !member.domainAndPart.summariesStarted(scratch) {
-                report(child.record, "a member with children whose own summaries have not started")
-            }
+            report(
+                child, if: flags & NodeFlags.hasHadChildren != 0 && !member.domainAndPart.summariesStarted(scratch),
+                "a member with children whose own summaries have not started")
             let found = CheckReport()
             member.withSummaryParts(&scratch) { parts, scratch in
                 for column in part.columns(scratch) {
@@ -387,41 +350,8 @@ private final class InvariantChecker {
                     column.property._progressTreeColumnStep(&step)
                 }
             }
-            for problem in found.violations { report(child.record, problem) }
+            for problem in found.violations { report(child, problem) }
         }
-    }
-}
-
-/// What the checks read under a node's lock, taken in one critical section and checked after it.
-private struct LockedView: Sendable {
-    let link: ParentLink.Kind
-    let holderAddress: UInt
-    /// The table's live children, with their slots, and what the table breaks (`ChildTable.violations()`).
-    let table: [(slot: Int, node: ProgressNode)]
-    let tableViolations: [String]
-    /// The fresh children, newest first, as the stack holds them (and a reference to each).
-    let fresh: [ProgressNode]
-    let metadataDescribesFiles: Bool
-    let hasValues: Bool
-    let observerCount: Int
-
-    init(of node: ProgressNode, _ state: borrowing NodeState) {
-        link = state.link.kind
-        holderAddress = state.holderAddress
-        table = state.children.slots.enumerated().compactMap { slot, entry in entry.owner.map { (slot, $0) } }
-        tableViolations = state.children.violations()
-        var fresh: [ProgressNode] = []
-        var seen: Set<UInt> = []
-        var entry = node.domainAndPart.freshTop
-        while let child = UnownedNode(address: entry), seen.insert(entry).inserted {
-            fresh.append(child.node)
-            entry = child.freshNext
-        }
-        self.fresh = fresh
-        // (Without extras, the defaults: no metadata, no observer.)
-        metadataDescribesFiles = state.hasExtras && state.metadata.describesFiles
-        hasValues = state.propertyValues != nil
-        observerCount = state.hasExtras ? state.observers.receivers.count : 0
     }
 }
 #else

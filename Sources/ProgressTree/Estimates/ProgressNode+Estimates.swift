@@ -25,10 +25,8 @@ extension ProgressNode {
 
     /// This node's clock, or its nearest ancestor's, or the system clock. One node lock at a time.
     func resolvedEstimationClock() -> any ProgressClock {
-        var node: ProgressNode? = self
-        while let current = node {
-            if let clock = current.state.withLock({ $0.metadata.extras?.clock }) { return clock }
-            node = current.parent
+        for node in sequence(first: self, next: \.parent) {
+            if let clock = node.estimationClock { return clock }
         }
         return SystemProgressClock()
     }
@@ -92,8 +90,7 @@ extension ProgressNode {
                 // whose running work is all done but for that has 0 s left (it ends failed, or is ended).
                 let undone = (state.hasExtras ? state.control.outcomes.failedRemainder : 0) + input.cancelledUndone
                 let remaining = max(0, Double(input.total) - work - undone)
-                estimates.secondsRemaining =
-                    finished ? 0 : estimation.work.timeRemaining(for: remaining, at: now)
+                estimates.secondsRemaining = finished ? 0 : estimation.work.timeRemaining(for: remaining, at: now)
             } else if finished {
                 estimates.secondsRemaining = 0
             }

@@ -64,9 +64,8 @@ public struct ThroughputEstimator: Sendable, Equatable {
     /// Creates an estimator. A `responseTime` that is not positive falls back to the default.
     public init(responseTime: Duration = ThroughputEstimator.defaultResponseTime) {
         let seconds = responseTime.secondsValue
-        let valid = seconds > 0 && seconds.isFinite
-        self.responseTime = valid ? responseTime : Self.defaultResponseTime
-        tau = (valid ? seconds : Self.defaultResponseTime.secondsValue) / Self.ln10
+        self.responseTime = seconds > 0 && seconds.isFinite ? responseTime : Self.defaultResponseTime
+        tau = self.responseTime.secondsValue / Self.ln10
     }
 
     /// Whether the estimator's time is stopped by `pause(at:)`.
@@ -91,12 +90,9 @@ public struct ThroughputEstimator: Sendable, Equatable {
     public mutating func record(_ value: Double, at time: Duration) {
         guard value.isFinite else { return }
         let now = activeTime(at: time)
+        if hasAnchor && value < anchorValue { reset() }
         guard hasAnchor else {
             (anchorValue, anchorTime, startTime, hasAnchor) = (value, now, now, true)
-            return
-        }
-        if value < anchorValue {
-            self = ThroughputEstimator(restartingFrom: self, value: value, time: now)
             return
         }
         let units = value - anchorValue
@@ -133,30 +129,23 @@ public struct ThroughputEstimator: Sendable, Equatable {
     /// The time, in seconds, to do `remaining` more units at the estimated rate, or `nil` when there is no
     /// rate yet, the rate is zero or the result is not finite.
     public func timeRemaining(for remaining: Double, at time: Duration) -> Double? {
-        guard remaining.isFinite, remaining >= 0 else { return nil }
-        guard let rate = rate(at: time), rate > 0 else { return nil }
+        guard remaining.isFinite, remaining >= 0, let rate = rate(at: time), rate > 0 else { return nil }
         let seconds = remaining / rate
         return seconds.isFinite ? seconds : nil
     }
 
     /// Forgets every sample (the pause state is kept).
     public mutating func reset() {
-        self = ThroughputEstimator(restartingFrom: self, value: nil, time: 0)
-    }
-
-    /// A fresh estimator with the same settings and pause state, anchored at `value` if given.
-    private init(restartingFrom other: ThroughputEstimator, value: Double?, time: Double) {
-        self.init(responseTime: other.responseTime)
-        pausedAt = other.pausedAt
-        excludedTime = other.excludedTime
-        if let value { (anchorValue, anchorTime, startTime, hasAnchor) = (value, time, time, true) }
+        var fresh = ThroughputEstimator(responseTime: responseTime)
+        fresh.pausedAt = pausedAt
+        fresh.excludedTime = excludedTime
+        self = fresh
     }
 
     /// Seconds of unpaused time at wall time `time`. Never earlier than the anchor, even if a clock
     /// misbehaves.
     private func activeTime(at time: Duration) -> Double {
-        let wall = pausedAt ?? time.secondsValue
-        let active = wall - excludedTime
+        let active = (pausedAt ?? time.secondsValue) - excludedTime
         return hasAnchor ? max(active, anchorTime) : active
     }
 }

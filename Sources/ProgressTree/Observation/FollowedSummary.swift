@@ -8,9 +8,9 @@
 /// `ObservableProgress.summary(of:)` asks for an `Equatable` summary, as `ProgressNode.observe` asks for an
 /// `Equatable` value.
 protocol FollowedSummary: Sendable {
-    /// The summary of the same property, read from `node` now. Outside every lock of the bridge (it runs the
+    /// The summary of the property, read from `node` now. Outside every lock of the bridge (it runs the
     /// property's `reduce` and `merge`).
-    func reread(_ node: ProgressNode) -> any FollowedSummary
+    init(reading node: ProgressNode)
     /// Whether `other` holds the same summary of the same property.
     func isSame(as other: any FollowedSummary) -> Bool
 }
@@ -31,8 +31,14 @@ struct FollowedSummaryOf<Property: ProgressProperty>: FollowedSummary where Prop
         value = node.summary(of: Property.self)
     }
 
-    func reread(_ node: ProgressNode) -> any FollowedSummary {
-        Self(reading: node)
+    /// `followed` as the type it is: the entry kept for `Property`'s key (only `summary(of:)` adds one for
+    /// the key, and a delivery replaces it with one of the same type, `init(reading:)` of its type).
+    init(_ followed: any FollowedSummary) {
+        guard let typed = followed as? Self else {
+            preconditionFailure(
+                "ObservableProgress: the summary followed for \(Property.self) is of \(type(of: followed))")
+        }
+        self = typed
     }
 
     func isSame(as other: any FollowedSummary) -> Bool {

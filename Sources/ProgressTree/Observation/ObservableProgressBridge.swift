@@ -114,14 +114,10 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     nonisolated(unsafe) private weak var companion: ObservableProgress?
     nonisolated(unsafe) private weak var node: ProgressNode?
 
-    init(node: ProgressNode) {
-        self.node = node
-    }
+    init(node: ProgressNode) { self.node = node }
 
     /// Sets the companion to announce to. Called once, before the bridge is registered with the node.
-    func attach(to companion: ObservableProgress) {
-        self.companion = companion
-    }
+    func attach(to companion: ObservableProgress) { self.companion = companion }
 
     /// The value of `property` for a getter of the companion. Its first read reads the node and starts
     /// keeping the property up to date (a delivery follows, which catches a change made meanwhile).
@@ -129,11 +125,8 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     /// The properties of one snapshot are kept up to date together, from the first read of any of them:
     /// read together, they agree with each other (never finished at 62%), as one `snapshot` does.
     func value<Value>(_ property: ObservedProperty<Value>) -> Value {
-        if let known = state.withLock({
-            $0.tracked.contains(property.key) ? Optional(property.value(in: $0.values)) : nil
-        }) {
-            return known
-        }
+        let known = state.withLock { $0.tracked.contains(property.key) ? Optional(property.value(in: $0.values)) : nil }
+        if let known { return known }
         guard let node else { return property.value(in: Values.initial) }
         let properties = property.isInSnapshot ? Properties.inSnapshot : property.key
         var fresh = Values.initial
@@ -157,7 +150,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
     where Property.Summary: Equatable {
         let key = ObjectIdentifier(property)
         if let known = state.withLock({ $0.followedSummaries[key] }) {
-            return Self.followed(known, Property.self).value
+            return FollowedSummaryOf<Property>(known).value
         }
         guard let node else { return Property.defaultSummary }
         let fresh = FollowedSummaryOf<Property>(reading: node)
@@ -167,25 +160,11 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             return fresh
         }
         signal()
-        return Self.followed(followed, Property.self).value
-    }
-
-    /// `followed`, the entry kept for `Property`'s key, as the type it is: only `summary(of:)` adds one for the
-    /// key, and `reread` keeps its type.
-    private static func followed<Property: ProgressProperty>(
-        _ followed: any FollowedSummary, _: Property.Type
-    ) -> FollowedSummaryOf<Property> where Property.Summary: Equatable {
-        guard let typed = followed as? FollowedSummaryOf<Property> else {
-            preconditionFailure(
-                "ObservableProgress: the summary followed for \(Property.self) is of \(type(of: followed))")
-        }
-        return typed
+        return FollowedSummaryOf<Property>(followed).value
     }
 
     /// The custom properties whose summaries are kept up to date: those read at least once.
-    var followedSummaryProperties: Set<ObjectIdentifier> {
-        state.withLock { Set($0.followedSummaries.keys) }
-    }
+    var followedSummaryProperties: Set<ObjectIdentifier> { state.withLock { Set($0.followedSummaries.keys) } }
 
     // MARK: Deliveries
 
@@ -222,12 +201,10 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
         // Sequentially consistent: a store followed by reads of the node, against an update's write of the
         // node followed by the exchange in `signal()` (as in `ObservationRegistration`).
         isDeliveryPending.store(false, ordering: .sequentiallyConsistent)
-        guard let taken, let node else { return }
-        let tracked = taken.tracked
-        var fresh = taken.fresh
+        guard case (let tracked, var fresh, let summaries)? = taken, let node else { return }
         fresh.read(tracked, of: node)
         // Empty, without an allocation, unless a summary is followed.
-        let freshSummaries = taken.summaries.mapValues { $0.reread(node) }
+        let freshSummaries = summaries.mapValues { type(of: $0).init(reading: node) }
         let (changedSummaries, announcedSummaries) =
             freshSummaries.isEmpty
             ? ([], [])
@@ -248,8 +225,7 @@ final class ObservableProgressBridge: ChangeSignalReceiver {
             // it (a fraction of 1, the last counts) were stored and announced an interval before it: code
             // that reads a fraction and then `isFinished` never reads a fraction short of the end with it.
             let found = fresh.finalOutcomes
-            let heldBack = found.subtracting(state.finalSeen).subtracting(state.values.finalOutcomes).intersection(
-                tracked)
+            let heldBack = found.intersection(tracked).subtracting(state.finalSeen.union(state.values.finalOutcomes))
             if heldBack.contains(.isFinished) { fresh.snapshot.isFinished = false }
             if heldBack.contains(.isCancelled) { fresh.snapshot.isCancelled = false }
             if heldBack.contains(.isFailed) {
@@ -298,13 +274,15 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
         case node(initial: Value, read: @Sendable (ProgressNode) -> Value)
     }
 
-    let key: ObservableProgressBridge.Properties
+    /// Its row's number: its bit in `ObservableProgressBridge.Properties`, its slot in `Values.others`.
+    private let bit: Int
     /// The property, for the registrar.
     let keyPath: KeyPath<ObservableProgress, Value> & Sendable
     let source: Source
     /// Whether two values are the same (a change is announced when they are not).
     let same: @Sendable (Value, Value) -> Bool
-    private let bit: Int
+
+    var key: ObservableProgressBridge.Properties { ObservableProgressBridge.Properties(bit: bit) }
 
     /// The property numbered `bit`, from `source`, compared with `==`.
     init(_ bit: Int, _ keyPath: KeyPath<ObservableProgress, Value> & Sendable, _ source: Source)
@@ -318,7 +296,6 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
         same: @escaping @Sendable (Value, Value) -> Bool
     ) {
         self.bit = bit
-        key = ObservableProgressBridge.Properties(bit: bit)
         self.keyPath = keyPath
         self.source = source
         self.same = same
@@ -339,9 +316,7 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
 
     // MARK: ObservedPropertyRow
 
-    var isInSnapshot: Bool {
-        if case .snapshot = source { true } else { false }
-    }
+    var isInSnapshot: Bool { if case .snapshot = source { true } else { false } }
 
     var storesInline: Bool {
         if case .snapshot = source { return true }
@@ -350,10 +325,7 @@ struct ObservedProperty<Value: Sendable>: ObservedPropertyRow {
     }
 
     var initialSlot: any Sendable {
-        switch source {
-        case .snapshot: ()
-        case .node(let initial, _): initial
-        }
+        if case .node(let initial, _) = source { initial } else { () }
     }
 
     func read(_ node: ProgressNode, into values: inout ObservableProgressBridge.Values) {
