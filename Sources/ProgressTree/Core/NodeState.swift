@@ -221,14 +221,9 @@ struct NodeState: ~Copyable {
         return created
     }
 
-    /// The state of a new node with no parent.
-    init(userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        if let userInfo { metadata.replaceUserInfo(userInfo) }
-    }
-
-    /// The state of a new node attached to a parent.
-    init(attached: Void, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        link.attach()
+    /// The state of a new node, attached to a parent or with none.
+    init(attached: Bool, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
+        if attached { link.attach() }
         if let userInfo { metadata.replaceUserInfo(userInfo) }
     }
 }

@@ -102,7 +102,7 @@ public final class ProgressNode: Sendable {
         flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
-        state = Lock(NodeState(userInfo: userInfo))
+        state = Lock(NodeState(attached: false, userInfo: userInfo))
     }
 
     /// Creates a node attached to `parent`, as `addChild` would leave it, and pushes it onto the parent's
@@ -119,7 +119,7 @@ public final class ProgressNode: Sendable {
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
         flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0))
-        state = Lock(NodeState(attached: (), userInfo: userInfo))
+        state = Lock(NodeState(attached: true, userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
         // finishes without ever being read or partly updated, the usual short-lived one, never does.
