@@ -11,9 +11,7 @@ extension ProgressNode {
     ///   ancestors (that would make a cycle). `pendingUnitCount` is not negative.
     /// - Complexity: O(depth of this node) for the cycle check; O(1) otherwise.
     public func addChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        Self.checkPendingUnitCount(pendingUnitCount, in: "addChild(_:withPendingUnitCount:)")
         precondition(child !== self, "addChild(_:withPendingUnitCount:): a node cannot be its own child")
 
         // 1. Claim the child. Until it is flagged `attached` below, its updates do not try to finish into us.

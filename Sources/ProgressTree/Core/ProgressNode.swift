@@ -108,11 +108,13 @@ public final class ProgressNode: Sendable {
     /// Creates a node attached to `parent`, as `addChild` would leave it, and pushes it onto the parent's
     /// fresh children (`attachFreshChild(_:withPendingUnitCount:)`). (`parent` is borrowed, here and in the
     /// initializers that lead here: each retain and release of a parent is an atomic operation on its
-    /// reference count.)
+    /// reference count.) A negative `pendingUnitCount` stops the program with a message that names `call`.
     private init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
-        pendingUnitCount: Int64, prepare: (ProgressNode) -> Void = { _ in }
+        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, freshChildOf parent: borrowing ProgressNode,
+        pendingUnitCount: Int64, call: StaticString = "addChild(_:withPendingUnitCount:)",
+        prepare: (ProgressNode) -> Void = { _ in }
     ) {
+        ProgressNode.checkPendingUnitCount(pendingUnitCount, in: call)
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
         // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
@@ -132,6 +134,14 @@ public final class ProgressNode: Sendable {
         if userInfo != nil && flags.load(ordering: .relaxed) & NodeFlags.summarized != 0 { markChanged() }
     }
 
+    /// Stops the program if `pendingUnitCount` is negative (a share of a parent cannot be), with a message
+    /// that names `call`, the call the user made.
+    @inline(__always)
+    static func checkPendingUnitCount(_ pendingUnitCount: Int64, in call: StaticString) {
+        precondition(
+            pendingUnitCount >= 0, "\(call): the pending unit count must not be negative (got \(pendingUnitCount))")
+    }
+
     /// Creates a node attached to `parent`, as `init(totalUnitCount:parent:pendingUnitCount:)` does, after
     /// running `prepare` on it while nobody else can reach it: a mount installs a mirrored node's command
     /// handlers there, so that no cancel or pause made on the node can come before them.
@@ -139,23 +149,7 @@ public final class ProgressNode: Sendable {
         totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64,
         prepare: (ProgressNode) -> Void
     ) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        self.init(
-            total: totalUnitCount, userInfo: nil, freshChildOf: parent, pendingUnitCount: pendingUnitCount,
-            prepare: prepare)
-    }
-
-    /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
-    private convenience init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, attachedTo parent: borrowing ProgressNode,
-        pendingUnitCount: Int64
-    ) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        self.init(total: total, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: pendingUnitCount)
+        self.init(total: totalUnitCount, freshChildOf: parent, pendingUnitCount: pendingUnitCount, prepare: prepare)
     }
 
     /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an
@@ -167,7 +161,7 @@ public final class ProgressNode: Sendable {
     /// - Complexity: O(1).
     public convenience init(totalUnitCount: Int64) {
         if let scope = ImplicitScope.innermost(), scope.claim() {
-            self.init(total: totalUnitCount, attachedTo: scope.node, pendingUnitCount: scope.pendingUnitCount)
+            self.init(total: totalUnitCount, freshChildOf: scope.node, pendingUnitCount: scope.pendingUnitCount)
         } else {
             self.init(detachedTotalUnitCount: totalUnitCount)
         }
@@ -207,7 +201,7 @@ public final class ProgressNode: Sendable {
                     + "to attach to any node use ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
         }
         if scope.claim() {
-            self.init(total: 0, userInfo: userInfo, attachedTo: parent, pendingUnitCount: scope.pendingUnitCount)
+            self.init(total: 0, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: scope.pendingUnitCount)
         } else {
             self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
         }
@@ -227,11 +221,9 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): no lock, one compare-and-swap on `parent` (it joins the parent's fresh children).
     public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
-        precondition(
-            pendingUnitCount >= 0,
-            "ProgressNode(totalUnitCount:parent:pendingUnitCount:): the pending unit count must not be negative "
-                + "(got \(pendingUnitCount))")
-        self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
+        self.init(
+            total: totalUnitCount, freshChildOf: parent, pendingUnitCount: pendingUnitCount,
+            call: "ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
     }
 
     /// Releases the attached children one after the other rather than one inside the other, so that
