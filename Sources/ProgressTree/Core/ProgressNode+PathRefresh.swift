@@ -84,7 +84,8 @@ extension ProgressNode {
         let flags = flags.load(ordering: .sequentiallyConsistent)
         if let below { below.record(in: self, fraction: fraction, &scratch) }
         guard flags & NodeFlags.stale == 0, let own = quietFraction(scratch) else {
-            markFromRefreshedPath(signals: &signals)
+            // Marked as an update would mark it: the next read brings it, and the path above it, up to date.
+            if markDirty(collecting: &signals) { Self.markAncestors(of: UnownedNode(self), signals: &signals) }
             return nil
         }
         cachedFraction.store(own.bitPattern, ordering: .releasing)
@@ -113,11 +114,5 @@ extension ProgressNode {
         let childUnits = sums.total(scratch)
         guard sums.creditSequence == sequence else { return nil }
         return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
-    }
-
-    /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings
-    /// it, and the path above it, up to date. Inside a walk.
-    func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
-        if markDirty(collecting: &signals) { Self.markAncestors(of: UnownedNode(self), signals: &signals) }
     }
 }

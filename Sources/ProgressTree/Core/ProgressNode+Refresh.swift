@@ -93,21 +93,16 @@ extension ProgressNode {
         return count
     }
 
-    /// The credit sequence once no credit is in progress (`ChildSums.isSettled`; a credit between its two
-    /// steps takes a few atomic operations and no lock).
-    @inline(__always)
-    func settledCreditSequence() -> UInt64 {
-        while true {
-            let sequence = domainAndPart.creditSequence
-            if ChildSums.isSettled(sequence) { return sequence }
-            CurrentThread.yield()
-        }
-    }
-
-    /// A refresh's frame of this node: its settled credit sequence, then its queue, drained (one exchange).
+    /// A refresh's frame of this node: its credit sequence once no credit is in progress
+    /// (`ChildSums.isSettled`; a credit between its two steps takes a few atomic operations and no lock),
+    /// then its queue, drained (one exchange).
     @inline(__always)
     func drainedFrame() -> RefreshFrame {
-        let sequence = settledCreditSequence()
+        var sequence = domainAndPart.creditSequence
+        while !ChildSums.isSettled(sequence) {
+            CurrentThread.yield()
+            sequence = domainAndPart.creditSequence
+        }
         return RefreshFrame(node: UnownedNode(self), next: domainAndPart.takeQueue(), sequence: sequence)
     }
 
