@@ -131,13 +131,8 @@ extension ProgressNode {
             // One atomic add for both, unless their sum overflows: then each saturates on its own, as two
             // calls of the node's `advance(by:)` would.
             let (sum, overflow) = pending.addingReportingOverflow(units)
-            let completed: Int64
-            if overflow {
-                _ = add(pending, to: node)
-                completed = add(units, to: node)
-            } else {
-                completed = add(sum, to: node)
-            }
+            if overflow { _ = add(pending, to: node) }
+            let completed = add(overflow ? units : sum, to: node)
             return unitsToNextPublication(
                 completed: completed, total: node.totalStorage.load(ordering: .sequentiallyConsistent))
         }
