@@ -44,8 +44,6 @@ struct ContributionBuffer: ~Copyable {
     private static let entriesPerLine = 8
     private static let alwaysSummedCount = 16
 
-    init() {}
-
     deinit { base?.deallocate() }  // `Double` is trivial: nothing to deinitialize
 
     /// The contribution at `index`, an entry in use that is no hole.

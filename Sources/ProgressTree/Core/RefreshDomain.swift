@@ -36,8 +36,6 @@ final class RefreshDomain: Sendable {
     /// only: either choice is correct.
     @usableFromInline let lastReader = Atomic<UInt>(0)
 
-    init() {}
-
     /// The domain this one forwards to, following every forward; itself when it was never merged.
     var representative: RefreshDomain {
         var domain = self
