@@ -26,23 +26,19 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
     /// The same text as `description`: the subtree, one line per attached node.
     public var debugDescription: String { description }
 
+    /// One node's line, from its `snapshot`: counts, fraction and state read together.
     private func describeLine(portion: Int64?) -> String {
-        let fraction = fractionCompleted
-        let completed = completedUnitCount
-        let total = totalUnitCount
-        let flags = currentControlFlags
-        let percent = (fraction * 10_000).rounded() / 100
+        let snapshot = snapshot
+        let percent = (snapshot.fractionCompleted * 10_000).rounded() / 100
         var line = portion.map { "portion \($0): " } ?? "ProgressNode: "
-        line += "\(Self.twoDecimals(percent))% (\(completed) of \(total))"
+        line += "\(Self.twoDecimals(percent))% (\(snapshot.completedUnitCount) of \(snapshot.totalUnitCount))"
         var marks: [String] = []
-        if FractionMath.isIndeterminate(completed: completed, total: total) { marks.append("indeterminate") }
-        if !flags.contains(.failed), FractionMath.isFinished(completed: completed, total: total) {
-            marks.append("finished")
-        }
-        if flags.contains(.paused) { marks.append("paused") }
-        if flags.contains(.cancelled) { marks.append("cancelled") }
+        if snapshot.isIndeterminate { marks.append("indeterminate") }
+        if snapshot.isFinished { marks.append("finished") }
+        if snapshot.isPaused { marks.append("paused") }
+        if snapshot.isCancelled { marks.append("cancelled") }
         // Failure (ProgressNode+Failure.swift): a failed node is never finished, paused or cancelled.
-        if flags.contains(.failed) { marks.append("failed: " + (failureDescription ?? "")) }
+        if snapshot.isFailed { marks.append("failed: " + (snapshot.failureDescription ?? "")) }
         if !marks.isEmpty { line += ", " + marks.joined(separator: ", ") }
         return line
     }
