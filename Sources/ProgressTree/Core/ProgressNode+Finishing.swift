@@ -40,11 +40,7 @@ extension ProgressNode {
             return nil
         }
         leavePauseIfFinishedWhilePaused()
-        if detached.signalsObservers {
-            var signals: [any ChangeSignalReceiver]?
-            collectObservers(into: &signals)
-            signals?.signal()
-        }
+        if detached.signalsObservers { state.withLock({ $0.observers.signalTargets })?.signal() }
         guard let parent = detached.parent?.takeRetained() else { return nil }
         // The parent's reference goes last when the finish stops here: it may run the parent's `deinit`.
         return creditAndLeave(parent, detached) ? parent : nil
