@@ -16,7 +16,6 @@ struct ChildTable {
     /// A live child, as the table hands it out.
     struct Child {
         let node: ProgressNode
-        let pendingUnitCount: Int64
     }
 
     private(set) var slots: [Entry] = []
@@ -45,9 +44,7 @@ struct ChildTable {
 
     /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
-        slots.lazy.compactMap { entry in
-            entry.owner.map { Child(node: $0, pendingUnitCount: $0.pendingInParent.load(ordering: .relaxed)) }
-        }
+        slots.lazy.compactMap { $0.owner.map(Child.init) }
     }
 
     /// Adds `node` (its `pendingInParent` is set).

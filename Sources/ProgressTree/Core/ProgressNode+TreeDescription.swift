@@ -14,11 +14,8 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
         var stack: [(node: ProgressNode, depth: Int, portion: Int64?)] = [(self, 0, nil)]
         while let (node, depth, portion) = stack.popLast() {
             lines.append(String(repeating: "  ", count: depth) + node.describeLine(portion: portion))
-            let children = node.state.withLock { state in
-                node.settleFreshChildren(&state)
-                return state.children.unfinishedEntries.map { ($0.node, $0.pendingUnitCount) }
-            }
-            for (child, pending) in children.reversed() { stack.append((child, depth + 1, pending)) }
+            // Its pending count is set before a child is attached and never changes: read after the lock.
+            stack += node.children.reversed().map { ($0, depth + 1, $0.pendingInParent.load(ordering: .relaxed)) }
         }
         return lines.joined(separator: "\n")
     }
