@@ -82,9 +82,7 @@ extension ProgressNode {
         @usableFromInline
         init(_ node: ProgressNode) {
             self.node = node
-            batch = Self.unitsToNextPublication(
-                completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
-                total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+            batch = Self.unitsToNextPublication(completed: node.completedUnitCount, total: node.totalUnitCount)
             untilPublication = batch
         }
 
@@ -133,8 +131,7 @@ extension ProgressNode {
             let (sum, overflow) = pending.addingReportingOverflow(units)
             if overflow { _ = add(pending, to: node) }
             let completed = add(overflow ? units : sum, to: node)
-            return unitsToNextPublication(
-                completed: completed, total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+            return unitsToNextPublication(completed: completed, total: node.totalUnitCount)
         }
 
         /// The node's `advance(by:)`, returning the new count: its own when `units` is 0.

@@ -60,9 +60,7 @@ extension ProgressNode {
         // 5. Queued, so that its current progress counts at once.
         child.enqueue(in: UnownedNode(self))
         // 6. A child that finished (before or during the above) is credited and released now.
-        child.countsDidChange(
-            completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
-            total: child.totalStorage.load(ordering: .sequentiallyConsistent))
+        child.countsDidChange(completed: child.completedUnitCount, total: child.totalUnitCount)
         markChanged()
         // This node's state once the child's credit is in (it may have finished this node, which then left
         // its pause): from the insert on, a transition of this node lists the child, so reading it any time

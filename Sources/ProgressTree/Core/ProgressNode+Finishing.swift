@@ -76,8 +76,7 @@ extension ProgressNode {
         let completed =
             detached.creditsWithoutShare
             ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
-        let parentFinished = FractionMath.isFinished(
-            completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+        let parentFinished = FractionMath.isFinished(completed: completed, total: parent.totalUnitCount)
         let parentEmptied = leave(parent, held: detached.held)
         // A held parent lets go of its own parent once nothing is attached below it.
         if parentEmptied { parent.releaseFromHolderIfEmpty() }

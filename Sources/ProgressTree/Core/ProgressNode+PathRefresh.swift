@@ -103,9 +103,7 @@ extension ProgressNode {
     private func quietFraction(_ scratch: borrowing RefreshScratch) -> Double? {
         guard let sums = domainAndPart.sums else {
             // It never had a child: no sums, no queue, no credit.
-            return FractionMath.fraction(
-                completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                total: totalStorage.load(ordering: .sequentiallyConsistent), childUnits: 0)
+            return FractionMath.fraction(completed: completedUnitCount, total: totalUnitCount)
         }
         let sequence = sums.creditSequence
         guard ChildSums.isSettled(sequence), sums.queueTop == 0 else { return nil }
