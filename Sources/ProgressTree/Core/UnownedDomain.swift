@@ -1,3 +1,4 @@
+import ProgressTreePlatform
 import Synchronization
 
 /// A tree's refresh domain without a reference count: what a read, an update's walk and a refresh use to
@@ -68,7 +69,7 @@ struct UnownedDomain {
     /// the hint changes.
     @inline(__always)
     func noteRead() {
-        let reader = RefreshDomain.currentThreadIdentity()
+        let reader = CurrentThread.identifier
         representative.reference._withUnsafeGuaranteedRef { domain in
             if domain.lastReader.load(ordering: .relaxed) != reader {
                 domain.lastReader.store(reader, ordering: .relaxed)
@@ -79,9 +80,7 @@ struct UnownedDomain {
     /// Whether this thread is the last reader recorded in this domain (not its representative).
     @inline(__always)
     var isLastReadByThisThread: Bool {
-        reference._withUnsafeGuaranteedRef {
-            $0.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity()
-        }
+        reference._withUnsafeGuaranteedRef { $0.lastReader.load(ordering: .relaxed) == CurrentThread.identifier }
     }
 
     // MARK: The lock
