@@ -190,18 +190,16 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `parent` is `nil` or the current node. To attach to a node that is not current, use
     ///   `init(totalUnitCount:parent:pendingUnitCount:)` or `addChild(_:withPendingUnitCount:)`.
     public convenience init(parent: ProgressNode?, userInfo: [UserInfoKey: any Sendable]? = nil) {
-        guard let parent else {
-            self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
-            return
-        }
-        guard let scope = ImplicitScope.innermost(), scope.node === parent else {
+        // No parent: no scope, and the node is a root. Otherwise the innermost scope must be the parent's.
+        let scope = parent == nil ? nil : ImplicitScope.innermost()
+        guard scope?.node === parent else {
             preconditionFailure(
                 "ProgressNode(parent:userInfo:): the parent must be the current node (call it inside "
                     + "parent.becomeCurrent(withPendingUnitCount:) or parent.withCurrent(pendingUnitCount:)); "
                     + "to attach to any node use ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
         }
-        if scope.claim() {
-            self.init(total: 0, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: scope.pendingUnitCount)
+        if let scope, scope.claim() {
+            self.init(total: 0, userInfo: userInfo, freshChildOf: scope.node, pendingUnitCount: scope.pendingUnitCount)
         } else {
             self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
         }
