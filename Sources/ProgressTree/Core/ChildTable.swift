@@ -61,18 +61,13 @@ struct ChildTable {
         checkInvariants(afterRemoval: false)
     }
 
-    /// The slot of `node`, if it is a live child of this table.
-    private func slot(of node: ProgressNode) -> Int? {
-        let slot = node.slotInParent
-        guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return nil }
-        return slot
-    }
-
     /// Removes `node`; returns `false` when it was not a live child. The caller holds `node`, so the
     /// reference dropped here is never the last one.
     @discardableResult
     mutating func remove(_ node: ProgressNode) -> Bool {
-        guard let slot = slot(of: node) else { return false }
+        // The slot the node records, if it is this table's and holds the node.
+        let slot = node.slotInParent
+        guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return false }
         slots[slot].owner = nil
         liveCount -= 1
         node.setSlotInParent(-1)
