@@ -27,7 +27,7 @@ struct ChildTable {
     /// The children a reader of progress and shape sees, in insertion order: the live children but those
     /// held after they finished (see ProgressNode+HeldChildren.swift).
     var unfinishedEntries: some Sequence<Child> {
-        entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
+        entries.lazy.filter { !$0.node.isListedAsFinished }
     }
 
     /// Calls `body` with each child `unfinishedEntries` lists, in insertion order, as the table holds it:
@@ -35,9 +35,7 @@ struct ChildTable {
     /// child once, under the node's lock, which keeps the table and its references as they are).
     func forEachUnfinished(_ body: (ProgressNode) -> Void) {
         for index in slots.indices {
-            guard let node = slots[index].owner,
-                node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0
-            else { continue }
+            guard let node = slots[index].owner, !node.isListedAsFinished else { continue }
             body(node)
         }
     }

@@ -114,7 +114,7 @@ extension ProgressNode {
             var held = 0
             for child in state.children.entries {
                 if first.count >= limit { break }
-                if child.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished != 0 {
+                if child.node.isListedAsFinished {
                     held += 1
                 } else {
                     first.append(child.node)
