@@ -82,10 +82,8 @@ struct ChildTable {
 
     /// Empties the table and returns the nodes it held: for a node going away (`ProgressNode.deinit`).
     mutating func removeAllNodes() -> [ProgressNode] {
-        guard liveCount > 0 else { return [] }
         let nodes = slots.compactMap(\.owner)
-        slots = []
-        liveCount = 0
+        self = ChildTable()
         return nodes
     }
 
