@@ -82,9 +82,7 @@ extension ProgressNode {
         @usableFromInline
         init(_ node: ProgressNode) {
             self.node = node
-            batch = Self.unitsToNextPublication(
-                completed: node.completedStorage.load(ordering: .sequentiallyConsistent),
-                total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+            batch = Self.unitsToNextPublication(completed: node.completedUnitCount, total: node.totalUnitCount)
             untilPublication = batch
         }
 
@@ -131,15 +129,9 @@ extension ProgressNode {
             // One atomic add for both, unless their sum overflows: then each saturates on its own, as two
             // calls of the node's `advance(by:)` would.
             let (sum, overflow) = pending.addingReportingOverflow(units)
-            let completed: Int64
-            if overflow {
-                _ = add(pending, to: node)
-                completed = add(units, to: node)
-            } else {
-                completed = add(sum, to: node)
-            }
-            return unitsToNextPublication(
-                completed: completed, total: node.totalStorage.load(ordering: .sequentiallyConsistent))
+            if overflow { _ = add(pending, to: node) }
+            let completed = add(overflow ? units : sum, to: node)
+            return unitsToNextPublication(completed: completed, total: node.totalUnitCount)
         }
 
         /// The node's `advance(by:)`, returning the new count: its own when `units` is 0.

@@ -16,7 +16,6 @@ struct ChildTable {
     /// A live child, as the table hands it out.
     struct Child {
         let node: ProgressNode
-        let pendingUnitCount: Int64
     }
 
     private(set) var slots: [Entry] = []
@@ -28,7 +27,7 @@ struct ChildTable {
     /// The children a reader of progress and shape sees, in insertion order: the live children but those
     /// held after they finished (see ProgressNode+HeldChildren.swift).
     var unfinishedEntries: some Sequence<Child> {
-        entries.lazy.filter { $0.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0 }
+        entries.lazy.filter { !$0.node.isListedAsFinished }
     }
 
     /// Calls `body` with each child `unfinishedEntries` lists, in insertion order, as the table holds it:
@@ -36,18 +35,14 @@ struct ChildTable {
     /// child once, under the node's lock, which keeps the table and its references as they are).
     func forEachUnfinished(_ body: (ProgressNode) -> Void) {
         for index in slots.indices {
-            guard let node = slots[index].owner,
-                node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished == 0
-            else { continue }
+            guard let node = slots[index].owner, !node.isListedAsFinished else { continue }
             body(node)
         }
     }
 
     /// The live children in insertion order, held ones included: what a control transition reaches.
     var entries: some Sequence<Child> {
-        slots.lazy.compactMap { entry in
-            entry.owner.map { Child(node: $0, pendingUnitCount: $0.pendingInParent.load(ordering: .relaxed)) }
-        }
+        slots.lazy.compactMap { $0.owner.map(Child.init) }
     }
 
     /// Adds `node` (its `pendingInParent` is set).
@@ -64,18 +59,13 @@ struct ChildTable {
         checkInvariants(afterRemoval: false)
     }
 
-    /// The slot of `node`, if it is a live child of this table.
-    private func slot(of node: ProgressNode) -> Int? {
-        let slot = node.slotInParent
-        guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return nil }
-        return slot
-    }
-
     /// Removes `node`; returns `false` when it was not a live child. The caller holds `node`, so the
     /// reference dropped here is never the last one.
     @discardableResult
     mutating func remove(_ node: ProgressNode) -> Bool {
-        guard let slot = slot(of: node) else { return false }
+        // The slot the node records, if it is this table's and holds the node.
+        let slot = node.slotInParent
+        guard slot >= 0, slot < slots.count, slots[slot].owner === node else { return false }
         slots[slot].owner = nil
         liveCount -= 1
         node.setSlotInParent(-1)
@@ -92,10 +82,8 @@ struct ChildTable {
 
     /// Empties the table and returns the nodes it held: for a node going away (`ProgressNode.deinit`).
     mutating func removeAllNodes() -> [ProgressNode] {
-        guard liveCount > 0 else { return [] }
         let nodes = slots.compactMap(\.owner)
-        slots = []
-        liveCount = 0
+        self = ChildTable()
         return nodes
     }
 

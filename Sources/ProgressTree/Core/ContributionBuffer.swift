@@ -44,12 +44,7 @@ struct ContributionBuffer: ~Copyable {
     private static let entriesPerLine = 8
     private static let alwaysSummedCount = 16
 
-    init() {}
-
     deinit { base?.deallocate() }  // `Double` is trivial: nothing to deinitialize
-
-    /// Whether every change sums the entries from scratch, so that `sum` is exactly their sum in index order.
-    var isSummedFromScratch: Bool { count <= Self.alwaysSummedCount }
 
     /// The contribution at `index`, an entry in use that is no hole.
     subscript(index: Int) -> Double {
@@ -164,8 +159,7 @@ struct ContributionBuffer: ~Copyable {
 
     /// The sum of the contributions in index order, holes skipped, and the largest of them.
     private func sumFromScratch() -> (sum: Double, largest: Double) {
-        var total = 0.0
-        var largest = 0.0
+        var (total, largest) = (0.0, 0.0)
         for index in 0..<count {
             let contribution = base.unsafelyUnwrapped[index]
             if !contribution.isNaN {
@@ -187,17 +181,12 @@ struct ContributionBuffer: ~Copyable {
     /// no contribution exceeds the largest recorded since.
     func violations() -> [String] {
         var found: [String] = []
-        var (holes, recomputed, largest) = (0, 0.0, 0.0)
-        for index in 0..<count {
-            let entry = base.unsafelyUnwrapped[index]
-            if entry.isNaN {
-                holes += 1
-            } else {
-                recomputed += entry
-                largest = max(largest, entry)
-                if !(entry >= 0) { found.append("contributor \(index) contributes \(entry)") }
-            }
+        let entries = self.entries
+        for case let (index, entry?) in entries.enumerated() where !(entry >= 0) {
+            found.append("contributor \(index) contributes \(entry)")
         }
+        let holes = entries.count { $0 == nil }
+        let (recomputed, largest) = sumFromScratch()
         // Exactly `holes` steps, each to a hole in use, and then the end: a list that visited an entry twice
         // would loop (each entry has one next), so it is the holes, each once.
         var (entry, steps) = (freeEntry, 0)
@@ -215,7 +204,7 @@ struct ContributionBuffer: ~Copyable {
         // Each incremental step rounds once below the largest contribution and once below the sum, at most
         // (entries + steps) of them; the clamp at 0 only undoes such rounding.
         let bound =
-            isSummedFromScratch
+            count <= Self.alwaysSummedCount  // every change sums from scratch
             ? 0 : Double(incrementalSteps + 1) * Double(count + incrementalSteps + 1) * largestContribution * .ulpOfOne
         if !(sum >= 0) || abs(sum - recomputed) > bound {
             found.append("its sums hold \(sum), its contributors add up to \(recomputed)")

@@ -26,7 +26,6 @@ enum FractionMath {
         if isIndeterminate(completed: completed, total: total) { return 0 }
         if total == 0 || completed >= total { return 1 }
         // Both counts are positive and completed < total here; the child units are never negative.
-        let value = (Double(completed) + childUnits) / Double(total)
-        return value < 1 ? value : 1
+        return min(1, (Double(completed) + childUnits) / Double(total))
     }
 }

@@ -12,7 +12,7 @@ package final class ImplicitScope: Sendable {
     package let pendingUnitCount: Int64
     /// When the scope began, on a process-wide clock: the innermost of a thread scope and a task scope is
     /// the one that began last.
-    let order: UInt64
+    let order = ImplicitScope.clock.add(1, ordering: .relaxed).newValue
     private let claimed = Atomic<Bool>(false)
 
     private static let clock = Atomic<UInt64>(0)
@@ -20,7 +20,6 @@ package final class ImplicitScope: Sendable {
     package init(node: ProgressNode, pendingUnitCount: Int64) {
         self.node = node
         self.pendingUnitCount = pendingUnitCount
-        self.order = Self.clock.add(1, ordering: .relaxed).newValue
     }
 
     /// Takes the pending count; `true` for exactly one caller.

@@ -97,10 +97,7 @@ struct NodeState: ~Copyable {
                 yield ChildTable()
             }
         }
-        _modify {
-            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.guarded.children
-        }
+        _modify { yield &guardedForWriting.children }
     }
 
     /// `children.isEmpty`, without making an empty table for a node without extras (a finishing leaf asks).
@@ -108,26 +105,17 @@ struct NodeState: ~Copyable {
 
     var control: ControlState {
         get { withExtras { $0.guarded.control } ?? ControlState() }
-        _modify {
-            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.guarded.control
-        }
+        _modify { yield &guardedForWriting.control }
     }
 
     var observers: ObserverList {
         get { withExtras { $0.guarded.observers } ?? ObserverList() }
-        _modify {
-            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.guarded.observers
-        }
+        _modify { yield &guardedForWriting.observers }
     }
 
     var metadata: Metadata {
         get { withExtras { $0.guarded.metadata } ?? Metadata() }
-        _modify {
-            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
-            yield &extras.guarded.metadata
-        }
+        _modify { yield &guardedForWriting.metadata }
     }
 
     /// What the file summary reads of the metadata (`ProgressNode.summaryParts`), `nil` when it describes no
@@ -218,6 +206,16 @@ struct NodeState: ~Copyable {
         set { extrasForWriting()._withUnsafeGuaranteedRef { $0.parentReference = newValue } }
     }
 
+    /// The fields of the extras, for a write (the extras are created by the first one): the one `_modify` the
+    /// accessors of those fields reach them through, without a reference count.
+    private var guardedForWriting: NodeExtras.Guarded {
+        mutating get { extrasForWriting()._withUnsafeGuaranteedRef { $0.guarded } }
+        _modify {
+            unowned(unsafe) let extras = extrasForWriting().takeUnretainedValue()
+            yield &extras.guarded
+        }
+    }
+
     /// The extras, created on the first write (taking over the values the word held alone, if any),
     /// unretained: this state's reference keeps them alive.
     private mutating func extrasForWriting() -> Unmanaged<NodeExtras> {
@@ -229,14 +227,9 @@ struct NodeState: ~Copyable {
         return created
     }
 
-    /// The state of a new node with no parent.
-    init(userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        if let userInfo { metadata.replaceUserInfo(userInfo) }
-    }
-
-    /// The state of a new node attached to a parent.
-    init(attached: Void, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
-        link.attach()
+    /// The state of a new node, attached to a parent or with none.
+    init(attached: Bool, userInfo: [ProgressNode.UserInfoKey: any Sendable]?) {
+        if attached { link.attach() }
         if let userInfo { metadata.replaceUserInfo(userInfo) }
     }
 }

@@ -13,8 +13,6 @@ struct ParentLink {
 
     private(set) var kind = Kind.none
 
-    init() {}
-
     /// Attaches; only from `.none`.
     mutating func attach() { kind = .attached }
 

@@ -11,9 +11,7 @@ extension ProgressNode {
     ///   ancestors (that would make a cycle). `pendingUnitCount` is not negative.
     /// - Complexity: O(depth of this node) for the cycle check; O(1) otherwise.
     public func addChild(_ child: ProgressNode, withPendingUnitCount pendingUnitCount: Int64) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        Self.checkPendingUnitCount(pendingUnitCount, in: "addChild(_:withPendingUnitCount:)")
         precondition(child !== self, "addChild(_:withPendingUnitCount:): a node cannot be its own child")
 
         // 1. Claim the child. Until it is flagged `attached` below, its updates do not try to finish into us.
@@ -62,9 +60,7 @@ extension ProgressNode {
         // 5. Queued, so that its current progress counts at once.
         child.enqueue(in: UnownedNode(self))
         // 6. A child that finished (before or during the above) is credited and released now.
-        child.countsDidChange(
-            completed: child.completedStorage.load(ordering: .sequentiallyConsistent),
-            total: child.totalStorage.load(ordering: .sequentiallyConsistent))
+        child.countsDidChange(completed: child.completedUnitCount, total: child.totalUnitCount)
         markChanged()
         // This node's state once the child's credit is in (it may have finished this node, which then left
         // its pause): from the insert on, a transition of this node lists the child, so reading it any time
@@ -118,7 +114,7 @@ extension ProgressNode {
             var held = 0
             for child in state.children.entries {
                 if first.count >= limit { break }
-                if child.node.flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished != 0 {
+                if child.node.isListedAsFinished {
                     held += 1
                 } else {
                     first.append(child.node)

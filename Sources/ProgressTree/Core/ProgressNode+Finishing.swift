@@ -40,11 +40,7 @@ extension ProgressNode {
             return nil
         }
         leavePauseIfFinishedWhilePaused()
-        if detached.signalsObservers {
-            var signals: [any ChangeSignalReceiver]?
-            collectObservers(into: &signals)
-            signals?.signal()
-        }
+        if detached.signalsObservers { state.withLock({ $0.observers.signalTargets })?.signal() }
         guard let parent = detached.parent?.takeRetained() else { return nil }
         // The parent's reference goes last when the finish stops here: it may run the parent's `deinit`.
         return creditAndLeave(parent, detached) ? parent : nil
@@ -80,8 +76,7 @@ extension ProgressNode {
         let completed =
             detached.creditsWithoutShare
             ? parent.credit(detached.pending) : parent.retire(self, crediting: detached.pending)
-        let parentFinished = FractionMath.isFinished(
-            completed: completed, total: parent.totalStorage.load(ordering: .sequentiallyConsistent))
+        let parentFinished = FractionMath.isFinished(completed: completed, total: parent.totalUnitCount)
         let parentEmptied = leave(parent, held: detached.held)
         // A held parent lets go of its own parent once nothing is attached below it.
         if parentEmptied { parent.releaseFromHolderIfEmpty() }
@@ -98,17 +93,17 @@ extension ProgressNode {
 
     /// What `detachFromParent` hands the finish.
     private struct Detachment {
-        /// The parent, retained (+1, handed over without reference counting on the way), if the node was
-        /// linked to one that is not going away.
-        let parent: UnownedNode?
-        let pending: Int64
-        /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
-        /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
-        let creditsWithoutShare: Bool
         /// The detach marked the node `dirty` and it is observed: its observers must be signalled.
         let signalsObservers: Bool
+        /// The parent, retained (+1, handed over without reference counting on the way), if the node was
+        /// linked to one that is not going away; the other fields are those of a detach from it.
+        var parent: UnownedNode?
+        var pending: Int64 = 0
+        /// The parent never held a share of this node (`NodeFlags.shared` was clear) and the node carries no
+        /// summary: `retired` is set, and the credit is one atomic add (`credit`), with nothing to take out.
+        var creditsWithoutShare = false
         /// Nodes are still attached below it: the parent holds it (`NodeFlags.held`).
-        let held: Bool
+        var held = false
     }
 
     /// If attached, switches the link to `.detached`, marks the node changed, and returns the parent
@@ -137,31 +132,20 @@ extension ProgressNode {
                 // Out of every ancestor's reach from here.
                 _ = updateControlFlags(removing: .pausedThrough, under: state)
             }
-            var current = flags.load(ordering: .sequentiallyConsistent)
-            var withoutShare = false
-            while true {
-                // A node that may carry a summary (`summarized`, or work attached below it) leaves through
-                // `retire`, which takes its summaries out with its share (Summaries/ProgressNode+Summaries.swift).
-                withoutShare =
-                    parent != nil && !held
-                    && current & (NodeFlags.shared | NodeFlags.queued | NodeFlags.summarized) == 0
+            // A node that may carry a summary (`summarized`, or work attached below it) leaves through
+            // `retire`, which takes its summaries out with its share (Summaries/ProgressNode+Summaries.swift).
+            let mayLeaveWithoutShare = parent != nil && !held
+            let shareOrSummary = NodeFlags.shared | NodeFlags.queued | NodeFlags.summarized
+            // From here on updates no longer look at the parent.
+            let current = updateFlags { current in
                 var desired = current & ~NodeFlags.attached | NodeFlags.dirty
-                if withoutShare { desired |= NodeFlags.retired }
-                if held { desired |= NodeFlags.held }
-                // From here on updates no longer look at the parent.
-                let (exchanged, original) = flags.compareExchange(
-                    expected: current, desired: desired,
-                    successOrdering: .sequentiallyConsistent, failureOrdering: .sequentiallyConsistent)
-                if exchanged { break }
-                current = original
+                if mayLeaveWithoutShare && current & shareOrSummary == 0 { desired |= NodeFlags.retired }
+                return held ? desired | NodeFlags.held : desired
             }
+            let withoutShare = mayLeaveWithoutShare && current & shareOrSummary == 0
             checkDetached(state)
             let signalsObservers = current & (NodeFlags.dirty | NodeFlags.observed) == NodeFlags.observed
-            guard let parent else {
-                return Detachment(
-                    parent: nil, pending: 0, creditsWithoutShare: false, signalsObservers: signalsObservers, held: false
-                )
-            }
+            guard let parent else { return Detachment(signalsObservers: signalsObservers) }
             if !withoutShare { joinDomain(of: parent) }
             // No later walk reaches the parent from here. (Walks read it inside a walk of the domain, which a
             // parent going away waits for, so this store needs no stronger order.)
@@ -170,8 +154,8 @@ extension ProgressNode {
             // should the credit finish it, must leave the same way: it carries a summary from here on.
             if held || current & NodeFlags.summarized != 0 { _ = parent.setFlags(NodeFlags.summarized) }
             return Detachment(
-                parent: parent, pending: pendingInParent.load(ordering: .relaxed),
-                creditsWithoutShare: withoutShare, signalsObservers: signalsObservers, held: held)
+                signalsObservers: signalsObservers, parent: parent, pending: pendingInParent.load(ordering: .relaxed),
+                creditsWithoutShare: withoutShare, held: held)
         }
     }
 

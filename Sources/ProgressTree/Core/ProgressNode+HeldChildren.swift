@@ -34,6 +34,10 @@ extension ProgressNode {
     /// Whether this node's parent holds it after it finished into it (see the top of this file).
     var isHeld: Bool { flags.load(ordering: .acquiring) & NodeFlags.held != 0 }
 
+    /// Whether this node is held and its parent's readers of progress and shape skip it (see the top of this
+    /// file).
+    var isListedAsFinished: Bool { flags.load(ordering: .acquiring) & NodeFlags.listedAsFinished != 0 }
+
     /// If this node is held and nothing is attached below it any more, ends the hold and takes the node
     /// out of its holder's table; then the same for the holder, which may have held on to this node alone.
     /// Iterative; one node lock at a time.

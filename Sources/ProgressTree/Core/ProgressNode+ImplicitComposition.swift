@@ -26,10 +26,7 @@ extension ProgressNode {
     /// - Precondition: `pendingUnitCount` is not negative.
     @available(*, noasync, message: "use withCurrent(pendingUnitCount:_:) in async code")
     public func becomeCurrent(withPendingUnitCount pendingUnitCount: Int64) {
-        precondition(
-            pendingUnitCount >= 0,
-            "becomeCurrent(withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))"
-        )
+        Self.checkPendingUnitCount(pendingUnitCount, in: "becomeCurrent(withPendingUnitCount:)")
         let scope = ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
         let stack = ThreadScopeStack.current(creating: true)!
         stack.scopes.append(scope)
@@ -62,10 +59,7 @@ extension ProgressNode {
     public func performAsCurrent<Result, Failure: Error>(
         withPendingUnitCount pendingUnitCount: Int64, using work: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        precondition(
-            pendingUnitCount >= 0,
-            "performAsCurrent(withPendingUnitCount:using:): the pending unit count must not be negative "
-                + "(got \(pendingUnitCount))")
+        Self.checkPendingUnitCount(pendingUnitCount, in: "performAsCurrent(withPendingUnitCount:using:)")
         becomeCurrent(withPendingUnitCount: pendingUnitCount)
         defer { resignCurrent() }
         return try work()
@@ -84,7 +78,8 @@ extension ProgressNode {
     public func withCurrent<Result, Failure: Error>(
         pendingUnitCount: Int64, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let scope = makeTaskScope(pendingUnitCount)
+        Self.checkPendingUnitCount(pendingUnitCount, in: "withCurrent(pendingUnitCount:_:)")
+        let scope = ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
         let endCompanion = ImplicitScope.beginCompanion(of: scope)  // the body runs on this thread only
         defer {
             endCompanion?()
@@ -104,15 +99,9 @@ extension ProgressNode {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> Result
     ) async rethrows -> Result {
-        let scope = makeTaskScope(pendingUnitCount)
+        Self.checkPendingUnitCount(pendingUnitCount, in: "withCurrent(pendingUnitCount:_:)")
+        let scope = ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
         defer { scope.end() }
         return try await ImplicitScope.$taskScope.withValue(scope, operation: body)
-    }
-
-    private func makeTaskScope(_ pendingUnitCount: Int64) -> ImplicitScope {
-        precondition(
-            pendingUnitCount >= 0,
-            "withCurrent(pendingUnitCount:_:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        return ImplicitScope(node: self, pendingUnitCount: pendingUnitCount)
     }
 }

@@ -84,7 +84,8 @@ extension ProgressNode {
         let flags = flags.load(ordering: .sequentiallyConsistent)
         if let below { below.record(in: self, fraction: fraction, &scratch) }
         guard flags & NodeFlags.stale == 0, let own = quietFraction(scratch) else {
-            markFromRefreshedPath(signals: &signals)
+            // Marked as an update would mark it: the next read brings it, and the path above it, up to date.
+            if markDirty(collecting: &signals) { Self.markAncestors(of: UnownedNode(self), signals: &signals) }
             return nil
         }
         cachedFraction.store(own.bitPattern, ordering: .releasing)
@@ -102,9 +103,7 @@ extension ProgressNode {
     private func quietFraction(_ scratch: borrowing RefreshScratch) -> Double? {
         guard let sums = domainAndPart.sums else {
             // It never had a child: no sums, no queue, no credit.
-            return FractionMath.fraction(
-                completed: completedStorage.load(ordering: .sequentiallyConsistent),
-                total: totalStorage.load(ordering: .sequentiallyConsistent), childUnits: 0)
+            return FractionMath.fraction(completed: completedUnitCount, total: totalUnitCount)
         }
         let sequence = sums.creditSequence
         guard ChildSums.isSettled(sequence), sums.queueTop == 0 else { return nil }
@@ -113,11 +112,5 @@ extension ProgressNode {
         let childUnits = sums.total(scratch)
         guard sums.creditSequence == sequence else { return nil }
         return FractionMath.fraction(completed: completed, total: total, childUnits: childUnits)
-    }
-
-    /// Marks this node as an update would, for a path refresh that cannot compute it: the next read brings
-    /// it, and the path above it, up to date. Inside a walk.
-    func markFromRefreshedPath(signals: inout [any ChangeSignalReceiver]?) {
-        if markDirty(collecting: &signals) { Self.markAncestors(of: UnownedNode(self), signals: &signals) }
     }
 }

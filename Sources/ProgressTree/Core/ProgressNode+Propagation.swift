@@ -92,7 +92,7 @@ extension ProgressNode {
     /// Appends this node's observations to `signals` (takes the node's lock: only for nodes flagged
     /// `observed`).
     func collectObservers(into signals: inout [any ChangeSignalReceiver]?) {
-        guard let targets = observerTargets() else { return }
+        guard let targets = state.withLock({ $0.observers.signalTargets }) else { return }
         if signals == nil { signals = targets } else { signals!.append(contentsOf: targets) }
     }
 
@@ -112,11 +112,6 @@ extension ProgressNode {
             if parentOld & NodeFlags.attached == 0 { return }
             child = parent
         }
-    }
-
-    /// The observations to signal, read under the lock (only for nodes flagged `observed`).
-    func observerTargets() -> [any ChangeSignalReceiver]? {
-        state.withLock { $0.observers.signalTargets }
     }
 
     /// Puts this node in `parent`'s dirty queue unless it is there already, or has retired (its last

@@ -53,20 +53,10 @@ extension ProgressNode {
         }
     }
 
-    /// Replaces `dirty` by `refreshing` (and, for a node taken from its parent's queue, `queued` too: see
-    /// `takeFromQueue`): from here on an update marks this node again (and queues it again), and a clean read
-    /// waits for `endRefresh`. Before the counts are read (see the top of this file). Returns the flags as
-    /// they were. The node a read starts from keeps `queued`: it may sit in its
-    /// parent's queue.
-    @inline(__always)
-    private func beginRefresh(_ scratch: borrowing RefreshScratch) -> UInt32 {
-        updateFlags { $0 & ~NodeFlags.dirty | NodeFlags.refreshing }
-    }
-
     /// A queued node taken from its parent's queue: `dirty` and `queued` replaced by `refreshing`, as
-    /// `beginRefresh()` does, or for a retired node only the end of `queued`. Returns the flags as they were.
-    /// One compare-and-exchange decides between the two, so that a node that retires meanwhile is never left
-    /// `refreshing` (the caller refreshes no more of a retired node).
+    /// `refreshDirtySubtree` does for the node it starts from, or for a retired node only the end of `queued`.
+    /// Returns the flags as they were. One compare-and-exchange decides between the two, so that a node that
+    /// retires meanwhile is never left `refreshing` (the caller refreshes no more of a retired node).
     @inline(__always)
     func takeFromQueue() -> UInt32 {
         updateFlags {
@@ -93,21 +83,16 @@ extension ProgressNode {
         return count
     }
 
-    /// The credit sequence once no credit is in progress (`ChildSums.isSettled`; a credit between its two
-    /// steps takes a few atomic operations and no lock).
-    @inline(__always)
-    func settledCreditSequence() -> UInt64 {
-        while true {
-            let sequence = domainAndPart.creditSequence
-            if ChildSums.isSettled(sequence) { return sequence }
-            CurrentThread.yield()
-        }
-    }
-
-    /// A refresh's frame of this node: its settled credit sequence, then its queue, drained (one exchange).
+    /// A refresh's frame of this node: its credit sequence once no credit is in progress
+    /// (`ChildSums.isSettled`; a credit between its two steps takes a few atomic operations and no lock),
+    /// then its queue, drained (one exchange).
     @inline(__always)
     func drainedFrame() -> RefreshFrame {
-        let sequence = settledCreditSequence()
+        var sequence = domainAndPart.creditSequence
+        while !ChildSums.isSettled(sequence) {
+            CurrentThread.yield()
+            sequence = domainAndPart.creditSequence
+        }
         return RefreshFrame(node: UnownedNode(self), next: domainAndPart.takeQueue(), sequence: sequence)
     }
 
@@ -147,7 +132,11 @@ extension ProgressNode {
     /// Re-entrant: a refresh that lets a finished child leave its summaries refreshes that child's subtree
     /// first (`leaveSummaries`), on the frames above its own, and returns when they are done.
     func refreshDirtySubtree(_ scratch: inout RefreshScratch) -> Double {
-        _ = beginRefresh(scratch)
+        // `dirty` replaced by `refreshing` (and, for a node taken from its parent's queue, `queued` too: see
+        // `takeFromQueue`): from here on an update marks this node again (and queues it again), and a clean
+        // read waits for `endRefresh`. Before the counts are read (see the top of this file). The node a read
+        // starts from keeps `queued`: it may sit in its parent's queue.
+        _ = updateFlags { $0 & ~NodeFlags.dirty | NodeFlags.refreshing }
         let base = scratch.frames.count
         scratch.frames.append(drainedFrame())
         while true {

@@ -14,11 +14,8 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
         var stack: [(node: ProgressNode, depth: Int, portion: Int64?)] = [(self, 0, nil)]
         while let (node, depth, portion) = stack.popLast() {
             lines.append(String(repeating: "  ", count: depth) + node.describeLine(portion: portion))
-            let children = node.state.withLock { state in
-                node.settleFreshChildren(&state)
-                return state.children.unfinishedEntries.map { ($0.node, $0.pendingUnitCount) }
-            }
-            for (child, pending) in children.reversed() { stack.append((child, depth + 1, pending)) }
+            // Its pending count is set before a child is attached and never changes: read after the lock.
+            stack += node.children.reversed().map { ($0, depth + 1, $0.pendingInParent.load(ordering: .relaxed)) }
         }
         return lines.joined(separator: "\n")
     }
@@ -26,23 +23,19 @@ extension ProgressNode: CustomStringConvertible, CustomDebugStringConvertible {
     /// The same text as `description`: the subtree, one line per attached node.
     public var debugDescription: String { description }
 
+    /// One node's line, from its `snapshot`: counts, fraction and state read together.
     private func describeLine(portion: Int64?) -> String {
-        let fraction = fractionCompleted
-        let completed = completedUnitCount
-        let total = totalUnitCount
-        let flags = currentControlFlags
-        let percent = (fraction * 10_000).rounded() / 100
+        let snapshot = snapshot
+        let percent = (snapshot.fractionCompleted * 10_000).rounded() / 100
         var line = portion.map { "portion \($0): " } ?? "ProgressNode: "
-        line += "\(Self.twoDecimals(percent))% (\(completed) of \(total))"
+        line += "\(Self.twoDecimals(percent))% (\(snapshot.completedUnitCount) of \(snapshot.totalUnitCount))"
         var marks: [String] = []
-        if FractionMath.isIndeterminate(completed: completed, total: total) { marks.append("indeterminate") }
-        if !flags.contains(.failed), FractionMath.isFinished(completed: completed, total: total) {
-            marks.append("finished")
-        }
-        if flags.contains(.paused) { marks.append("paused") }
-        if flags.contains(.cancelled) { marks.append("cancelled") }
+        if snapshot.isIndeterminate { marks.append("indeterminate") }
+        if snapshot.isFinished { marks.append("finished") }
+        if snapshot.isPaused { marks.append("paused") }
+        if snapshot.isCancelled { marks.append("cancelled") }
         // Failure (ProgressNode+Failure.swift): a failed node is never finished, paused or cancelled.
-        if flags.contains(.failed) { marks.append("failed: " + (failureDescription ?? "")) }
+        if snapshot.isFailed { marks.append("failed: " + (snapshot.failureDescription ?? "")) }
         if !marks.isEmpty { line += ", " + marks.joined(separator: ", ") }
         return line
     }

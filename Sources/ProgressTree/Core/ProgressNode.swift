@@ -102,24 +102,26 @@ public final class ProgressNode: Sendable {
         flags = Atomic(Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0)
         // Built in place: a `NodeState` made first and then handed to the lock is copied and destroyed,
         // which costs more than the rest of creating a node.
-        state = Lock(NodeState(userInfo: userInfo))
+        state = Lock(NodeState(attached: false, userInfo: userInfo))
     }
 
     /// Creates a node attached to `parent`, as `addChild` would leave it, and pushes it onto the parent's
     /// fresh children (`attachFreshChild(_:withPendingUnitCount:)`). (`parent` is borrowed, here and in the
     /// initializers that lead here: each retain and release of a parent is an atomic operation on its
-    /// reference count.)
+    /// reference count.) A negative `pendingUnitCount` stops the program with a message that names `call`.
     private init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]?, freshChildOf parent: borrowing ProgressNode,
-        pendingUnitCount: Int64, prepare: (ProgressNode) -> Void = { _ in }
+        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, freshChildOf parent: borrowing ProgressNode,
+        pendingUnitCount: Int64, call: StaticString = "addChild(_:withPendingUnitCount:)",
+        prepare: (ProgressNode) -> Void = { _ in }
     ) {
+        ProgressNode.checkPendingUnitCount(pendingUnitCount, in: call)
         completedStorage = Atomic(0)
         totalStorage = Atomic(total)
         // Clean, and not queued: a node with no progress adds nothing to its parent, so there is nothing to
         // refresh until its first update. Attached from the start: nobody can update the node before the
         // parent's table publishes it.
         flags = Atomic(NodeFlags.attached | (Metadata.describesFiles(userInfo) ? NodeFlags.filesFromTheStart : 0))
-        state = Lock(NodeState(attached: (), userInfo: userInfo))
+        state = Lock(NodeState(attached: true, userInfo: userInfo))
         pendingInParent.store(pendingUnitCount, ordering: .relaxed)
         // No domain yet: the node takes its parent's when it first needs one (`adoptDomain`). A child that
         // finishes without ever being read or partly updated, the usual short-lived one, never does.
@@ -132,6 +134,14 @@ public final class ProgressNode: Sendable {
         if userInfo != nil && flags.load(ordering: .relaxed) & NodeFlags.summarized != 0 { markChanged() }
     }
 
+    /// Stops the program if `pendingUnitCount` is negative (a share of a parent cannot be), with a message
+    /// that names `call`, the call the user made.
+    @inline(__always)
+    static func checkPendingUnitCount(_ pendingUnitCount: Int64, in call: StaticString) {
+        precondition(
+            pendingUnitCount >= 0, "\(call): the pending unit count must not be negative (got \(pendingUnitCount))")
+    }
+
     /// Creates a node attached to `parent`, as `init(totalUnitCount:parent:pendingUnitCount:)` does, after
     /// running `prepare` on it while nobody else can reach it: a mount installs a mirrored node's command
     /// handlers there, so that no cancel or pause made on the node can come before them.
@@ -139,23 +149,7 @@ public final class ProgressNode: Sendable {
         totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64,
         prepare: (ProgressNode) -> Void
     ) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        self.init(
-            total: totalUnitCount, userInfo: nil, freshChildOf: parent, pendingUnitCount: pendingUnitCount,
-            prepare: prepare)
-    }
-
-    /// Creates a node attached to `parent` (`addChild` for a node nobody else has seen yet).
-    private convenience init(
-        total: Int64, userInfo: [UserInfoKey: any Sendable]? = nil, attachedTo parent: borrowing ProgressNode,
-        pendingUnitCount: Int64
-    ) {
-        precondition(
-            pendingUnitCount >= 0,
-            "addChild(_:withPendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
-        self.init(total: total, userInfo: userInfo, freshChildOf: parent, pendingUnitCount: pendingUnitCount)
+        self.init(total: totalUnitCount, freshChildOf: parent, pendingUnitCount: pendingUnitCount, prepare: prepare)
     }
 
     /// Creates a node for `totalUnitCount` units and, if a node is current on this thread or task with an
@@ -167,7 +161,7 @@ public final class ProgressNode: Sendable {
     /// - Complexity: O(1).
     public convenience init(totalUnitCount: Int64) {
         if let scope = ImplicitScope.innermost(), scope.claim() {
-            self.init(total: totalUnitCount, attachedTo: scope.node, pendingUnitCount: scope.pendingUnitCount)
+            self.init(total: totalUnitCount, freshChildOf: scope.node, pendingUnitCount: scope.pendingUnitCount)
         } else {
             self.init(detachedTotalUnitCount: totalUnitCount)
         }
@@ -196,18 +190,16 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `parent` is `nil` or the current node. To attach to a node that is not current, use
     ///   `init(totalUnitCount:parent:pendingUnitCount:)` or `addChild(_:withPendingUnitCount:)`.
     public convenience init(parent: ProgressNode?, userInfo: [UserInfoKey: any Sendable]? = nil) {
-        guard let parent else {
-            self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
-            return
-        }
-        guard let scope = ImplicitScope.innermost(), scope.node === parent else {
+        // No parent: no scope, and the node is a root. Otherwise the innermost scope must be the parent's.
+        let scope = parent == nil ? nil : ImplicitScope.innermost()
+        guard scope?.node === parent else {
             preconditionFailure(
                 "ProgressNode(parent:userInfo:): the parent must be the current node (call it inside "
                     + "parent.becomeCurrent(withPendingUnitCount:) or parent.withCurrent(pendingUnitCount:)); "
                     + "to attach to any node use ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
         }
-        if scope.claim() {
-            self.init(total: 0, userInfo: userInfo, attachedTo: parent, pendingUnitCount: scope.pendingUnitCount)
+        if let scope, scope.claim() {
+            self.init(total: 0, userInfo: userInfo, freshChildOf: scope.node, pendingUnitCount: scope.pendingUnitCount)
         } else {
             self.init(detachedTotalUnitCount: 0, userInfo: userInfo)
         }
@@ -227,11 +219,9 @@ public final class ProgressNode: Sendable {
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): no lock, one compare-and-swap on `parent` (it joins the parent's fresh children).
     public convenience init(totalUnitCount: Int64, parent: borrowing ProgressNode, pendingUnitCount: Int64) {
-        precondition(
-            pendingUnitCount >= 0,
-            "ProgressNode(totalUnitCount:parent:pendingUnitCount:): the pending unit count must not be negative "
-                + "(got \(pendingUnitCount))")
-        self.init(total: totalUnitCount, attachedTo: parent, pendingUnitCount: pendingUnitCount)
+        self.init(
+            total: totalUnitCount, freshChildOf: parent, pendingUnitCount: pendingUnitCount,
+            call: "ProgressNode(totalUnitCount:parent:pendingUnitCount:)")
     }
 
     /// Releases the attached children one after the other rather than one inside the other, so that

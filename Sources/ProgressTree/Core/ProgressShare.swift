@@ -98,9 +98,7 @@ extension ProgressNode {
     /// - Precondition: `pendingUnitCount` is not negative.
     /// - Complexity: O(1): a retain of this node, no allocation, no lock.
     public func share(pendingUnitCount: Int64) -> ProgressShare {
-        precondition(
-            pendingUnitCount >= 0,
-            "share(pendingUnitCount:): the pending unit count must not be negative (got \(pendingUnitCount))")
+        Self.checkPendingUnitCount(pendingUnitCount, in: "share(pendingUnitCount:)")
         return ProgressShare(node: self, pendingUnitCount: pendingUnitCount)
     }
 }

@@ -36,8 +36,6 @@ final class RefreshDomain: Sendable {
     /// only: either choice is correct.
     @usableFromInline let lastReader = Atomic<UInt>(0)
 
-    init() {}
-
     /// The domain this one forwards to, following every forward; itself when it was never merged.
     var representative: RefreshDomain {
         var domain = self
@@ -48,12 +46,8 @@ final class RefreshDomain: Sendable {
     /// Stores the calling thread as `domain`'s last reader: out of line, off the clean read's inlined path.
     @usableFromInline @inline(never)
     static func recordReader(in domain: RefreshDomain) {
-        domain.lastReader.store(currentThreadIdentity(), ordering: .relaxed)
+        domain.lastReader.store(CurrentThread.identifier, ordering: .relaxed)
     }
-
-    /// A number that identifies the calling thread among the threads alive.
-    @inline(__always)
-    static func currentThreadIdentity() -> UInt { CurrentThread.identifier }
 
     /// Whether this domain forwards to another one (it was merged).
     var isForwarded: Bool { forward.address.load(ordering: .acquiring) != 0 }

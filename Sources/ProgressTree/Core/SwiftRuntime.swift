@@ -47,15 +47,11 @@ enum SwiftRuntime {
 
     /// Looked up at the first use; one global access gives both (each access of a global checks that it
     /// is initialized). `usePublicFallbacks()` can replace them before any node exists.
-    nonisolated(unsafe) static var entryPoints: EntryPoints = lookUp()
-
-    private static func lookUp() -> EntryPoints {
-        EntryPoints(
-            tryRetain: ProcessSymbols.address(of: "swift_tryRetain").map { unsafeBitCast($0, to: TryRetain.self) },
-            nonatomicRetain: ProcessSymbols.address(of: "swift_nonatomic_retain").map {
-                unsafeBitCast($0, to: NonatomicRetain.self)
-            })
-    }
+    nonisolated(unsafe) static var entryPoints = EntryPoints(
+        tryRetain: ProcessSymbols.address(of: "swift_tryRetain").map { unsafeBitCast($0, to: TryRetain.self) },
+        nonatomicRetain: ProcessSymbols.address(of: "swift_nonatomic_retain").map {
+            unsafeBitCast($0, to: NonatomicRetain.self)
+        })
 
     /// `swift_tryRetain`, or `nil` where the runtime does not export it: then each attached node keeps a
     /// weak reference to its parent (`NodeState.weakParent`), and `retainNode(at:weakLink:)` loads it.

@@ -20,15 +20,10 @@ package protocol ThreadScopeCompanionProvider {
 }
 
 extension ImplicitScope {
-    /// The companion, once chosen: by a setter, or by the first lookup of the provider.
-    private struct Installed {
-        var isChosen = false
-        var companion: ThreadScopeCompanion?
-    }
-
-    /// A `Lock`, not a bare `Mutex`: ThreadSanitizer sees its critical sections (threads beginning scopes
-    /// at once read it; a bare futex made those reads look like races).
-    private static let installed = Lock(Installed())
+    /// The companion, once chosen (by a setter, or by the first lookup of the provider): `nil` until then,
+    /// `.some(nil)` when none was. A `Lock`, not a bare `Mutex`: ThreadSanitizer sees its critical sections
+    /// (threads beginning scopes at once read it; a bare futex made those reads look like races).
+    private static let installed = Lock<ThreadScopeCompanion??>(nil)
 
     /// The name `ThreadScopeCompanionProvider` is looked up by.
     static let providerTypeName = "ProgressTreeFoundation.FoundationScopeCompanion"
@@ -37,23 +32,24 @@ extension ImplicitScope {
     /// (if its module is in the program). A scope that already began ends with the companion it began with.
     package static var companion: ThreadScopeCompanion? {
         get { currentCompanion() }
-        set { installed.withLock { $0 = Installed(isChosen: true, companion: newValue) } }
+        set { installed.withLock { $0 = .some(newValue) } }
     }
 
     private static func currentCompanion() -> ThreadScopeCompanion? {
-        if let chosen = installed.withLock({ $0.isChosen ? Optional($0.companion) : nil }) { return chosen }
+        if let chosen = installed.withLock({ $0 }) { return chosen }
         // The lookup runs outside the lock (it scans the program's type records); the first choice stays.
         let provided = (typeLinked(named: providerTypeName) as? any ThreadScopeCompanionProvider.Type)?.defaultCompanion
-        return installed.withLock { state in
-            if !state.isChosen { state = Installed(isChosen: true, companion: provided) }
-            return state.companion
+        return installed.withLock { chosen in
+            let companion = chosen ?? provided
+            chosen = .some(companion)
+            return companion
         }
     }
 
     /// Forgets the companion chosen, so that the next scope looks the provider up again: for tests of what a
     /// program that never chose one gets.
     package static func forgetCompanionChoice() {
-        installed.withLock { $0 = Installed() }
+        installed.withLock { $0 = nil }
     }
 
     /// Tells the companion, if any, that `scope` begins on this thread; returns what to call when it ends.

@@ -1,3 +1,4 @@
+import ProgressTreePlatform
 import Synchronization
 
 /// A tree's refresh domain without a reference count: what a read, an update's walk and a refresh use to
@@ -68,7 +69,7 @@ struct UnownedDomain {
     /// the hint changes.
     @inline(__always)
     func noteRead() {
-        let reader = RefreshDomain.currentThreadIdentity()
+        let reader = CurrentThread.identifier
         representative.reference._withUnsafeGuaranteedRef { domain in
             if domain.lastReader.load(ordering: .relaxed) != reader {
                 domain.lastReader.store(reader, ordering: .relaxed)
@@ -79,9 +80,7 @@ struct UnownedDomain {
     /// Whether this thread is the last reader recorded in this domain (not its representative).
     @inline(__always)
     var isLastReadByThisThread: Bool {
-        reference._withUnsafeGuaranteedRef {
-            $0.lastReader.load(ordering: .relaxed) == RefreshDomain.currentThreadIdentity()
-        }
+        reference._withUnsafeGuaranteedRef { $0.lastReader.load(ordering: .relaxed) == CurrentThread.identifier }
     }
 
     // MARK: The lock
@@ -93,11 +92,7 @@ struct UnownedDomain {
         while true {
             var result: Result?
             domain.reference._withUnsafeGuaranteedRef { locked in
-                locked.lock.withLock { scratch in
-                    guard !locked.isForwarded else { return }
-                    domain.lend(&scratch)
-                    result = body(&scratch)
-                }
+                locked.lock.withLock { result = domain.unlessForwarded(locked, &$0, body) }
             }
             if let result { return result }
             domain = domain.representative
@@ -121,21 +116,22 @@ struct UnownedDomain {
     func withLockIfAvailable<Result>(_ body: (inout RefreshScratch) -> Result) -> Result?? {
         var result: Result?
         let locked: Bool = reference._withUnsafeGuaranteedRef { domain in
-            domain.lock.withLockIfAvailable { scratch in
-                guard !domain.isForwarded else { return }
-                lend(&scratch)
-                result = body(&scratch)
-            } != nil
+            domain.lock.withLockIfAvailable { result = unlessForwarded(domain, &$0, body) } != nil
         }
         return locked ? .some(result) : nil
     }
 
-    /// Records this domain as the lender of `scratch`, which its lock lends (PROGRESSTREE_INTERNAL_CHECKS).
+    /// Under `locked`'s lock (this domain's): runs `body` with the lock's `scratch`, recording this domain as
+    /// its lender (PROGRESSTREE_INTERNAL_CHECKS), unless the domain was forwarded meanwhile (`nil` then).
     @inline(__always)
-    private func lend(_ scratch: inout RefreshScratch) {
+    private func unlessForwarded<Result>(
+        _ locked: RefreshDomain, _ scratch: inout RefreshScratch, _ body: (inout RefreshScratch) -> Result
+    ) -> Result? {
+        guard !locked.isForwarded else { return nil }
         #if PROGRESSTREE_INTERNAL_CHECKS
         scratch.lender = address
         #endif
+        return body(&scratch)
     }
 
     /// Clears the reader hint of this domain: an update refreshed a path.
