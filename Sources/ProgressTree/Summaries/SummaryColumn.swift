@@ -110,7 +110,7 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
 
     /// The children's part of the node's summary: the members' contributions merged with what left, `nil`
     /// when the column holds neither.
-    @inlinable
+    @inlinable @inline(__always)  // a level of every changed path reads it, as `set` writes
     var combined: Property.Summary? {
         let members = blocks.isEmpty ? leaves.first : blocks[1]
         guard let left else { return members }
@@ -119,7 +119,7 @@ final class SummaryTree<Property: ProgressProperty>: SummaryColumn, @unchecked S
     }
 
     /// Sets the contribution of the member at `index`, and merges its block and the path above it again.
-    @inlinable
+    @inlinable @inline(__always)  // a level of every changed path: one leaf written in the common case
     func set(_ index: Int, to summary: Property.Summary) {
         if index >= leaves.count { holdLeaves(through: index) }
         leaves[index] = summary
