@@ -77,10 +77,17 @@ extension ProgressFormat {
     private static func decimal(_ scaled: UInt64, fractionDigits: Int) -> String {
         let scale = powersOf10[fractionDigits]
         let whole = ProgressFormat.grouped(String(scaled / scale))
-        // The fraction's digits with their leading zeros (5 hundredths: "05"), then without trailing ones.
-        var fraction = String(scaled % scale + scale).dropFirst()
-        while fraction.last == "0" { fraction.removeLast() }
-        return fraction.isEmpty ? whole : whole + DescriptionStrings.decimalSeparator + fraction
+        // The fraction without its trailing zeros, in integers (no character is looked at), then its
+        // leading zeros (5 hundredths: "05").
+        var fraction = scaled % scale
+        guard fraction > 0 else { return whole }
+        var digits = fractionDigits
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        let text = String(fraction)
+        return whole + DescriptionStrings.decimalSeparator + String(repeating: "0", count: digits - text.count) + text
     }
 
     /// 10^0 … 10^2: the scales of the fraction digits a byte count shows.
